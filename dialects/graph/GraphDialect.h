@@ -1,0 +1,41 @@
+//===- GraphDialect.h - the dlc graph dialect ---------------------*- C++ -*-===//
+//
+// Declares the graph dialect, its attributes and its ops. Include this one
+// header to use the dialect.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_DIALECTS_GRAPH_GRAPHDIALECT_H
+#define DLC_DIALECTS_GRAPH_GRAPHDIALECT_H
+
+#include "mlir/Bytecode/BytecodeOpInterface.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/ControlFlowInterfaces.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "dialects/graph/GraphDialect.h.inc"
+#include "dialects/graph/GraphEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "dialects/graph/GraphAttrs.h.inc"
+
+#define GET_OP_CLASSES
+#include "dialects/graph/GraphOps.h.inc"
+
+namespace dlc::graph {
+
+/// The shape of the NumPy broadcast of two shapes, or failure when they do not
+/// broadcast. Dynamic dims broadcast with 1 and with each other.
+mlir::FailureOr<llvm::SmallVector<int64_t>>
+broadcastShapes(llvm::ArrayRef<int64_t> lhs, llvm::ArrayRef<int64_t> rhs);
+
+/// Normalizes a possibly negative axis into [0, rank); failure when outside.
+mlir::FailureOr<int64_t> normalizeAxis(int64_t axis, int64_t rank);
+
+} // namespace dlc::graph
+
+#endif // DLC_DIALECTS_GRAPH_GRAPHDIALECT_H

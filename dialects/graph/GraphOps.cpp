@@ -1,0 +1,903 @@
+//===- GraphOps.cpp - graph dialect verifiers and inference -----*- C++ -*-===//
+//
+// Each op with inferred results has one `infer<Op>` function, written against
+// both the op and its adaptor. verify() runs it with emitOpError so that the
+// message names the wrong values; inferReturnTypes() runs it for builders and
+// for the InferTypeOpInterface check of the declared result type.
+//
+//===----------------------------------------------------------------------===//
+
+#include "dialects/graph/GraphDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallSet.h"
+
+#include <string>
+
+using namespace mlir;
+using namespace dlc::graph;
+
+#define GET_OP_CLASSES
+#include "dialects/graph/GraphOps.cpp.inc"
+
+namespace {
+
+using EmitFn = function_ref<InFlightDiagnostic()>;
+using Shape = SmallVector<int64_t>;
+
+/// "[1, ?, 3]": shapes and attribute arrays in messages.
+std::string fmt(ArrayRef<int64_t> values) {
+  std::string s = "[";
+  llvm::raw_string_ostream os(s);
+  llvm::interleaveComma(values, os, [&](int64_t v) {
+    if (ShapedType::isDynamic(v))
+      os << "?";
+    else
+      os << v;
+  });
+  return os.str() + "]";
+}
+
+RankedTensorType tensorType(Value v) {
+  return v ? dyn_cast<RankedTensorType>(v.getType()) : RankedTensorType();
+}
+
+bool isStatic(int64_t d) { return !ShapedType::isDynamic(d); }
+
+/// Dims equal, or at least one dynamic.
+bool dimsCompatible(int64_t a, int64_t b) {
+  return !isStatic(a) || !isStatic(b) || a == b;
+}
+
+/// Output length of a sliding window, kDynamic for a dynamic input; a value
+/// below 1 means the padded input is shorter than the dilated window.
+int64_t windowOutput(int64_t in, int64_t k, int64_t stride, int64_t dilation,
+                     int64_t padLo, int64_t padHi) {
+  if (!isStatic(in))
+    return ShapedType::kDynamic;
+  int64_t span = in + padLo + padHi - (dilation * (k - 1) + 1);
+  return span < 0 ? 0 : span / stride + 1;
+}
+
+/// (H, W, C) positions of an activation layout.
+struct Dims4 {
+  int64_t h, w, c;
+};
+Dims4 activationDims(Layout layout) {
+  return layout == Layout::NHWC ? Dims4{1, 2, 3} : Dims4{2, 3, 1};
+}
+
+Shape makeActivationShape(Layout layout, int64_t n, int64_t h, int64_t w,
+                          int64_t c) {
+  if (layout == Layout::NHWC)
+    return {n, h, w, c};
+  return {n, c, h, w};
+}
+
+LogicalResult checkRank(EmitFn emit, RankedTensorType t, int64_t rank,
+                        StringRef what) {
+  if (t.getRank() != rank)
+    return emit() << "expects a rank-" << rank << " " << what << ", got "
+                  << t;
+  return success();
+}
+
+LogicalResult checkPositive(EmitFn emit, ArrayRef<int64_t> values,
+                            size_t count, StringRef what) {
+  if (values.size() != count)
+    return emit() << "expects " << count << " " << what << ", got "
+                  << fmt(values);
+  if (llvm::any_of(values, [](int64_t v) { return v < 1; }))
+    return emit() << "expects positive " << what << ", got " << fmt(values);
+  return success();
+}
+
+LogicalResult checkNonNegative(EmitFn emit, ArrayRef<int64_t> values,
+                               size_t count, StringRef what) {
+  if (values.size() != count)
+    return emit() << "expects " << count << " " << what << ", got "
+                  << fmt(values);
+  if (llvm::any_of(values, [](int64_t v) { return v < 0; }))
+    return emit() << "expects non-negative " << what << ", got "
+                  << fmt(values);
+  return success();
+}
+
+/// Strides [h, w] > 0, dilations [h, w] > 0, pads [t, b, l, r] >= 0.
+LogicalResult checkWindowAttrs(EmitFn emit, ArrayRef<int64_t> strides,
+                               ArrayRef<int64_t> dilations,
+                               ArrayRef<int64_t> pads) {
+  if (failed(checkPositive(emit, strides, 2, "strides")) ||
+      failed(checkPositive(emit, dilations, 2, "dilations")) ||
+      failed(checkNonNegative(emit, pads, 4, "pads")))
+    return failure();
+  return success();
+}
+
+/// Checks that `axes` are distinct and within [-rank, rank); returns them
+/// normalized and sorted.
+FailureOr<Shape> checkAxes(EmitFn emit, ArrayRef<int64_t> axes, int64_t rank,
+                           StringRef what) {
+  Shape result;
+  for (int64_t axis : axes) {
+    FailureOr<int64_t> a = normalizeAxis(axis, rank);
+    if (failed(a))
+      return emit() << what << " " << fmt(axes) << " are out of range for rank "
+                    << rank;
+    if (llvm::is_contained(result, *a))
+      return emit() << what << " " << fmt(axes) << " repeat axis " << *a;
+    result.push_back(*a);
+  }
+  llvm::sort(result);
+  return result;
+}
+
+LogicalResult checkSameElementType(EmitFn emit, RankedTensorType a,
+                                   RankedTensorType b, StringRef aName,
+                                   StringRef bName) {
+  if (a.getElementType() != b.getElementType())
+    return emit() << aName << " element type " << a.getElementType()
+                  << " differs from " << bName << " element type "
+                  << b.getElementType();
+  return success();
+}
+
+/// A 1-D parameter (bias, normalization statistics) of size `expected`.
+LogicalResult checkVector(EmitFn emit, RankedTensorType t, int64_t expected,
+                          StringRef what) {
+  if (t.getRank() != 1 || !dimsCompatible(t.getDimSize(0), expected))
+    return emit() << what << " has shape " << fmt(t.getShape())
+                  << ", expected " << fmt(expected);
+  return success();
+}
+
+InFlightDiagnostic emitOptional(std::optional<Location> loc, StringRef op) {
+  if (!loc)
+    return InFlightDiagnostic();
+  InFlightDiagnostic diag = mlir::emitError(*loc);
+  diag << "'" << op << "' op ";
+  return diag;
+}
+
+/// Ops with default-valued attributes: builders infer result types before the
+/// defaults are filled in, so inference sees an adaptor with them filled.
+template <typename OpT, typename = void> struct HasDefaults : std::false_type {};
+template <typename OpT>
+struct HasDefaults<OpT, std::void_t<decltype(OpT::populateDefaultProperties(
+                            std::declval<OperationName>(),
+                            std::declval<typename OpT::Properties &>()))>>
+    : std::true_type {};
+
+template <typename OpT>
+typename OpT::Adaptor withDefaults(MLIRContext *context,
+                                   typename OpT::Adaptor adaptor) {
+  if constexpr (HasDefaults<OpT>::value) {
+    typename OpT::Properties props = adaptor.getProperties();
+    OpT::populateDefaultProperties(
+        OperationName(OpT::getOperationName(), context), props);
+    return typename OpT::Adaptor(adaptor.getOperands(),
+                                 adaptor.getAttributes(), props);
+  }
+  return adaptor;
+}
+
+} // namespace
+
+// Defines verify() and inferReturnTypes() of OP through one infer function.
+#define DLC_INFERRED_OP(OP, INFER)                                             \
+  LogicalResult OP::verify() {                                                 \
+    SmallVector<Type> types;                                                   \
+    return INFER(*this, [&] { return emitOpError(); }, types);                 \
+  }                                                                            \
+  LogicalResult OP::inferReturnTypes(MLIRContext *context,                    \
+                                     std::optional<Location> loc,              \
+                                     Adaptor adaptor,                          \
+                                     SmallVectorImpl<Type> &types) {           \
+    return INFER(                                                              \
+        withDefaults<OP>(context, adaptor),                                    \
+        [&] { return emitOptional(loc, OP::getOperationName()); }, types);     \
+  }
+
+//===----------------------------------------------------------------------===//
+// Convolutions and matrix products
+//===----------------------------------------------------------------------===//
+
+template <typename T>
+static LogicalResult inferConv2D(T op, EmitFn emit, SmallVectorImpl<Type> &out) {
+  RankedTensorType in = tensorType(op.getInput());
+  RankedTensorType filter = tensorType(op.getFilter());
+  if (!in || !filter)
+    return failure();
+  if (failed(checkRank(emit, in, 4, "input")) ||
+      failed(checkRank(emit, filter, 4, "filter")) ||
+      failed(checkSameElementType(emit, in, filter, "input", "filter")) ||
+      failed(checkWindowAttrs(emit, op.getStrides(), op.getDilations(),
+                              op.getPads())))
+    return failure();
+  int64_t groups = op.getGroups();
+  if (groups < 1)
+    return emit() << "expects positive groups, got " << groups;
+  if (!filter.hasStaticShape())
+    return emit() << "expects a static filter shape, got " << filter;
+
+  // Filter dims [kh, kw, in / groups, out] in the filter's layout.
+  ArrayRef<int64_t> f = filter.getShape();
+  int64_t kh = 0, kw = 0, fin = 0, fout = 0;
+  switch (op.getFilterLayout()) {
+  case FilterLayout::HWIO:
+    kh = f[0], kw = f[1], fin = f[2], fout = f[3];
+    break;
+  case FilterLayout::OHWI:
+    fout = f[0], kh = f[1], kw = f[2], fin = f[3];
+    break;
+  case FilterLayout::OIHW:
+    fout = f[0], fin = f[1], kh = f[2], kw = f[3];
+    break;
+  }
+  Dims4 d = activationDims(op.getDataLayout());
+  int64_t channels = in.getDimSize(d.c);
+  if (isStatic(channels) && fin * groups != channels)
+    return emit() << "input channels " << channels
+                  << " do not match filter input channels " << fin
+                  << " x groups " << groups;
+  if (fout % groups != 0)
+    return emit() << "filter output channels " << fout
+                  << " are not divisible by groups " << groups;
+
+  ArrayRef<int64_t> s = op.getStrides(), dil = op.getDilations(),
+                    p = op.getPads();
+  int64_t oh = windowOutput(in.getDimSize(d.h), kh, s[0], dil[0], p[0], p[1]);
+  int64_t ow = windowOutput(in.getDimSize(d.w), kw, s[1], dil[1], p[2], p[3]);
+  if (oh == 0 || ow == 0)
+    return emit() << "padded input " << fmt(in.getShape())
+                  << " is smaller than the dilated " << kh << "x" << kw
+                  << " kernel";
+  out.push_back(RankedTensorType::get(
+      makeActivationShape(op.getDataLayout(), in.getDimSize(0), oh, ow, fout),
+      in.getElementType()));
+  return success();
+}
+DLC_INFERRED_OP(Conv2DOp, inferConv2D)
+
+template <typename T>
+static LogicalResult inferDepthwiseConv2D(T op, EmitFn emit,
+                                          SmallVectorImpl<Type> &out) {
+  RankedTensorType in = tensorType(op.getInput());
+  RankedTensorType filter = tensorType(op.getFilter());
+  if (!in || !filter)
+    return failure();
+  if (failed(checkRank(emit, in, 4, "input")) ||
+      failed(checkRank(emit, filter, 4, "filter")) ||
+      failed(checkSameElementType(emit, in, filter, "input", "filter")) ||
+      failed(checkWindowAttrs(emit, op.getStrides(), op.getDilations(),
+                              op.getPads())))
+    return failure();
+  if (!filter.hasStaticShape())
+    return emit() << "expects a static filter shape, got " << filter;
+  ArrayRef<int64_t> f = filter.getShape(); // [kh, kw, C, M]
+  Dims4 d = activationDims(op.getDataLayout());
+  int64_t channels = in.getDimSize(d.c);
+  if (!dimsCompatible(channels, f[2]))
+    return emit() << "input channels " << channels
+                  << " do not match filter channels " << f[2];
+  ArrayRef<int64_t> s = op.getStrides(), dil = op.getDilations(),
+                    p = op.getPads();
+  int64_t oh = windowOutput(in.getDimSize(d.h), f[0], s[0], dil[0], p[0], p[1]);
+  int64_t ow = windowOutput(in.getDimSize(d.w), f[1], s[1], dil[1], p[2], p[3]);
+  if (oh == 0 || ow == 0)
+    return emit() << "padded input " << fmt(in.getShape())
+                  << " is smaller than the dilated " << f[0] << "x" << f[1]
+                  << " kernel";
+  out.push_back(RankedTensorType::get(
+      makeActivationShape(op.getDataLayout(), in.getDimSize(0), oh, ow,
+                          f[2] * f[3]),
+      in.getElementType()));
+  return success();
+}
+DLC_INFERRED_OP(DepthwiseConv2DOp, inferDepthwiseConv2D)
+
+template <typename T>
+static LogicalResult inferConv2DTranspose(T op, EmitFn emit,
+                                          SmallVectorImpl<Type> &out) {
+  RankedTensorType in = tensorType(op.getInput());
+  RankedTensorType filter = tensorType(op.getFilter());
+  if (!in || !filter)
+    return failure();
+  if (failed(checkRank(emit, in, 4, "input")) ||
+      failed(checkRank(emit, filter, 4, "filter")) ||
+      failed(checkSameElementType(emit, in, filter, "input", "filter")) ||
+      failed(checkWindowAttrs(emit, op.getStrides(), op.getDilations(),
+                              op.getPads())) ||
+      failed(checkNonNegative(emit, op.getOutputPadding(), 2,
+                              "output_padding")))
+    return failure();
+  if (!filter.hasStaticShape())
+    return emit() << "expects a static filter shape, got " << filter;
+  ArrayRef<int64_t> f = filter.getShape(); // [kh, kw, O, C]
+  ArrayRef<int64_t> s = op.getStrides(), dil = op.getDilations(),
+                    p = op.getPads(), op_ = op.getOutputPadding();
+  for (int i = 0; i < 2; ++i)
+    if (op_[i] >= std::max(s[i], dil[i]))
+      return emit() << "output_padding " << fmt(op_)
+                    << " must be smaller than the stride or the dilation";
+  Dims4 d = activationDims(op.getDataLayout());
+  int64_t channels = in.getDimSize(d.c);
+  if (!dimsCompatible(channels, f[3]))
+    return emit() << "input channels " << channels
+                  << " do not match filter input channels " << f[3];
+  auto size = [&](int64_t n, int i) -> int64_t {
+    if (!isStatic(n))
+      return ShapedType::kDynamic;
+    return (n - 1) * s[i] + dil[i] * (f[i] - 1) + 1 - p[2 * i] - p[2 * i + 1] +
+           op_[i];
+  };
+  int64_t oh = size(in.getDimSize(d.h), 0), ow = size(in.getDimSize(d.w), 1);
+  if ((isStatic(oh) && oh < 1) || (isStatic(ow) && ow < 1))
+    return emit() << "pads " << fmt(p) << " crop the whole output";
+  out.push_back(RankedTensorType::get(
+      makeActivationShape(op.getDataLayout(), in.getDimSize(0), oh, ow, f[2]),
+      in.getElementType()));
+  return success();
+}
+DLC_INFERRED_OP(Conv2DTransposeOp, inferConv2DTranspose)
+
+template <typename T>
+static LogicalResult inferMatmul(T op, EmitFn emit, SmallVectorImpl<Type> &out) {
+  RankedTensorType lhs = tensorType(op.getLhs());
+  RankedTensorType rhs = tensorType(op.getRhs());
+  if (!lhs || !rhs)
+    return failure();
+  if (failed(checkSameElementType(emit, lhs, rhs, "lhs", "rhs")))
+    return failure();
+  if (lhs.getRank() < 2)
+    return emit() << "expects an lhs of rank 2 or more, got " << lhs;
+  bool batched = rhs.getRank() == lhs.getRank() && lhs.getRank() >= 3;
+  if (rhs.getRank() != 2 && !batched)
+    return emit() << "expects a rank-2 rhs or one of the lhs's rank, got "
+                  << rhs;
+  int64_t r = rhs.getRank();
+  bool t = op.getTransposeRhs();
+  int64_t k = lhs.getShape().back();
+  int64_t rk = rhs.getDimSize(t ? r - 1 : r - 2);
+  int64_t n = rhs.getDimSize(t ? r - 2 : r - 1);
+  if (!dimsCompatible(k, rk))
+    return emit() << "contraction sizes differ: lhs " << fmt(lhs.getShape())
+                  << " has " << k << ", rhs " << fmt(rhs.getShape()) << " has "
+                  << rk;
+  Shape shape;
+  if (batched) {
+    FailureOr<Shape> batch = broadcastShapes(lhs.getShape().drop_back(2),
+                                             rhs.getShape().drop_back(2));
+    if (failed(batch))
+      return emit() << "batch dims of " << fmt(lhs.getShape()) << " and "
+                    << fmt(rhs.getShape()) << " do not broadcast";
+    shape = *batch;
+    shape.push_back(lhs.getShape()[lhs.getRank() - 2]);
+  } else {
+    shape.assign(lhs.getShape().begin(), lhs.getShape().end() - 1);
+  }
+  shape.push_back(n);
+  out.push_back(RankedTensorType::get(shape, lhs.getElementType()));
+  return success();
+}
+DLC_INFERRED_OP(MatmulOp, inferMatmul)
+
+//===----------------------------------------------------------------------===//
+// Normalization and bias
+//===----------------------------------------------------------------------===//
+
+template <typename T>
+static LogicalResult inferBiasAdd(T op, EmitFn emit, SmallVectorImpl<Type> &out) {
+  RankedTensorType in = tensorType(op.getInput());
+  RankedTensorType bias = tensorType(op.getBias());
+  if (!in || !bias)
+    return failure();
+  FailureOr<int64_t> axis = normalizeAxis(op.getAxis(), in.getRank());
+  if (failed(axis))
+    return emit() << "axis " << op.getAxis() << " is out of range for rank "
+                  << in.getRank();
+  if (failed(checkSameElementType(emit, in, bias, "input", "bias")) ||
+      failed(checkVector(emit, bias, in.getDimSize(*axis), "bias")))
+    return failure();
+  out.push_back(in);
+  return success();
+}
+DLC_INFERRED_OP(BiasAddOp, inferBiasAdd)
+
+template <typename T>
+static LogicalResult inferBatchNorm(T op, EmitFn emit,
+                                    SmallVectorImpl<Type> &out) {
+  RankedTensorType in = tensorType(op.getInput());
+  if (!in)
+    return failure();
+  FailureOr<int64_t> axis = normalizeAxis(op.getAxis(), in.getRank());
+  if (failed(axis))
+    return emit() << "axis " << op.getAxis() << " is out of range for rank "
+                  << in.getRank();
+  int64_t c = in.getDimSize(*axis);
+  std::pair<Value, StringRef> params[] = {{op.getScale(), "scale"},
+                                          {op.getOffset(), "offset"},
+                                          {op.getMean(), "mean"},
+                                          {op.getVariance(), "variance"}};
+  for (auto [value, name] : params) {
+    RankedTensorType t = tensorType(value);
+    if (!t)
+      return failure();
+    if (failed(checkVector(emit, t, c, name)))
+      return failure();
+  }
+  if (op.getEpsilon().convertToDouble() < 0)
+    return emit() << "expects a non-negative epsilon, got "
+                  << op.getEpsilon().convertToDouble();
+  out.push_back(in);
+  return success();
+}
+DLC_INFERRED_OP(BatchNormOp, inferBatchNorm)
+
+template <typename T>
+static LogicalResult inferLayerNorm(T op, EmitFn emit,
+                                    SmallVectorImpl<Type> &out) {
+  RankedTensorType in = tensorType(op.getInput());
+  RankedTensorType scale = tensorType(op.getScale());
+  RankedTensorType offset = tensorType(op.getOffset());
+  if (!in || !scale || !offset)
+    return failure();
+  if (op.getAxes().empty())
+    return emit() << "expects at least one axis";
+  FailureOr<Shape> axes = checkAxes(emit, op.getAxes(), in.getRank(), "axes");
+  if (failed(axes))
+    return failure();
+  Shape expected;
+  for (int64_t a : *axes)
+    expected.push_back(in.getDimSize(a));
+  for (auto [t, name] : {std::pair(scale, "scale"), std::pair(offset, "offset")}) {
+    if (t.getRank() != static_cast<int64_t>(expected.size()) ||
+        !llvm::all_of(llvm::zip(t.getShape(), expected), [](auto p) {
+          return dimsCompatible(std::get<0>(p), std::get<1>(p));
+        }))
+      return emit() << name << " has shape " << fmt(t.getShape())
+                    << ", expected " << fmt(expected);
+  }
+  if (op.getEpsilon().convertToDouble() < 0)
+    return emit() << "expects a non-negative epsilon, got "
+                  << op.getEpsilon().convertToDouble();
+  out.push_back(in);
+  return success();
+}
+DLC_INFERRED_OP(LayerNormOp, inferLayerNorm)
+
+//===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+template <typename T>
+static LogicalResult inferPool2D(T op, EmitFn emit, SmallVectorImpl<Type> &out) {
+  RankedTensorType in = tensorType(op.getInput());
+  if (!in)
+    return failure();
+  ArrayRef<int64_t> window = op.getWindow(), s = op.getStrides(),
+                    p = op.getPads();
+  if (failed(checkRank(emit, in, 4, "input")) ||
+      failed(checkPositive(emit, window, 2, "window dims")) ||
+      failed(checkPositive(emit, s, 2, "strides")) ||
+      failed(checkNonNegative(emit, p, 4, "pads")))
+    return failure();
+  if (p[0] >= window[0] || p[1] >= window[0] || p[2] >= window[1] ||
+      p[3] >= window[1])
+    return emit() << "pads " << fmt(p) << " must be smaller than the window "
+                  << fmt(window);
+  Dims4 d = activationDims(op.getDataLayout());
+  int64_t oh = windowOutput(in.getDimSize(d.h), window[0], s[0], 1, p[0], p[1]);
+  int64_t ow = windowOutput(in.getDimSize(d.w), window[1], s[1], 1, p[2], p[3]);
+  if (oh == 0 || ow == 0)
+    return emit() << "padded input " << fmt(in.getShape())
+                  << " is smaller than the window " << fmt(window);
+  out.push_back(RankedTensorType::get(
+      makeActivationShape(op.getDataLayout(), in.getDimSize(0), oh, ow,
+                          in.getDimSize(d.c)),
+      in.getElementType()));
+  return success();
+}
+DLC_INFERRED_OP(Pool2DOp, inferPool2D)
+
+template <typename T>
+static LogicalResult inferGlobalPool(T op, EmitFn emit,
+                                     SmallVectorImpl<Type> &out) {
+  RankedTensorType in = tensorType(op.getInput());
+  if (!in)
+    return failure();
+  if (op.getAxes().empty())
+    return emit() << "expects at least one axis";
+  FailureOr<Shape> axes = checkAxes(emit, op.getAxes(), in.getRank(), "axes");
+  if (failed(axes))
+    return failure();
+  Shape shape;
+  for (int64_t i = 0; i < in.getRank(); ++i) {
+    if (!llvm::is_contained(*axes, i))
+      shape.push_back(in.getDimSize(i));
+    else if (op.getKeepdims())
+      shape.push_back(1);
+  }
+  out.push_back(RankedTensorType::get(shape, in.getElementType()));
+  return success();
+}
+DLC_INFERRED_OP(GlobalPoolOp, inferGlobalPool)
+
+//===----------------------------------------------------------------------===//
+// Data movement
+//===----------------------------------------------------------------------===//
+
+LogicalResult ReshapeOp::verify() {
+  RankedTensorType in = getInput().getType(), res = getOutput().getType();
+  if (in.getElementType() != res.getElementType())
+    return emitOpError() << "changes the element type from "
+                         << in.getElementType() << " to "
+                         << res.getElementType();
+  auto staticProduct = [](RankedTensorType t) {
+    int64_t p = 1;
+    for (int64_t d : t.getShape())
+      if (isStatic(d))
+        p *= d;
+    return p;
+  };
+  int64_t a = staticProduct(in), b = staticProduct(res);
+  // With dynamic dims only divisibility can be checked: [?, 20, 8] may become
+  // [?, 8] (time folded into batch) or [?, 160].
+  bool ok = in.hasStaticShape() && res.hasStaticShape() ? a == b
+            : in.hasStaticShape()                      ? a % b == 0
+            : res.hasStaticShape()                     ? b % a == 0
+                                                       : true;
+  if (!ok)
+    return emitOpError() << "cannot reshape " << fmt(in.getShape()) << " ("
+                         << a << " elements) to " << fmt(res.getShape()) << " ("
+                         << b << " elements)";
+  return success();
+}
+
+template <typename T>
+static LogicalResult inferTranspose(T op, EmitFn emit,
+                                    SmallVectorImpl<Type> &out) {
+  RankedTensorType in = tensorType(op.getInput());
+  if (!in)
+    return failure();
+  ArrayRef<int64_t> perm = op.getPerm();
+  Shape sorted(perm.begin(), perm.end());
+  llvm::sort(sorted);
+  if (static_cast<int64_t>(perm.size()) != in.getRank() ||
+      llvm::any_of(llvm::enumerate(sorted),
+                   [](auto e) { return e.value() != (int64_t)e.index(); }))
+    return emit() << "perm " << fmt(perm) << " is not a permutation of the "
+                  << in.getRank() << " input dims";
+  Shape shape;
+  for (int64_t p : perm)
+    shape.push_back(in.getDimSize(p));
+  out.push_back(RankedTensorType::get(shape, in.getElementType()));
+  return success();
+}
+DLC_INFERRED_OP(TransposeOp, inferTranspose)
+
+template <typename T>
+static LogicalResult inferConcat(T op, EmitFn emit, SmallVectorImpl<Type> &out) {
+  auto inputs = op.getInputs();
+  if (inputs.empty())
+    return emit() << "expects at least one input";
+  RankedTensorType first = tensorType(inputs[0]);
+  if (!first)
+    return failure();
+  FailureOr<int64_t> axis = normalizeAxis(op.getAxis(), first.getRank());
+  if (failed(axis))
+    return emit() << "axis " << op.getAxis() << " is out of range for rank "
+                  << first.getRank();
+  Shape shape(first.getShape());
+  for (auto [i, v] : llvm::enumerate(inputs.drop_front())) {
+    RankedTensorType t = tensorType(v);
+    if (!t)
+      return failure();
+    if (t.getElementType() != first.getElementType())
+      return emit() << "input " << i + 1 << " has element type "
+                    << t.getElementType() << ", input 0 has "
+                    << first.getElementType();
+    if (t.getRank() != first.getRank())
+      return emit() << "input " << i + 1 << " has rank " << t.getRank()
+                    << ", input 0 has rank " << first.getRank();
+    for (int64_t d = 0; d < t.getRank(); ++d) {
+      if (d == *axis) {
+        shape[d] = isStatic(shape[d]) && isStatic(t.getDimSize(d))
+                       ? shape[d] + t.getDimSize(d)
+                       : ShapedType::kDynamic;
+      } else if (!dimsCompatible(shape[d], t.getDimSize(d))) {
+        return emit() << "input " << i + 1 << " " << fmt(t.getShape())
+                      << " differs from input 0 " << fmt(first.getShape())
+                      << " in dim " << d;
+      }
+    }
+  }
+  out.push_back(RankedTensorType::get(shape, first.getElementType()));
+  return success();
+}
+DLC_INFERRED_OP(ConcatOp, inferConcat)
+
+template <typename T>
+static LogicalResult inferPad(T op, EmitFn emit, SmallVectorImpl<Type> &out) {
+  RankedTensorType in = tensorType(op.getInput());
+  if (!in)
+    return failure();
+  size_t rank = in.getRank();
+  if (failed(checkNonNegative(emit, op.getLow(), rank, "low pads")) ||
+      failed(checkNonNegative(emit, op.getHigh(), rank, "high pads")))
+    return failure();
+  Shape shape;
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t d = in.getDimSize(i);
+    shape.push_back(isStatic(d) ? d + op.getLow()[i] + op.getHigh()[i] : d);
+  }
+  out.push_back(RankedTensorType::get(shape, in.getElementType()));
+  return success();
+}
+DLC_INFERRED_OP(PadOp, inferPad)
+
+template <typename T>
+static LogicalResult inferSlice(T op, EmitFn emit, SmallVectorImpl<Type> &out) {
+  RankedTensorType in = tensorType(op.getInput());
+  if (!in)
+    return failure();
+  ArrayRef<int64_t> starts = op.getStarts(), sizes = op.getSizes();
+  if (failed(checkNonNegative(emit, starts, in.getRank(), "starts")))
+    return failure();
+  if (static_cast<int64_t>(sizes.size()) != in.getRank())
+    return emit() << "expects " << in.getRank() << " sizes, got "
+                  << fmt(sizes);
+  Shape shape;
+  for (int64_t i = 0; i < in.getRank(); ++i) {
+    int64_t dim = in.getDimSize(i), start = starts[i], size = sizes[i];
+    if (size == 0 || size < -1)
+      return emit() << "sizes " << fmt(sizes)
+                    << " must be positive or -1 (the rest of the dim)";
+    if (size == -1) {
+      if (isStatic(dim) && start >= dim)
+        return emit() << "start " << start << " is past the end of dim " << i
+                      << " of size " << dim;
+      shape.push_back(isStatic(dim) ? dim - start : ShapedType::kDynamic);
+      continue;
+    }
+    if (isStatic(dim) && start + size > dim)
+      return emit() << "slice [" << start << ", " << start + size
+                    << ") is out of bounds for dim " << i << " of size "
+                    << dim;
+    shape.push_back(size);
+  }
+  out.push_back(RankedTensorType::get(shape, in.getElementType()));
+  return success();
+}
+DLC_INFERRED_OP(SliceOp, inferSlice)
+
+template <typename T>
+static LogicalResult inferUpsample(T op, EmitFn emit,
+                                   SmallVectorImpl<Type> &out) {
+  RankedTensorType in = tensorType(op.getInput());
+  if (!in)
+    return failure();
+  if (failed(checkPositive(emit, op.getScales(), in.getRank(), "scales")))
+    return failure();
+  Shape shape;
+  for (int64_t i = 0; i < in.getRank(); ++i) {
+    int64_t d = in.getDimSize(i);
+    shape.push_back(isStatic(d) ? d * op.getScales()[i] : d);
+  }
+  out.push_back(RankedTensorType::get(shape, in.getElementType()));
+  return success();
+}
+DLC_INFERRED_OP(UpsampleOp, inferUpsample)
+
+template <typename T>
+static LogicalResult inferReverse(T op, EmitFn emit,
+                                  SmallVectorImpl<Type> &out) {
+  RankedTensorType in = tensorType(op.getInput());
+  if (!in)
+    return failure();
+  if (failed(checkAxes(emit, op.getAxes(), in.getRank(), "axes")))
+    return failure();
+  out.push_back(in);
+  return success();
+}
+DLC_INFERRED_OP(ReverseOp, inferReverse)
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+/// Shared by the arithmetic binary ops and compare: same element type,
+/// broadcastable shapes; the result has `resultElement` or the operands'.
+template <typename T>
+static LogicalResult inferBroadcast(T op, EmitFn emit, Type resultElement,
+                                    SmallVectorImpl<Type> &out) {
+  RankedTensorType lhs = tensorType(op.getLhs());
+  RankedTensorType rhs = tensorType(op.getRhs());
+  if (!lhs || !rhs)
+    return failure();
+  if (failed(checkSameElementType(emit, lhs, rhs, "lhs", "rhs")))
+    return failure();
+  FailureOr<Shape> shape = broadcastShapes(lhs.getShape(), rhs.getShape());
+  if (failed(shape))
+    return emit() << "shapes " << fmt(lhs.getShape()) << " and "
+                  << fmt(rhs.getShape()) << " do not broadcast";
+  out.push_back(RankedTensorType::get(
+      *shape, resultElement ? resultElement : lhs.getElementType()));
+  return success();
+}
+
+template <typename T>
+static LogicalResult inferArithmetic(T op, EmitFn emit,
+                                     SmallVectorImpl<Type> &out) {
+  RankedTensorType lhs = tensorType(op.getLhs());
+  if (lhs && lhs.getElementType().isInteger(1))
+    return emit() << "expects numeric operands, got " << lhs;
+  return inferBroadcast(op, emit, Type(), out);
+}
+DLC_INFERRED_OP(AddOp, inferArithmetic)
+DLC_INFERRED_OP(SubOp, inferArithmetic)
+DLC_INFERRED_OP(MulOp, inferArithmetic)
+DLC_INFERRED_OP(DivOp, inferArithmetic)
+DLC_INFERRED_OP(MaximumOp, inferArithmetic)
+DLC_INFERRED_OP(MinimumOp, inferArithmetic)
+
+template <typename T>
+static LogicalResult inferPRelu(T op, EmitFn emit, SmallVectorImpl<Type> &out) {
+  RankedTensorType lhs = tensorType(op.getLhs());
+  if (lhs && !isa<FloatType>(lhs.getElementType()))
+    return emit() << "expects floating-point operands, got " << lhs;
+  return inferBroadcast(op, emit, Type(), out);
+}
+DLC_INFERRED_OP(PReluOp, inferPRelu)
+
+template <typename T>
+static LogicalResult inferCompare(T op, EmitFn emit,
+                                  SmallVectorImpl<Type> &out) {
+  RankedTensorType lhs = tensorType(op.getLhs());
+  if (!lhs)
+    return failure();
+  return inferBroadcast(op, emit, IntegerType::get(lhs.getContext(), 1), out);
+}
+DLC_INFERRED_OP(CompareOp, inferCompare)
+
+LogicalResult SoftmaxOp::verify() {
+  if (failed(normalizeAxis(getAxis(), getInput().getType().getRank())))
+    return emitOpError() << "axis " << getAxis()
+                         << " is out of range for rank "
+                         << getInput().getType().getRank();
+  return success();
+}
+
+LogicalResult CastOp::verify() {
+  RankedTensorType in = getInput().getType(), res = getOutput().getType();
+  if (in.getShape() != res.getShape())
+    return emitOpError() << "changes the shape from " << fmt(in.getShape())
+                         << " to " << fmt(res.getShape());
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Embedding and recurrent layers
+//===----------------------------------------------------------------------===//
+
+template <typename T>
+static LogicalResult inferEmbedding(T op, EmitFn emit,
+                                    SmallVectorImpl<Type> &out) {
+  RankedTensorType table = tensorType(op.getTable());
+  RankedTensorType indices = tensorType(op.getIndices());
+  if (!table || !indices)
+    return failure();
+  if (failed(checkRank(emit, table, 2, "table")))
+    return failure();
+  Shape shape(indices.getShape());
+  shape.push_back(table.getDimSize(1));
+  out.push_back(RankedTensorType::get(shape, table.getElementType()));
+  return success();
+}
+DLC_INFERRED_OP(EmbeddingOp, inferEmbedding)
+
+/// `gates` = 1 (SimpleRNN), 4 (LSTM), 3 (GRU); `gruResetAfter` selects the
+/// [2, 3U] bias of a reset_after GRU.
+template <typename T>
+static LogicalResult inferRecurrent(T op, EmitFn emit, int64_t gates,
+                                    bool gruResetAfter,
+                                    SmallVectorImpl<Type> &out) {
+  RankedTensorType in = tensorType(op.getInput());
+  RankedTensorType kernel = tensorType(op.getKernel());
+  RankedTensorType recurrent = tensorType(op.getRecurrentKernel());
+  RankedTensorType bias = tensorType(op.getBias());
+  if (!in || !kernel || !recurrent || !bias)
+    return failure();
+  if (failed(checkRank(emit, in, 3, "input [batch, time, features]")) ||
+      failed(checkRank(emit, recurrent, 2, "recurrent_kernel")))
+    return failure();
+  if (!recurrent.hasStaticShape() || !kernel.hasStaticShape() ||
+      !bias.hasStaticShape())
+    return emit() << "expects static weight shapes";
+  int64_t units = recurrent.getDimSize(0);
+  auto expect = [&](RankedTensorType t, Shape expected,
+                    StringRef name) -> LogicalResult {
+    if (t.getShape() == ArrayRef<int64_t>(expected))
+      return success();
+    return emit() << name << " has shape " << fmt(t.getShape())
+                  << ", expected " << fmt(expected) << " for " << units
+                  << " units";
+  };
+  Shape biasShape = gruResetAfter ? Shape{2, gates * units}
+                                  : Shape{gates * units};
+  if (failed(expect(recurrent, {units, gates * units}, "recurrent_kernel")) ||
+      failed(expect(kernel, {in.getDimSize(2), gates * units}, "kernel")) ||
+      failed(expect(bias, biasShape, "bias")))
+    return failure();
+  if (RankedTensorType mask = tensorType(op.getMask())) {
+    if (mask.getRank() != 2 || !dimsCompatible(mask.getDimSize(0), in.getDimSize(0)) ||
+        !dimsCompatible(mask.getDimSize(1), in.getDimSize(1)))
+      return emit() << "mask has shape " << fmt(mask.getShape())
+                    << ", expected [batch, time] of input "
+                    << fmt(in.getShape());
+  }
+  Shape shape = op.getReturnSequences()
+                    ? Shape{in.getDimSize(0), in.getDimSize(1), units}
+                    : Shape{in.getDimSize(0), units};
+  out.push_back(RankedTensorType::get(shape, in.getElementType()));
+  return success();
+}
+
+template <typename T>
+static LogicalResult inferSimpleRnn(T op, EmitFn emit,
+                                    SmallVectorImpl<Type> &out) {
+  return inferRecurrent(op, emit, 1, false, out);
+}
+template <typename T>
+static LogicalResult inferLstm(T op, EmitFn emit, SmallVectorImpl<Type> &out) {
+  return inferRecurrent(op, emit, 4, false, out);
+}
+template <typename T>
+static LogicalResult inferGru(T op, EmitFn emit, SmallVectorImpl<Type> &out) {
+  return inferRecurrent(op, emit, 3, op.getResetAfter(), out);
+}
+DLC_INFERRED_OP(SimpleRnnOp, inferSimpleRnn)
+DLC_INFERRED_OP(LstmOp, inferLstm)
+DLC_INFERRED_OP(GruOp, inferGru)
+
+//===----------------------------------------------------------------------===//
+// Fusion
+//===----------------------------------------------------------------------===//
+
+LogicalResult FusionOp::verifyRegions() {
+  Block &body = getBody().front();
+  if (body.getNumArguments() != getInputs().size())
+    return emitOpError() << "body has " << body.getNumArguments()
+                         << " arguments for " << getInputs().size()
+                         << " inputs";
+  for (auto [i, pair] :
+       llvm::enumerate(llvm::zip(body.getArgumentTypes(), getInputs()))) {
+    auto [argType, input] = pair;
+    if (argType != input.getType())
+      return emitOpError() << "body argument " << i << " has type " << argType
+                           << ", input " << i << " has type "
+                           << input.getType();
+  }
+  auto yield = dyn_cast<YieldOp>(body.getTerminator());
+  if (!yield)
+    return emitOpError() << "body must end in graph.yield";
+  if (yield.getValues().getTypes() != getResultTypes())
+    return emitOpError() << "yields " << yield.getValues().getTypes()
+                         << " but the fusion results are "
+                         << getResultTypes();
+  if (body.getOperations().size() < 2)
+    return emitOpError() << "body holds no op";
+  for (Operation &op : body.without_terminator()) {
+    if (isa<FusionOp>(op)) {
+      InFlightDiagnostic diag = emitOpError("contains a nested graph.fusion");
+      diag.attachNote(op.getLoc()) << "nested fusion here";
+      return diag;
+    }
+    if (op.getDialect() != (*this)->getDialect())
+      return emitOpError() << "body holds '" << op.getName()
+                           << "', which is not a graph op";
+  }
+  return success();
+}

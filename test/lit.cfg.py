@@ -1,0 +1,34 @@
+# lit configuration for dlc: IR tests (dlc-opt + FileCheck) and driver tests.
+import os
+import shutil
+import subprocess
+
+import lit.formats
+
+config.name = "dlc"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".mlir", ".test"]
+config.excludes = ["CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py", "unit", "runtime-only", "Inputs"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.dlc_obj_root, "test")
+
+# dlc's tools first, then FileCheck and not from the LLVM 19 installation.
+config.environment["PATH"] = os.pathsep.join(
+    [config.dlc_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", os.environ["PATH"])]
+)
+config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
+config.substitutions.append(("%python", config.python_executable))
+config.substitutions.append(("%dlc_src", config.dlc_src_root))
+
+# The `cuda` feature: only where a GPU answers.
+def _have_gpu():
+    smi = shutil.which("nvidia-smi")
+    if not smi:
+        return False
+    try:
+        return subprocess.run([smi, "-L"], capture_output=True, timeout=30).returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+
+if _have_gpu():
+    config.available_features.add("cuda")

@@ -1,0 +1,266 @@
+//===- Cli.cpp - the dlc command line ---------------------------*- C++ -*-===//
+
+#include "tools/dlc/Cli.h"
+
+#include <algorithm>
+#include <regex>
+#include <sstream>
+
+using namespace dlc::cli;
+
+namespace {
+
+OptionSpec flag(std::string name, std::string help) {
+  OptionSpec o;
+  o.name = std::move(name);
+  o.help = std::move(help);
+  return o;
+}
+
+OptionSpec value(std::string name, std::string metavar, std::string help,
+                 std::vector<std::string> choices = {}) {
+  OptionSpec o;
+  o.name = std::move(name);
+  o.metavar = std::move(metavar);
+  o.help = std::move(help);
+  o.choices = std::move(choices);
+  return o;
+}
+
+OptionSpec positiveInt(std::string name, std::string help) {
+  OptionSpec o = value(std::move(name), "N", std::move(help));
+  o.positiveInteger = true;
+  return o;
+}
+
+std::vector<CommandSpec> buildCommands() {
+  OptionSpec precision =
+      value("--precision", "fp32|fp16",
+            "Arithmetic precision: fp32, or fp16 storage with fp32 "
+            "accumulation (default fp32)",
+            {"fp32", "fp16"});
+
+  CommandSpec compile{"compile", "MODEL",
+                      "Compile a Keras or TF.js model into a .dlcm artifact",
+                      {}};
+  OptionSpec out = value("-o", "OUT.dlcm",
+                         "Output file (default: MODEL's name with .dlcm)");
+  out.alias = "--output";
+  compile.options = {
+      out,
+      precision,
+      value("--arch", "sm_XX[,sm_YY...]",
+            "GPU architectures to compile for (default sm_80,sm_90)"),
+      positiveInt("--batch", "Fix the batch size (default: 1)"),
+      value("--kernels", "auto|generated|library",
+            "Generated kernels, cuDNN/cuBLASLt calls, or the faster of the "
+            "two per kernel (default auto)",
+            {"auto", "generated", "library"}),
+      value("--emit", "mlir|cuda|artifact",
+            "What to write: the optimized IR, the CUDA sources, or the "
+            "artifact (default artifact)",
+            {"mlir", "cuda", "artifact"}),
+      flag("--mlir-print-ir-after-all", "Print the IR after every pass"),
+  };
+
+  CommandSpec run{"run", "MODEL|OUT.dlcm",
+                  "Run a model or an artifact on .npy inputs", {}};
+  OptionSpec device = value("--device", "cpu|cuda",
+                            "cpu: the reference executor; cuda: the GPU",
+                            {"cpu", "cuda"});
+  device.required = true;
+  OptionSpec input = value("--input", "X.npy",
+                           "An input, in the model's input order (repeat)");
+  input.repeatable = input.required = true;
+  OptionSpec output = value("--output", "Y.npy",
+                            "An output, in the model's output order (repeat)");
+  output.repeatable = output.required = true;
+  run.options = {device, input, output, precision};
+
+  CommandSpec bench{"bench", "OUT.dlcm",
+                    "Time an artifact on the GPU, per kernel and whole model",
+                    {}};
+  bench.options = {
+      positiveInt("--batch", "Batch size (default: the artifact's)"),
+      positiveInt("--iters", "Timed runs after warm-up (default 100)"),
+      value("--json", "FILE", "Also write the results as JSON"),
+  };
+
+  CommandSpec inspect{"inspect", "MODEL|OUT.dlcm",
+                      "Print a model's layers or an artifact's kernels", {}};
+
+  for (CommandSpec *c : {&compile, &run, &bench, &inspect})
+    c->options.push_back(flag("--help", "Show this help"));
+  return {compile, run, bench, inspect};
+}
+
+const CommandSpec *findCommand(const std::string &name) {
+  for (const CommandSpec &c : commands())
+    if (c.name == name)
+      return &c;
+  return nullptr;
+}
+
+const OptionSpec *findOption(const CommandSpec &c, const std::string &name) {
+  for (const OptionSpec &o : c.options)
+    if (o.name == name || (!o.alias.empty() && o.alias == name))
+      return &o;
+  return nullptr;
+}
+
+bool isPositiveInteger(const std::string &s) {
+  return !s.empty() && s.size() < 10 &&
+         std::all_of(s.begin(), s.end(), ::isdigit) && std::stol(s) > 0;
+}
+
+} // namespace
+
+std::string Invocation::get(const std::string &option,
+                            const std::string &fallback) const {
+  auto it = values.find(option);
+  return it == values.end() || it->second.empty() ? fallback
+                                                  : it->second.back();
+}
+
+const std::vector<CommandSpec> &dlc::cli::commands() {
+  static const std::vector<CommandSpec> specs = buildCommands();
+  return specs;
+}
+
+std::string dlc::cli::helpText(const std::string &command) {
+  std::ostringstream os;
+  const CommandSpec *spec = findCommand(command);
+  if (!spec) {
+    os << "dlc: compile Keras models into CUDA kernels\n\n"
+       << "Usage: dlc COMMAND [OPTIONS]\n\nCommands:\n";
+    for (const CommandSpec &c : commands())
+      os << "  " << c.name << std::string(10 - c.name.size(), ' ')
+         << c.summary << "\n";
+    os << "\nOptions:\n  --help     Show this help\n"
+       << "  --version  Show the version\n\n"
+       << "Run 'dlc COMMAND --help' for a command's options.\n"
+       << "Exit status: 0 success, 1 bad input or usage, 2 internal error "
+          "or not implemented.\n";
+    return os.str();
+  }
+  os << "Usage: dlc " << spec->name;
+  if (!spec->positional.empty())
+    os << " " << spec->positional;
+  os << " [OPTIONS]\n\n" << spec->summary << "\n\nOptions:\n";
+  for (const OptionSpec &o : spec->options) {
+    std::string left = o.name;
+    if (!o.alias.empty())
+      left += ", " + o.alias;
+    if (!o.metavar.empty())
+      left += " " + o.metavar;
+    os << "  " << left;
+    os << (left.size() < 34 ? std::string(34 - left.size(), ' ')
+                            : "\n" + std::string(36, ' '));
+    os << o.help;
+    if (o.required)
+      os << " [required]";
+    os << "\n";
+  }
+  return os.str();
+}
+
+bool dlc::cli::parse(const std::vector<std::string> &args, Invocation &out,
+                     std::string &error) {
+  out = Invocation();
+  if (args.empty()) {
+    error = "no command given (see 'dlc --help')";
+    return false;
+  }
+  if (args[0] == "--help" || args[0] == "-h") {
+    out.help = true;
+    return true;
+  }
+  if (args[0] == "--version") {
+    out.version = true;
+    return true;
+  }
+  const CommandSpec *spec = findCommand(args[0]);
+  if (!spec) {
+    error = "unknown command '" + args[0] + "' (see 'dlc --help')";
+    return false;
+  }
+  out.command = spec->name;
+  const std::string where = " (see 'dlc " + spec->name + " --help')";
+  for (size_t i = 1; i < args.size(); ++i) {
+    const std::string &arg = args[i];
+    if (arg.size() < 2 || arg[0] != '-') {
+      if (!out.positional.empty() || spec->positional.empty()) {
+        error = "unexpected argument '" + arg + "'" + where;
+        return false;
+      }
+      out.positional = arg;
+      continue;
+    }
+    std::string name = arg, val;
+    bool inlineValue = false;
+    if (size_t eq = arg.find('='); eq != std::string::npos) {
+      name = arg.substr(0, eq);
+      val = arg.substr(eq + 1);
+      inlineValue = true;
+    }
+    const OptionSpec *opt = findOption(*spec, name);
+    if (!opt) {
+      error = "unknown option '" + name + "'" + where;
+      return false;
+    }
+    if (opt->name == "--help") {
+      out.help = true;
+      return true;
+    }
+    if (opt->metavar.empty()) {
+      if (inlineValue) {
+        error = "option '" + name + "' takes no value";
+        return false;
+      }
+      out.values[opt->name].push_back("");
+      continue;
+    }
+    if (!inlineValue) {
+      if (i + 1 >= args.size()) {
+        error = "option '" + name + "' needs a value " + opt->metavar;
+        return false;
+      }
+      val = args[++i];
+    }
+    if (!opt->choices.empty() &&
+        std::find(opt->choices.begin(), opt->choices.end(), val) ==
+            opt->choices.end()) {
+      error = "invalid value '" + val + "' for " + opt->name +
+              " (expected " + opt->metavar + ")";
+      return false;
+    }
+    if (opt->positiveInteger && !isPositiveInteger(val)) {
+      error = "invalid value '" + val + "' for " + opt->name +
+              " (expected a positive integer)";
+      return false;
+    }
+    if (opt->name == "--arch" &&
+        !std::regex_match(val, std::regex("sm_[0-9]{2,3}a?(,sm_[0-9]{2,3}a?)*"))) {
+      error = "invalid value '" + val +
+              "' for --arch (expected a list like sm_80,sm_90)";
+      return false;
+    }
+    std::vector<std::string> &slot = out.values[opt->name];
+    if (!opt->repeatable && !slot.empty()) {
+      error = "option '" + opt->name + "' given more than once";
+      return false;
+    }
+    slot.push_back(val);
+  }
+  if (!spec->positional.empty() && out.positional.empty()) {
+    error = "missing " + spec->positional + where;
+    return false;
+  }
+  for (const OptionSpec &o : spec->options) {
+    if (o.required && !out.has(o.name)) {
+      error = "missing required option " + o.name + where;
+      return false;
+    }
+  }
+  return true;
+}
