@@ -94,8 +94,8 @@ struct SpecializeBatchPass
 
   void runOnOperation() override {
     if (batch < 1) {
-      getOperation().emitError() << "batch size must be positive, got "
-                                 << batch;
+      getOperation().emitError()
+          << "batch size must be positive, got " << static_cast<int64_t>(batch);
       return signalPassFailure();
     }
     for (auto func : getOperation().getOps<func::FuncOp>()) {
@@ -116,9 +116,9 @@ struct SpecializeBatchPass
       if (ShapedType::isDynamic(shape[0]))
         shape[0] = batch;
       if (llvm::any_of(shape, ShapedType::isDynamic))
-        return func.emitError() << "argument " << arg.getArgNumber()
-                                << " has a dynamic dim besides the batch dim: "
-                                << type;
+        return func.emitError()
+               << "argument " << arg.getArgNumber()
+               << " has a dynamic dim besides the batch dim: " << type;
       arg.setType(RankedTensorType::get(shape, type.getElementType()));
     }
     if (failed(retypeBlock(entry)))

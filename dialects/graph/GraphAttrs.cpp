@@ -9,7 +9,9 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/ADT/bit.h"
 
 #include <charconv>
 #include <cmath>
@@ -63,10 +65,11 @@ ArrayRef<ParamName> paramNames(ActivationKind kind) {
 
 APFloat toAPFloat(double v) { return APFloat(v); }
 
-/// Shortest decimal that reads back as the same double.
-std::string formatDouble(double v) {
-  if (std::isinf(v))
-    return v > 0 ? "inf" : "-inf";
+} // namespace
+
+std::string dlc::graph::formatDouble(double v) {
+  if (!std::isfinite(v))
+    return "0x" + llvm::utohexstr(llvm::bit_cast<uint64_t>(v));
   char buf[64];
   auto result = std::to_chars(buf, buf + sizeof(buf), v);
   std::string s(buf, result.ptr);
@@ -76,6 +79,7 @@ std::string formatDouble(double v) {
   return s;
 }
 
+namespace {
 double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 double softplus(double x) {
   return std::max(x, 0.0) + std::log1p(std::exp(-std::fabs(x)));
@@ -133,10 +137,10 @@ ActivationAttr::verify(function_ref<InFlightDiagnostic()> emitError,
   if (kind == ActivationKind::Relu) {
     if (values[0] < 0)
       return emitError() << "relu negative_slope must be non-negative, got "
-                         << values[0];
+                         << formatDouble(values[0]);
     if (values[2] < 0)
       return emitError() << "relu max_value must be non-negative, got "
-                         << values[2];
+                         << formatDouble(values[2]);
     if (std::isinf(values[3]))
       return emitError() << "relu threshold must be finite";
   }
@@ -163,12 +167,11 @@ Attribute ActivationAttr::parse(AsmParser &parser, Type) {
     if (parser.parseKeyword(&name) || parser.parseEqual() ||
         parser.parseFloat(value))
       return {};
-    const ParamName *param =
-        llvm::find_if(paramNames(*kind),
-                      [&](const ParamName &p) { return p.name == name; });
+    const ParamName *param = llvm::find_if(
+        paramNames(*kind), [&](const ParamName &p) { return p.name == name; });
     if (param == paramNames(*kind).end()) {
-      parser.emitError(nameLoc) << "activation " << kindName
-                                << " has no parameter '" << name << "'";
+      parser.emitError(nameLoc)
+          << "activation " << kindName << " has no parameter '" << name << "'";
       return {};
     }
     values[static_cast<int>(param->slot)] = value;

@@ -1,4 +1,5 @@
-//===- GraphDialect.h - the dlc graph dialect ---------------------*- C++ -*-===//
+//===- GraphDialect.h - the dlc graph dialect ---------------------*- C++
+//-*-===//
 //
 // Declares the graph dialect, its attributes and its ops. Include this one
 // header to use the dialect.
@@ -32,6 +33,10 @@ namespace dlc::graph {
 /// broadcast. Dynamic dims broadcast with 1 and with each other.
 mlir::FailureOr<llvm::SmallVector<int64_t>>
 broadcastShapes(llvm::ArrayRef<int64_t> lhs, llvm::ArrayRef<int64_t> rhs);
+
+/// The shortest decimal that reads back as `value` ("0.2", "6.0"); non-finite
+/// values as the hexadecimal bit pattern the MLIR parser accepts.
+std::string formatDouble(double value);
 
 /// Normalizes a possibly negative axis into [0, rank); failure when outside.
 mlir::FailureOr<int64_t> normalizeAxis(int64_t axis, int64_t rank);

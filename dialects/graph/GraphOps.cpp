@@ -79,13 +79,12 @@ Shape makeActivationShape(Layout layout, int64_t n, int64_t h, int64_t w,
 LogicalResult checkRank(EmitFn emit, RankedTensorType t, int64_t rank,
                         StringRef what) {
   if (t.getRank() != rank)
-    return emit() << "expects a rank-" << rank << " " << what << ", got "
-                  << t;
+    return emit() << "expects a rank-" << rank << " " << what << ", got " << t;
   return success();
 }
 
-LogicalResult checkPositive(EmitFn emit, ArrayRef<int64_t> values,
-                            size_t count, StringRef what) {
+LogicalResult checkPositive(EmitFn emit, ArrayRef<int64_t> values, size_t count,
+                            StringRef what) {
   if (values.size() != count)
     return emit() << "expects " << count << " " << what << ", got "
                   << fmt(values);
@@ -100,8 +99,7 @@ LogicalResult checkNonNegative(EmitFn emit, ArrayRef<int64_t> values,
     return emit() << "expects " << count << " " << what << ", got "
                   << fmt(values);
   if (llvm::any_of(values, [](int64_t v) { return v < 0; }))
-    return emit() << "expects non-negative " << what << ", got "
-                  << fmt(values);
+    return emit() << "expects non-negative " << what << ", got " << fmt(values);
   return success();
 }
 
@@ -148,8 +146,8 @@ LogicalResult checkSameElementType(EmitFn emit, RankedTensorType a,
 LogicalResult checkVector(EmitFn emit, RankedTensorType t, int64_t expected,
                           StringRef what) {
   if (t.getRank() != 1 || !dimsCompatible(t.getDimSize(0), expected))
-    return emit() << what << " has shape " << fmt(t.getShape())
-                  << ", expected " << fmt(expected);
+    return emit() << what << " has shape " << fmt(t.getShape()) << ", expected "
+                  << fmt(expected);
   return success();
 }
 
@@ -163,7 +161,8 @@ InFlightDiagnostic emitOptional(std::optional<Location> loc, StringRef op) {
 
 /// Ops with default-valued attributes: builders infer result types before the
 /// defaults are filled in, so inference sees an adaptor with them filled.
-template <typename OpT, typename = void> struct HasDefaults : std::false_type {};
+template <typename OpT, typename = void>
+struct HasDefaults : std::false_type {};
 template <typename OpT>
 struct HasDefaults<OpT, std::void_t<decltype(OpT::populateDefaultProperties(
                             std::declval<OperationName>(),
@@ -177,8 +176,8 @@ typename OpT::Adaptor withDefaults(MLIRContext *context,
     typename OpT::Properties props = adaptor.getProperties();
     OpT::populateDefaultProperties(
         OperationName(OpT::getOperationName(), context), props);
-    return typename OpT::Adaptor(adaptor.getOperands(),
-                                 adaptor.getAttributes(), props);
+    return typename OpT::Adaptor(adaptor.getOperands(), adaptor.getAttributes(),
+                                 props);
   }
   return adaptor;
 }
@@ -189,12 +188,12 @@ typename OpT::Adaptor withDefaults(MLIRContext *context,
 #define DLC_INFERRED_OP(OP, INFER)                                             \
   LogicalResult OP::verify() {                                                 \
     SmallVector<Type> types;                                                   \
-    return INFER(*this, [&] { return emitOpError(); }, types);                 \
+    return INFER(                                                              \
+        *this, [&] { return emitOpError(); }, types);                          \
   }                                                                            \
-  LogicalResult OP::inferReturnTypes(MLIRContext *context,                    \
-                                     std::optional<Location> loc,              \
-                                     Adaptor adaptor,                          \
-                                     SmallVectorImpl<Type> &types) {           \
+  LogicalResult OP::inferReturnTypes(                                          \
+      MLIRContext *context, std::optional<Location> loc, Adaptor adaptor,      \
+      SmallVectorImpl<Type> &types) {                                          \
     return INFER(                                                              \
         withDefaults<OP>(context, adaptor),                                    \
         [&] { return emitOptional(loc, OP::getOperationName()); }, types);     \
@@ -205,7 +204,8 @@ typename OpT::Adaptor withDefaults(MLIRContext *context,
 //===----------------------------------------------------------------------===//
 
 template <typename T>
-static LogicalResult inferConv2D(T op, EmitFn emit, SmallVectorImpl<Type> &out) {
+static LogicalResult inferConv2D(T op, EmitFn emit,
+                                 SmallVectorImpl<Type> &out) {
   RankedTensorType in = tensorType(op.getInput());
   RankedTensorType filter = tensorType(op.getFilter());
   if (!in || !filter)
@@ -290,10 +290,10 @@ static LogicalResult inferDepthwiseConv2D(T op, EmitFn emit,
     return emit() << "padded input " << fmt(in.getShape())
                   << " is smaller than the dilated " << f[0] << "x" << f[1]
                   << " kernel";
-  out.push_back(RankedTensorType::get(
-      makeActivationShape(op.getDataLayout(), in.getDimSize(0), oh, ow,
-                          f[2] * f[3]),
-      in.getElementType()));
+  out.push_back(RankedTensorType::get(makeActivationShape(op.getDataLayout(),
+                                                          in.getDimSize(0), oh,
+                                                          ow, f[2] * f[3]),
+                                      in.getElementType()));
   return success();
 }
 DLC_INFERRED_OP(DepthwiseConv2DOp, inferDepthwiseConv2D)
@@ -310,8 +310,8 @@ static LogicalResult inferConv2DTranspose(T op, EmitFn emit,
       failed(checkSameElementType(emit, in, filter, "input", "filter")) ||
       failed(checkWindowAttrs(emit, op.getStrides(), op.getDilations(),
                               op.getPads())) ||
-      failed(checkNonNegative(emit, op.getOutputPadding(), 2,
-                              "output_padding")))
+      failed(
+          checkNonNegative(emit, op.getOutputPadding(), 2, "output_padding")))
     return failure();
   if (!filter.hasStaticShape())
     return emit() << "expects a static filter shape, got " << filter;
@@ -344,7 +344,8 @@ static LogicalResult inferConv2DTranspose(T op, EmitFn emit,
 DLC_INFERRED_OP(Conv2DTransposeOp, inferConv2DTranspose)
 
 template <typename T>
-static LogicalResult inferMatmul(T op, EmitFn emit, SmallVectorImpl<Type> &out) {
+static LogicalResult inferMatmul(T op, EmitFn emit,
+                                 SmallVectorImpl<Type> &out) {
   RankedTensorType lhs = tensorType(op.getLhs());
   RankedTensorType rhs = tensorType(op.getRhs());
   if (!lhs || !rhs)
@@ -389,15 +390,16 @@ DLC_INFERRED_OP(MatmulOp, inferMatmul)
 //===----------------------------------------------------------------------===//
 
 template <typename T>
-static LogicalResult inferBiasAdd(T op, EmitFn emit, SmallVectorImpl<Type> &out) {
+static LogicalResult inferBiasAdd(T op, EmitFn emit,
+                                  SmallVectorImpl<Type> &out) {
   RankedTensorType in = tensorType(op.getInput());
   RankedTensorType bias = tensorType(op.getBias());
   if (!in || !bias)
     return failure();
   FailureOr<int64_t> axis = normalizeAxis(op.getAxis(), in.getRank());
   if (failed(axis))
-    return emit() << "axis " << op.getAxis() << " is out of range for rank "
-                  << in.getRank();
+    return emit() << "axis " << static_cast<int64_t>(op.getAxis())
+                  << " is out of range for rank " << in.getRank();
   if (failed(checkSameElementType(emit, in, bias, "input", "bias")) ||
       failed(checkVector(emit, bias, in.getDimSize(*axis), "bias")))
     return failure();
@@ -414,8 +416,8 @@ static LogicalResult inferBatchNorm(T op, EmitFn emit,
     return failure();
   FailureOr<int64_t> axis = normalizeAxis(op.getAxis(), in.getRank());
   if (failed(axis))
-    return emit() << "axis " << op.getAxis() << " is out of range for rank "
-                  << in.getRank();
+    return emit() << "axis " << static_cast<int64_t>(op.getAxis())
+                  << " is out of range for rank " << in.getRank();
   int64_t c = in.getDimSize(*axis);
   std::pair<Value, StringRef> params[] = {{op.getScale(), "scale"},
                                           {op.getOffset(), "offset"},
@@ -430,7 +432,7 @@ static LogicalResult inferBatchNorm(T op, EmitFn emit,
   }
   if (op.getEpsilon().convertToDouble() < 0)
     return emit() << "expects a non-negative epsilon, got "
-                  << op.getEpsilon().convertToDouble();
+                  << formatDouble(op.getEpsilon().convertToDouble());
   out.push_back(in);
   return success();
 }
@@ -452,7 +454,8 @@ static LogicalResult inferLayerNorm(T op, EmitFn emit,
   Shape expected;
   for (int64_t a : *axes)
     expected.push_back(in.getDimSize(a));
-  for (auto [t, name] : {std::pair(scale, "scale"), std::pair(offset, "offset")}) {
+  for (auto [t, name] :
+       {std::pair(scale, "scale"), std::pair(offset, "offset")}) {
     if (t.getRank() != static_cast<int64_t>(expected.size()) ||
         !llvm::all_of(llvm::zip(t.getShape(), expected), [](auto p) {
           return dimsCompatible(std::get<0>(p), std::get<1>(p));
@@ -462,7 +465,7 @@ static LogicalResult inferLayerNorm(T op, EmitFn emit,
   }
   if (op.getEpsilon().convertToDouble() < 0)
     return emit() << "expects a non-negative epsilon, got "
-                  << op.getEpsilon().convertToDouble();
+                  << formatDouble(op.getEpsilon().convertToDouble());
   out.push_back(in);
   return success();
 }
@@ -473,7 +476,8 @@ DLC_INFERRED_OP(LayerNormOp, inferLayerNorm)
 //===----------------------------------------------------------------------===//
 
 template <typename T>
-static LogicalResult inferPool2D(T op, EmitFn emit, SmallVectorImpl<Type> &out) {
+static LogicalResult inferPool2D(T op, EmitFn emit,
+                                 SmallVectorImpl<Type> &out) {
   RankedTensorType in = tensorType(op.getInput());
   if (!in)
     return failure();
@@ -546,13 +550,13 @@ LogicalResult ReshapeOp::verify() {
   // With dynamic dims only divisibility can be checked: [?, 20, 8] may become
   // [?, 8] (time folded into batch) or [?, 160].
   bool ok = in.hasStaticShape() && res.hasStaticShape() ? a == b
-            : in.hasStaticShape()                      ? a % b == 0
-            : res.hasStaticShape()                     ? b % a == 0
-                                                       : true;
+            : in.hasStaticShape()                       ? a % b == 0
+            : res.hasStaticShape()                      ? b % a == 0
+                                                        : true;
   if (!ok)
-    return emitOpError() << "cannot reshape " << fmt(in.getShape()) << " ("
-                         << a << " elements) to " << fmt(res.getShape()) << " ("
-                         << b << " elements)";
+    return emitOpError() << "cannot reshape " << fmt(in.getShape()) << " (" << a
+                         << " elements) to " << fmt(res.getShape()) << " (" << b
+                         << " elements)";
   return success();
 }
 
@@ -579,7 +583,8 @@ static LogicalResult inferTranspose(T op, EmitFn emit,
 DLC_INFERRED_OP(TransposeOp, inferTranspose)
 
 template <typename T>
-static LogicalResult inferConcat(T op, EmitFn emit, SmallVectorImpl<Type> &out) {
+static LogicalResult inferConcat(T op, EmitFn emit,
+                                 SmallVectorImpl<Type> &out) {
   auto inputs = op.getInputs();
   if (inputs.empty())
     return emit() << "expects at least one input";
@@ -588,8 +593,8 @@ static LogicalResult inferConcat(T op, EmitFn emit, SmallVectorImpl<Type> &out) 
     return failure();
   FailureOr<int64_t> axis = normalizeAxis(op.getAxis(), first.getRank());
   if (failed(axis))
-    return emit() << "axis " << op.getAxis() << " is out of range for rank "
-                  << first.getRank();
+    return emit() << "axis " << static_cast<int64_t>(op.getAxis())
+                  << " is out of range for rank " << first.getRank();
   Shape shape(first.getShape());
   for (auto [i, v] : llvm::enumerate(inputs.drop_front())) {
     RankedTensorType t = tensorType(v);
@@ -647,8 +652,7 @@ static LogicalResult inferSlice(T op, EmitFn emit, SmallVectorImpl<Type> &out) {
   if (failed(checkNonNegative(emit, starts, in.getRank(), "starts")))
     return failure();
   if (static_cast<int64_t>(sizes.size()) != in.getRank())
-    return emit() << "expects " << in.getRank() << " sizes, got "
-                  << fmt(sizes);
+    return emit() << "expects " << in.getRank() << " sizes, got " << fmt(sizes);
   Shape shape;
   for (int64_t i = 0; i < in.getRank(); ++i) {
     int64_t dim = in.getDimSize(i), start = starts[i], size = sizes[i];
@@ -664,8 +668,7 @@ static LogicalResult inferSlice(T op, EmitFn emit, SmallVectorImpl<Type> &out) {
     }
     if (isStatic(dim) && start + size > dim)
       return emit() << "slice [" << start << ", " << start + size
-                    << ") is out of bounds for dim " << i << " of size "
-                    << dim;
+                    << ") is out of bounds for dim " << i << " of size " << dim;
     shape.push_back(size);
   }
   out.push_back(RankedTensorType::get(shape, in.getElementType()));
@@ -764,7 +767,7 @@ DLC_INFERRED_OP(CompareOp, inferCompare)
 
 LogicalResult SoftmaxOp::verify() {
   if (failed(normalizeAxis(getAxis(), getInput().getType().getRank())))
-    return emitOpError() << "axis " << getAxis()
+    return emitOpError() << "axis " << static_cast<int64_t>(getAxis())
                          << " is out of range for rank "
                          << getInput().getType().getRank();
   return success();
@@ -821,18 +824,18 @@ static LogicalResult inferRecurrent(T op, EmitFn emit, int64_t gates,
                     StringRef name) -> LogicalResult {
     if (t.getShape() == ArrayRef<int64_t>(expected))
       return success();
-    return emit() << name << " has shape " << fmt(t.getShape())
-                  << ", expected " << fmt(expected) << " for " << units
-                  << " units";
+    return emit() << name << " has shape " << fmt(t.getShape()) << ", expected "
+                  << fmt(expected) << " for " << units << " units";
   };
-  Shape biasShape = gruResetAfter ? Shape{2, gates * units}
-                                  : Shape{gates * units};
+  Shape biasShape =
+      gruResetAfter ? Shape{2, gates * units} : Shape{gates * units};
   if (failed(expect(recurrent, {units, gates * units}, "recurrent_kernel")) ||
       failed(expect(kernel, {in.getDimSize(2), gates * units}, "kernel")) ||
       failed(expect(bias, biasShape, "bias")))
     return failure();
   if (RankedTensorType mask = tensorType(op.getMask())) {
-    if (mask.getRank() != 2 || !dimsCompatible(mask.getDimSize(0), in.getDimSize(0)) ||
+    if (mask.getRank() != 2 ||
+        !dimsCompatible(mask.getDimSize(0), in.getDimSize(0)) ||
         !dimsCompatible(mask.getDimSize(1), in.getDimSize(1)))
       return emit() << "mask has shape " << fmt(mask.getShape())
                     << ", expected [batch, time] of input "
@@ -880,13 +883,13 @@ LogicalResult FusionOp::verifyRegions() {
                            << ", input " << i << " has type "
                            << input.getType();
   }
-  auto yield = dyn_cast<YieldOp>(body.getTerminator());
+  auto yield = dyn_cast<YieldOp>(body.back());
   if (!yield)
-    return emitOpError() << "body must end in graph.yield";
+    return emitOpError() << "body must end in graph.yield, not '"
+                         << body.back().getName() << "'";
   if (yield.getValues().getTypes() != getResultTypes())
     return emitOpError() << "yields " << yield.getValues().getTypes()
-                         << " but the fusion results are "
-                         << getResultTypes();
+                         << " but the fusion results are " << getResultTypes();
   if (body.getOperations().size() < 2)
     return emitOpError() << "body holds no op";
   for (Operation &op : body.without_terminator()) {

@@ -9,7 +9,7 @@ rm -rf "$build"
 mkdir -p "$build"
 
 # Hide every LLVM/MLIR installation from find_package and find_program.
-ignore=$(ls -d /usr/lib/llvm-* /usr/local/lib/cmake/llvm /usr/local/lib/cmake/mlir 2>/dev/null | paste -sd ';' -)
+ignore=$(ls -d /usr/lib/llvm-* /usr/local/lib/cmake/llvm /usr/local/lib/cmake/mlir 2>/dev/null | paste -sd ';' - || true)
 cmake -S "$src" -B "$build" -G Ninja -DDLC_BUILD_COMPILER=OFF -DDLC_BUILD_TESTS=OFF \
   -DCMAKE_IGNORE_PREFIX_PATH="$ignore" -DCMAKE_IGNORE_PATH="$ignore" \
   -DCMAKE_DISABLE_FIND_PACKAGE_MLIR=ON -DCMAKE_DISABLE_FIND_PACKAGE_LLVM=ON \

@@ -8,17 +8,19 @@ using dlc::cli::Invocation;
 
 namespace {
 
-bool parseArgs(std::vector<std::string> args, Invocation &inv, std::string &err) {
+bool parseArgs(std::vector<std::string> args, Invocation &inv,
+               std::string &err) {
   return dlc::cli::parse(args, inv, err);
 }
 
 TEST(Cli, CompileWithEveryOption) {
   Invocation inv;
   std::string err;
-  ASSERT_TRUE(parseArgs({"compile", "m.keras", "-o", "m.dlcm", "--precision=fp16",
-                     "--arch", "sm_80,sm_90", "--batch", "8", "--kernels",
-                     "library", "--emit", "mlir", "--mlir-print-ir-after-all"},
-                    inv, err))
+  ASSERT_TRUE(
+      parseArgs({"compile", "m.keras", "-o", "m.dlcm", "--precision=fp16",
+                 "--arch", "sm_80,sm_90", "--batch", "8", "--kernels",
+                 "library", "--emit", "mlir", "--mlir-print-ir-after-all"},
+                inv, err))
       << err;
   EXPECT_EQ(inv.command, "compile");
   EXPECT_EQ(inv.positional, "m.keras");
@@ -42,8 +44,8 @@ TEST(Cli, RunCollectsRepeatedInputsInOrder) {
   Invocation inv;
   std::string err;
   ASSERT_TRUE(parseArgs({"run", "m.dlcm", "--device", "cpu", "--input", "a.npy",
-                     "--input", "b.npy", "--output", "y.npy"},
-                    inv, err))
+                         "--input", "b.npy", "--output", "y.npy"},
+                        inv, err))
       << err;
   ASSERT_EQ(inv.values["--input"].size(), 2u);
   EXPECT_EQ(inv.values["--input"][0], "a.npy");
@@ -53,18 +55,21 @@ TEST(Cli, RunCollectsRepeatedInputsInOrder) {
 TEST(Cli, RunRequiresDeviceInputAndOutput) {
   Invocation inv;
   std::string err;
-  EXPECT_FALSE(parseArgs({"run", "m.dlcm", "--input", "a.npy", "--output", "y.npy"},
-                     inv, err));
+  EXPECT_FALSE(parseArgs(
+      {"run", "m.dlcm", "--input", "a.npy", "--output", "y.npy"}, inv, err));
   EXPECT_NE(err.find("--device"), std::string::npos) << err;
-  EXPECT_FALSE(parseArgs({"run", "m.dlcm", "--device", "cpu", "--output", "y.npy"},
-                     inv, err));
+  EXPECT_FALSE(parseArgs(
+      {"run", "m.dlcm", "--device", "cpu", "--output", "y.npy"}, inv, err));
   EXPECT_NE(err.find("--input"), std::string::npos) << err;
 }
 
 struct BadCase {
+  std::string name;
   std::vector<std::string> args;
   std::string expected;
 };
+
+void PrintTo(const BadCase &c, std::ostream *os) { *os << c.name; }
 
 class CliErrors : public ::testing::TestWithParam<BadCase> {};
 
@@ -78,29 +83,45 @@ TEST_P(CliErrors, Rejects) {
 INSTANTIATE_TEST_SUITE_P(
     Cases, CliErrors,
     ::testing::Values(
-        BadCase{{}, "no command"},
-        BadCase{{"frobnicate"}, "unknown command 'frobnicate'"},
-        BadCase{{"compile"}, "missing MODEL"},
-        BadCase{{"compile", "m.keras", "--precision", "fp8"},
+        BadCase{"NoCommand", {}, "no command"},
+        BadCase{
+            "UnknownCommand", {"frobnicate"}, "unknown command 'frobnicate'"},
+        BadCase{"MissingModel", {"compile"}, "missing MODEL"},
+        BadCase{"BadPrecision",
+                {"compile", "m.keras", "--precision", "fp8"},
                 "invalid value 'fp8' for --precision"},
-        BadCase{{"compile", "m.keras", "--batch", "0"},
+        BadCase{"ZeroBatch",
+                {"compile", "m.keras", "--batch", "0"},
                 "expected a positive integer"},
-        BadCase{{"compile", "m.keras", "--batch", "-3"},
+        BadCase{"NegativeBatch",
+                {"compile", "m.keras", "--batch", "-3"},
                 "expected a positive integer"},
-        BadCase{{"compile", "m.keras", "--arch", "sm80"},
+        BadCase{"BadArch",
+                {"compile", "m.keras", "--arch", "sm80"},
                 "invalid value 'sm80' for --arch"},
-        BadCase{{"compile", "m.keras", "--bogus"}, "unknown option '--bogus'"},
-        BadCase{{"compile", "m.keras", "-o"}, "needs a value"},
-        BadCase{{"compile", "a.keras", "b.keras"},
+        BadCase{"UnknownOption",
+                {"compile", "m.keras", "--bogus"},
+                "unknown option '--bogus'"},
+        BadCase{"MissingValue", {"compile", "m.keras", "-o"}, "needs a value"},
+        BadCase{"TwoModels",
+                {"compile", "a.keras", "b.keras"},
                 "unexpected argument 'b.keras'"},
-        BadCase{{"compile", "m.keras", "-o", "a", "-o", "b"},
+        BadCase{"RepeatedOption",
+                {"compile", "m.keras", "-o", "a", "-o", "b"},
                 "given more than once"},
-        BadCase{{"compile", "m.keras", "--mlir-print-ir-after-all=1"},
+        BadCase{"FlagWithValue",
+                {"compile", "m.keras", "--mlir-print-ir-after-all=1"},
                 "takes no value"},
-        BadCase{{"run", "m", "--device", "tpu", "--input", "x", "--output",
-                 "y"},
-                "invalid value 'tpu' for --device"},
-        BadCase{{"inspect", "m", "--batch", "2"}, "unknown option '--batch'"}));
+        BadCase{
+            "BadDevice",
+            {"run", "m", "--device", "tpu", "--input", "x", "--output", "y"},
+            "invalid value 'tpu' for --device"},
+        BadCase{"OptionOfAnotherCommand",
+                {"inspect", "m", "--batch", "2"},
+                "unknown option '--batch'"}),
+    [](const ::testing::TestParamInfo<BadCase> &info) {
+      return info.param.name;
+    });
 
 TEST(Cli, HelpListsEveryCommandAndOption) {
   std::string top = dlc::cli::helpText("");

@@ -5,8 +5,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/InitAll.h"
 #include "dialects/graph/GraphDialect.h"
+#include "compiler/InitAll.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -54,7 +54,8 @@ TEST_F(GraphDialectTest, Conv2DInfersSamePaddingStride2) {
   builder.setInsertionPointToEnd(&block);
   auto conv = builder.create<Conv2DOp>(
       loc, arg({ShapedType::kDynamic, 224, 224, 3}), arg({7, 7, 3, 64}),
-      builder.getDenseI64ArrayAttr({2, 2}), builder.getDenseI64ArrayAttr({1, 1}),
+      builder.getDenseI64ArrayAttr({2, 2}),
+      builder.getDenseI64ArrayAttr({1, 1}),
       builder.getDenseI64ArrayAttr({2, 3, 2, 3}), builder.getI64IntegerAttr(1),
       LayoutAttr::get(&context, Layout::NHWC),
       FilterLayoutAttr::get(&context, FilterLayout::HWIO));
@@ -67,7 +68,8 @@ TEST_F(GraphDialectTest, Conv2DNCHWWithOIHWFilterAndGroups) {
   builder.setInsertionPointToEnd(&block);
   auto conv = builder.create<Conv2DOp>(
       loc, arg({1, 8, 10, 10}), arg({16, 2, 3, 3}),
-      builder.getDenseI64ArrayAttr({1, 1}), builder.getDenseI64ArrayAttr({2, 2}),
+      builder.getDenseI64ArrayAttr({1, 1}),
+      builder.getDenseI64ArrayAttr({2, 2}),
       builder.getDenseI64ArrayAttr({0, 0, 0, 0}), builder.getI64IntegerAttr(4),
       LayoutAttr::get(&context, Layout::NCHW),
       FilterLayoutAttr::get(&context, FilterLayout::OIHW));
@@ -124,8 +126,8 @@ TEST_F(GraphDialectTest, ActivationReferenceSemantics) {
   EXPECT_NEAR(act(ActivationKind::Softplus).evaluate(100.0), 100.0, 1e-12);
   EXPECT_DOUBLE_EQ(act(ActivationKind::HardSilu).evaluate(-4.0), 0.0);
   // The Keras ReLU layer: threshold 1, max 4, negative slope 0.5.
-  auto relu = ActivationAttr::get(&context, ActivationKind::Relu, 0.5, 0.0,
-                                  4.0, 1.0);
+  auto relu =
+      ActivationAttr::get(&context, ActivationKind::Relu, 0.5, 0.0, 4.0, 1.0);
   EXPECT_DOUBLE_EQ(relu.evaluate(6.0), 4.0);
   EXPECT_DOUBLE_EQ(relu.evaluate(0.5), -0.25); // 0 - 0.5 * (1 - 0.5)
   EXPECT_DOUBLE_EQ(relu.evaluate(2.0), 2.0);
@@ -142,6 +144,20 @@ TEST_F(GraphDialectTest, ActivationPrintsOnlyNonDefaultParameters) {
                                        0.2, 0.5, INFINITY, 0.0);
   attr.print(os);
   EXPECT_EQ(os.str(), "#graph.act<hard_sigmoid, slope = 0.2>");
+}
+
+TEST_F(GraphDialectTest, ActivationRejectsParametersItDoesNotTake) {
+  // Only reachable from C++: the parser knows each kind's parameter names.
+  std::string message;
+  ScopedDiagnosticHandler handler(&context, [&](Diagnostic &diag) {
+    message = diag.str();
+    return success();
+  });
+  LogicalResult result = ActivationAttr::verify(
+      [&] { return emitError(loc); }, ActivationKind::Sigmoid, APFloat(0.5),
+      APFloat(0.0), APFloat(INFINITY), APFloat(0.0));
+  EXPECT_TRUE(failed(result));
+  EXPECT_EQ(message, "activation sigmoid takes no alpha parameter");
 }
 
 } // namespace

@@ -40,11 +40,12 @@ std::vector<CommandSpec> buildCommands() {
             "accumulation (default fp32)",
             {"fp32", "fp16"});
 
-  CommandSpec compile{"compile", "MODEL",
+  CommandSpec compile{"compile",
+                      "MODEL",
                       "Compile a Keras or TF.js model into a .dlcm artifact",
                       {}};
-  OptionSpec out = value("-o", "OUT.dlcm",
-                         "Output file (default: MODEL's name with .dlcm)");
+  OptionSpec out =
+      value("-o", "OUT.dlcm", "Output file (default: MODEL's name with .dlcm)");
   out.alias = "--output";
   compile.options = {
       out,
@@ -63,11 +64,11 @@ std::vector<CommandSpec> buildCommands() {
       flag("--mlir-print-ir-after-all", "Print the IR after every pass"),
   };
 
-  CommandSpec run{"run", "MODEL|OUT.dlcm",
-                  "Run a model or an artifact on .npy inputs", {}};
-  OptionSpec device = value("--device", "cpu|cuda",
-                            "cpu: the reference executor; cuda: the GPU",
-                            {"cpu", "cuda"});
+  CommandSpec run{
+      "run", "MODEL|OUT.dlcm", "Run a model or an artifact on .npy inputs", {}};
+  OptionSpec device =
+      value("--device", "cpu|cuda",
+            "cpu: the reference executor; cuda: the GPU", {"cpu", "cuda"});
   device.required = true;
   OptionSpec input = value("--input", "X.npy",
                            "An input, in the model's input order (repeat)");
@@ -77,7 +78,8 @@ std::vector<CommandSpec> buildCommands() {
   output.repeatable = output.required = true;
   run.options = {device, input, output, precision};
 
-  CommandSpec bench{"bench", "OUT.dlcm",
+  CommandSpec bench{"bench",
+                    "OUT.dlcm",
                     "Time an artifact on the GPU, per kernel and whole model",
                     {}};
   bench.options = {
@@ -86,8 +88,10 @@ std::vector<CommandSpec> buildCommands() {
       value("--json", "FILE", "Also write the results as JSON"),
   };
 
-  CommandSpec inspect{"inspect", "MODEL|OUT.dlcm",
-                      "Print a model's layers or an artifact's kernels", {}};
+  CommandSpec inspect{"inspect",
+                      "MODEL|OUT.dlcm",
+                      "Print a model's layers or an artifact's kernels",
+                      {}};
 
   for (CommandSpec *c : {&compile, &run, &bench, &inspect})
     c->options.push_back(flag("--help", "Show this help"));
@@ -134,8 +138,8 @@ std::string dlc::cli::helpText(const std::string &command) {
     os << "dlc: compile Keras models into CUDA kernels\n\n"
        << "Usage: dlc COMMAND [OPTIONS]\n\nCommands:\n";
     for (const CommandSpec &c : commands())
-      os << "  " << c.name << std::string(10 - c.name.size(), ' ')
-         << c.summary << "\n";
+      os << "  " << c.name << std::string(10 - c.name.size(), ' ') << c.summary
+         << "\n";
     os << "\nOptions:\n  --help     Show this help\n"
        << "  --version  Show the version\n\n"
        << "Run 'dlc COMMAND --help' for a command's options.\n"
@@ -230,8 +234,8 @@ bool dlc::cli::parse(const std::vector<std::string> &args, Invocation &out,
     if (!opt->choices.empty() &&
         std::find(opt->choices.begin(), opt->choices.end(), val) ==
             opt->choices.end()) {
-      error = "invalid value '" + val + "' for " + opt->name +
-              " (expected " + opt->metavar + ")";
+      error = "invalid value '" + val + "' for " + opt->name + " (expected " +
+              opt->metavar + ")";
       return false;
     }
     if (opt->positiveInteger && !isPositiveInteger(val)) {
@@ -240,7 +244,8 @@ bool dlc::cli::parse(const std::vector<std::string> &args, Invocation &out,
       return false;
     }
     if (opt->name == "--arch" &&
-        !std::regex_match(val, std::regex("sm_[0-9]{2,3}a?(,sm_[0-9]{2,3}a?)*"))) {
+        !std::regex_match(val,
+                          std::regex("sm_[0-9]{2,3}a?(,sm_[0-9]{2,3}a?)*"))) {
       error = "invalid value '" + val +
               "' for --arch (expected a list like sm_80,sm_90)";
       return false;

@@ -15,8 +15,7 @@
 namespace {
 
 int notImplemented(const std::string &command) {
-  std::cerr << "dlc: error: 'dlc " << command
-            << "' is not implemented yet\n";
+  std::cerr << "dlc: error: 'dlc " << command << "' is not implemented yet\n";
   return 2;
 }
 

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs what dlc needs on a fresh Debian 12 machine and creates .venv for
+# the Keras test oracle. Idempotent; prints nothing when everything is there.
+#   - Debian packages: LLVM/MLIR 19, JSON, HDF5, zip, GoogleTest, Ninja, ccache
+#   - .venv: Keras 3 + JAX (CPU) + numpy + h5py, pinned in scripts/requirements.txt
+#   - the CUDA toolkit is checked, not installed (it does not come from Debian)
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+
+packages=(
+  cmake ninja-build ccache g++ git python3-venv clang-format
+  llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
+  nlohmann-json3-dev libhdf5-dev libzip-dev libgtest-dev
+)
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  sudo=""
+  [ "$(id -u)" = 0 ] || sudo=sudo
+  echo "setup: installing ${missing[*]}"
+  $sudo apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+# The Python virtualenv; a stamp of the requirements makes re-runs instant.
+venv=$root/.venv
+stamp=$venv/.requirements.sha256
+want=$(sha256sum "$root/scripts/requirements.txt" | cut -d' ' -f1)
+if [ ! -x "$venv/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  echo "setup: creating .venv (Keras 3 + JAX CPU)"
+  python3 -m venv "$venv"
+  "$venv/bin/pip" install -q --disable-pip-version-check -r "$root/scripts/requirements.txt"
+  echo "$want" > "$stamp"
+fi
+
+if ! command -v nvcc >/dev/null 2>&1 && [ ! -x /usr/local/cuda/bin/nvcc ]; then
+  echo "setup: error: the CUDA toolkit (nvcc, CUDA 12 or 13) is missing; install it and put nvcc on the PATH" >&2
+  exit 1
+fi
