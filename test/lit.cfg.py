@@ -19,6 +19,8 @@ config.environment["PATH"] = os.pathsep.join(
 config.environment["FILECHECK_OPTS"] = "--enable-var-scope"
 config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%dlc_src", config.dlc_src_root))
+# Models written by real Keras at test time (test/e2e/gen_fixtures.py).
+config.substitutions.append(("%fixtures", config.dlc_fixtures))
 
 # The `cuda` feature: only where a GPU answers.
 def _have_gpu():

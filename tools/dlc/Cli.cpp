@@ -47,8 +47,13 @@ std::vector<CommandSpec> buildCommands() {
   OptionSpec out =
       value("-o", "OUT.dlcm", "Output file (default: MODEL's name with .dlcm)");
   out.alias = "--output";
+  OptionSpec weights =
+      value("--weights", "FILE",
+            "The weights of a model.to_json() file (default: STEM.weights.h5 "
+            "or STEM.h5 beside it)");
   compile.options = {
       out,
+      weights,
       precision,
       value("--arch", "sm_XX[,sm_YY...]",
             "GPU architectures to compile for (default sm_80,sm_90)"),
@@ -76,7 +81,7 @@ std::vector<CommandSpec> buildCommands() {
   OptionSpec output = value("--output", "Y.npy",
                             "An output, in the model's output order (repeat)");
   output.repeatable = output.required = true;
-  run.options = {device, input, output, precision};
+  run.options = {device, input, output, precision, weights};
 
   CommandSpec bench{"bench",
                     "OUT.dlcm",
@@ -92,6 +97,7 @@ std::vector<CommandSpec> buildCommands() {
                       "MODEL|OUT.dlcm",
                       "Print a model's layers or an artifact's kernels",
                       {}};
+  inspect.options = {weights};
 
   for (CommandSpec *c : {&compile, &run, &bench, &inspect})
     c->options.push_back(flag("--help", "Show this help"));

@@ -5,18 +5,46 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "tools/dlc/Cli.h"
+#include "tools/dlc/Commands.h"
 
 #include "dlc/runtime.h"
+#include "support/Error.h"
 
-#include <cstdio>
 #include <iostream>
+
+int dlc::cli::notImplemented(const std::string &what) {
+  std::cerr << "dlc: error: 'dlc " << what << "' is not implemented yet\n";
+  return 2;
+}
 
 namespace {
 
-int notImplemented(const std::string &command) {
-  std::cerr << "dlc: error: 'dlc " << command << "' is not implemented yet\n";
-  return 2;
+int dispatch(const dlc::cli::Invocation &inv) {
+  using namespace dlc::cli;
+#ifdef DLC_HAVE_COMPILER
+  if (inv.command == "compile")
+    return runCompile(inv);
+  if (inv.command == "run")
+    return runRun(inv);
+  if (inv.command == "inspect")
+    return runInspect(inv);
+#else
+  bool isArtifact =
+      inv.positional.size() > 5 &&
+      inv.positional.compare(inv.positional.size() - 5, 5, ".dlcm") == 0;
+  if (inv.command == "compile" || (inv.command == "inspect" && !isArtifact) ||
+      (inv.command == "run" && inv.get("--device") == "cpu")) {
+    std::cerr << "dlc: error: this dlc was built without the compiler "
+                 "(DLC_BUILD_COMPILER=OFF): 'dlc "
+              << inv.command << "' needs it\n";
+    return 2;
+  }
+#endif
+  if (inv.command == "run")
+    return notImplemented("run --device cuda");
+  if (inv.command == "inspect")
+    return notImplemented("inspect OUT.dlcm");
+  return notImplemented(inv.command);
 }
 
 } // namespace
@@ -42,5 +70,13 @@ int main(int argc, char **argv) {
     std::cout << dlc::cli::helpText(inv.command);
     return 0;
   }
-  return notImplemented(inv.command);
+  try {
+    return dispatch(inv);
+  } catch (const dlc::UserError &e) {
+    std::cerr << e.format() << "\n";
+    return 1;
+  } catch (const std::exception &e) {
+    std::cerr << "dlc: internal error: " << e.what() << "\n";
+    return 2;
+  }
 }

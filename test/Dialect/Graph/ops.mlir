@@ -51,9 +51,9 @@ func.func @depthwise_conv2d(%x: tensor<1x16x16x8xf32>, %w: tensor<3x3x8x2xf32>) 
 
 // CHECK-LABEL: func.func @conv2d_transpose
 func.func @conv2d_transpose(%x: tensor<1x7x7x16xf32>, %w: tensor<3x3x8x16xf32>) -> tensor<1x14x14x8xf32> {
-  // Keras "same", stride 2, kernel 3: full 15, crop 0/1, then 14.
-  // CHECK: graph.conv2d_transpose %{{.+}}, %{{.+}} {pads = array<i64: 1, 0, 1, 0>, strides = array<i64: 2, 2>} : (tensor<1x7x7x16xf32>, tensor<3x3x8x16xf32>) -> tensor<1x14x14x8xf32>
-  %0 = graph.conv2d_transpose %x, %w {strides = array<i64: 2, 2>, pads = array<i64: 1, 0, 1, 0>} : (tensor<1x7x7x16xf32>, tensor<3x3x8x16xf32>) -> tensor<1x14x14x8xf32>
+  // Keras "same", stride 2, kernel 3: full 15, crop 0 before and 1 after.
+  // CHECK: graph.conv2d_transpose %{{.+}}, %{{.+}} {pads = array<i64: 0, 1, 0, 1>, strides = array<i64: 2, 2>} : (tensor<1x7x7x16xf32>, tensor<3x3x8x16xf32>) -> tensor<1x14x14x8xf32>
+  %0 = graph.conv2d_transpose %x, %w {strides = array<i64: 2, 2>, pads = array<i64: 0, 1, 0, 1>} : (tensor<1x7x7x16xf32>, tensor<3x3x8x16xf32>) -> tensor<1x14x14x8xf32>
   return %0 : tensor<1x14x14x8xf32>
 }
 

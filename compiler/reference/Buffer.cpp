@@ -1,0 +1,228 @@
+//===- Buffer.cpp - values of the reference executor ------------*- C++ -*-===//
+//
+// Buffer storage, element kinds, f16/bf16 rounding (F16C where the CPU has
+// it) and the text of runtime errors.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/reference/Buffer.h"
+
+#include "support/Error.h"
+#include "support/Tensor.h"
+
+#include "mlir/IR/Location.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#define DLC_REFERENCE_X86 1
+#endif
+
+using namespace mlir;
+using namespace dlc::reference::detail;
+
+size_t dlc::reference::detail::elemSize(Elem elem) {
+  switch (elem) {
+  case Elem::F32:
+  case Elem::I32:
+    return 4;
+  case Elem::I64:
+    return 8;
+  case Elem::I1:
+    return 1;
+  }
+  return 1;
+}
+
+int64_t dlc::reference::detail::numelOf(ArrayRef<int64_t> shape) {
+  int64_t n = 1;
+  for (int64_t d : shape)
+    n *= d;
+  return n;
+}
+
+Shape dlc::reference::detail::stridesOf(ArrayRef<int64_t> shape) {
+  Shape strides(shape.size(), 1);
+  for (int64_t i = static_cast<int64_t>(shape.size()) - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * shape[i + 1];
+  return strides;
+}
+
+//===----------------------------------------------------------------------===//
+// Buffer
+//===----------------------------------------------------------------------===//
+
+Buffer Buffer::alloc(Elem elem, ArrayRef<int64_t> shape) {
+  Buffer b;
+  b.elem_ = elem;
+  b.shape_.assign(shape.begin(), shape.end());
+  b.numel_ = numelOf(shape);
+  // 64-byte aligned, rounded up to whole lines; never zero bytes.
+  size_t bytes = (b.bytes() + 63) / 64 * 64 + 64;
+  void *p = std::aligned_alloc(64, bytes);
+  if (!p)
+    throw std::bad_alloc();
+  b.owner_ = std::shared_ptr<void>(p, std::free);
+  b.data_ = p;
+  b.writable_ = true;
+  return b;
+}
+
+Buffer Buffer::zeros(Elem elem, ArrayRef<int64_t> shape) {
+  Buffer b = alloc(elem, shape);
+  std::memset(b.mutableData<void>(), 0, b.bytes());
+  return b;
+}
+
+Buffer Buffer::borrow(Elem elem, ArrayRef<int64_t> shape, const void *data,
+                      std::shared_ptr<const void> keepAlive) {
+  Buffer b;
+  b.elem_ = elem;
+  b.shape_.assign(shape.begin(), shape.end());
+  b.numel_ = numelOf(shape);
+  b.owner_ = std::move(keepAlive);
+  b.data_ = data;
+  b.writable_ = false;
+  return b;
+}
+
+Buffer Buffer::reshaped(ArrayRef<int64_t> shape) const {
+  Buffer b = *this;
+  b.shape_.assign(shape.begin(), shape.end());
+  return b;
+}
+
+Buffer Buffer::copy() const {
+  Buffer b = alloc(elem_, shape_);
+  if (bytes())
+    std::memcpy(b.mutableData<void>(), data_, bytes());
+  return b;
+}
+
+//===----------------------------------------------------------------------===//
+// Types and rounding
+//===----------------------------------------------------------------------===//
+
+namespace {
+std::string typeText(Type type) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  os << type;
+  return os.str();
+}
+} // namespace
+
+Elem dlc::reference::detail::elemOf(Type type) {
+  if (type.isF32() || type.isF16() || type.isBF16())
+    return Elem::F32;
+  if (type.isInteger(32))
+    return Elem::I32;
+  if (type.isInteger(64))
+    return Elem::I64;
+  if (type.isInteger(1))
+    return Elem::I1;
+  throw UserError("the reference executor does not support element type " +
+                  typeText(type));
+}
+
+Round dlc::reference::detail::roundOf(Type type) {
+  if (type.isF16())
+    return Round::F16;
+  if (type.isBF16())
+    return Round::BF16;
+  return Round::None;
+}
+
+RankedTensorType dlc::reference::detail::resultType(Operation *op,
+                                                    unsigned index) {
+  auto type = dyn_cast<RankedTensorType>(op->getResult(index).getType());
+  if (!type || !type.hasStaticShape())
+    throwOpError(op, "result " + std::to_string(index) + " has type " +
+                         typeText(op->getResult(index).getType()) +
+                         "; the reference executor needs static shapes");
+  return type;
+}
+
+Buffer dlc::reference::detail::allocResult(Operation *op, unsigned index) {
+  RankedTensorType type = resultType(op, index);
+  return Buffer::alloc(elemOf(type.getElementType()), type.getShape());
+}
+
+float dlc::reference::detail::roundToHalf(float value) {
+  return halfToFloat(floatToHalf(value));
+}
+
+#ifdef DLC_REFERENCE_X86
+namespace {
+__attribute__((target("avx,f16c"))) void roundHalfF16C(float *data,
+                                                       int64_t count) {
+  int64_t i = 0;
+  for (; i + 8 <= count; i += 8) {
+    __m256 v = _mm256_loadu_ps(data + i);
+    __m128i h = _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT);
+    _mm256_storeu_ps(data + i, _mm256_cvtph_ps(h));
+  }
+  for (; i < count; ++i)
+    data[i] = dlc::reference::detail::roundToHalf(data[i]);
+}
+} // namespace
+#endif
+
+void dlc::reference::detail::roundFloats(float *data, int64_t count,
+                                         Round round) {
+  switch (round) {
+  case Round::None:
+    return;
+  case Round::F16:
+#ifdef DLC_REFERENCE_X86
+    if (__builtin_cpu_supports("f16c")) {
+      roundHalfF16C(data, count);
+      return;
+    }
+#endif
+    for (int64_t i = 0; i < count; ++i)
+      data[i] = roundToHalf(data[i]);
+    return;
+  case Round::BF16:
+    for (int64_t i = 0; i < count; ++i)
+      data[i] = roundToBf16(data[i]);
+    return;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Errors
+//===----------------------------------------------------------------------===//
+
+std::string dlc::reference::detail::locationText(Location loc) {
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return "'" + name.getName().str() + "'";
+  if (auto file = dyn_cast<FileLineColLoc>(loc))
+    return file.getFilename().str() + ":" + std::to_string(file.getLine()) +
+           ":" + std::to_string(file.getColumn());
+  if (auto call = dyn_cast<CallSiteLoc>(loc))
+    return locationText(call.getCallee());
+  if (auto fused = dyn_cast<FusedLoc>(loc)) {
+    std::string text;
+    for (Location inner : fused.getLocations()) {
+      std::string part = locationText(inner);
+      if (part == "an unknown location")
+        continue;
+      text += (text.empty() ? "" : ", ") + part;
+    }
+    return text.empty() ? "an unknown location" : text;
+  }
+  return "an unknown location";
+}
+
+std::string dlc::reference::detail::describeOp(Operation *op) {
+  return "op '" + op->getName().getStringRef().str() + "' at " +
+         locationText(op->getLoc());
+}
+
+void dlc::reference::detail::throwOpError(Operation *op,
+                                          const std::string &message) {
+  throw UserError(describeOp(op) + ": " + message);
+}

@@ -1,0 +1,372 @@
+//===- Executor.cpp - the CPU reference executor ----------------*- C++ -*-===//
+//
+// The interpreter: checks the inputs against the function's argument types,
+// walks the body in order, dispatches each op to its kernel (Kernels.h),
+// rounds float results to their declared type, and frees each value after
+// its last use. graph.fusion runs its body the same way with the block
+// arguments bound to its operands. Constants are read from DenseElementsAttr
+// or from dense_resource blobs, which f32 and integer weights borrow without
+// a copy.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/reference/Executor.h"
+
+#include "compiler/reference/Buffer.h"
+#include "compiler/reference/Kernels.h"
+#include "compiler/reference/ThreadPool.h"
+
+#include "support/Error.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <thread>
+
+using namespace mlir;
+using namespace dlc::graph;
+using namespace dlc::reference;
+using namespace dlc::reference::detail;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Inputs, outputs and constants
+//===----------------------------------------------------------------------===//
+
+/// The dlc::DType that stores `type`'s elements.
+dlc::DType dtypeOf(Type type) {
+  if (type.isF32())
+    return dlc::DType::F32;
+  if (type.isF16())
+    return dlc::DType::F16;
+  if (type.isBF16())
+    return dlc::DType::BF16;
+  if (type.isInteger(32))
+    return dlc::DType::I32;
+  if (type.isInteger(64))
+    return dlc::DType::I64;
+  if (type.isInteger(1))
+    return dlc::DType::Bool;
+  elemOf(type); // throws the unsupported-type error
+  return dlc::DType::F32;
+}
+
+/// "float32[1, 28, 28, 1]" for a tensor type, as Tensor::describe.
+std::string describeType(RankedTensorType type) {
+  std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
+  return std::string(dlc::dtypeName(dtypeOf(type.getElementType()))) +
+         dlc::formatShape(shape);
+}
+
+/// Converts 16-bit float storage to f32.
+Buffer widen(ArrayRef<int64_t> shape, const uint16_t *bits, Type type) {
+  Buffer b = Buffer::alloc(Elem::F32, shape);
+  float *out = b.mutableData<float>();
+  const bool half = type.isF16();
+  for (int64_t i = 0; i < b.numel(); ++i)
+    out[i] = half ? dlc::halfToFloat(bits[i]) : dlc::bf16ToFloat(bits[i]);
+  return b;
+}
+
+/// A buffer over `bytes` holding `type`'s elements in their storage width
+/// (i1 as one byte each); borrowed when the storage is f32's or the integers'
+/// and suitably aligned.
+Buffer fromStorage(RankedTensorType type, const char *bytes) {
+  Type element = type.getElementType();
+  Elem elem = elemOf(element);
+  ArrayRef<int64_t> shape = type.getShape();
+  if (element.isF16() || element.isBF16()) {
+    std::vector<uint16_t> bits(numelOf(shape));
+    std::memcpy(bits.data(), bytes, bits.size() * 2);
+    return widen(shape, bits.data(), element);
+  }
+  Buffer view = Buffer::borrow(elem, shape, bytes);
+  if (reinterpret_cast<uintptr_t>(bytes) % elemSize(elem) == 0)
+    return view;
+  return view.copy();
+}
+
+/// Bytes per element in storage: 2 for f16/bf16, 1 for i1.
+size_t storageSize(Type element) {
+  if (element.isF16() || element.isBF16())
+    return 2;
+  return elemSize(elemOf(element));
+}
+
+Buffer constantBuffer(ConstantOp op) {
+  RankedTensorType type = resultType(op);
+  Type element = type.getElementType();
+  Elem elem = elemOf(element);
+  const int64_t count = type.getNumElements();
+  Attribute value = op.getValue();
+
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
+    DenseResourceElementsHandle handle = resource.getRawHandle();
+    const AsmResourceBlob *blob = handle.getBlob();
+    if (!blob)
+      throwOpError(op, "the data of dense_resource<" + handle.getKey().str() +
+                           "> is missing");
+    ArrayRef<char> data = blob->getData();
+    size_t expected = static_cast<size_t>(count) * storageSize(element);
+    if (data.size() != expected)
+      throwOpError(op, "dense_resource<" + handle.getKey().str() + "> holds " +
+                           std::to_string(data.size()) + " bytes, expected " +
+                           std::to_string(expected));
+    return fromStorage(type, data.data());
+  }
+
+  auto dense = dyn_cast<DenseElementsAttr>(value);
+  if (!dense)
+    throwOpError(op, "constants of this attribute kind are not supported");
+  if (element.isInteger(1)) {
+    Buffer b = Buffer::alloc(Elem::I1, type.getShape());
+    uint8_t *out = b.mutableData<uint8_t>();
+    int64_t i = 0;
+    for (bool v : dense.getValues<bool>())
+      out[i++] = v;
+    return b;
+  }
+  if (dense.isSplat()) {
+    Buffer b = Buffer::alloc(elem, type.getShape());
+    if (elem == Elem::F32) {
+      float v =
+          static_cast<float>(dense.getSplatValue<APFloat>().convertToDouble());
+      std::fill_n(b.mutableData<float>(), count, v);
+    } else if (elem == Elem::I32) {
+      std::fill_n(
+          b.mutableData<int32_t>(), count,
+          static_cast<int32_t>(dense.getSplatValue<APInt>().getSExtValue()));
+    } else {
+      std::fill_n(b.mutableData<int64_t>(), count,
+                  dense.getSplatValue<APInt>().getSExtValue());
+    }
+    return b;
+  }
+  return fromStorage(type, dense.getRawData().data());
+}
+
+/// The argument's buffer; throws "input N: ..." when the tensor does not
+/// match the argument type.
+Buffer inputBuffer(size_t index, const dlc::Tensor &tensor, Type argType) {
+  std::string prefix = "input " + std::to_string(index) + ": ";
+  auto type = dyn_cast<RankedTensorType>(argType);
+  if (!type || !type.hasStaticShape()) {
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    os << argType;
+    throw dlc::UserError(prefix + "the argument type " + os.str() +
+                         " is not a static tensor type; the reference "
+                         "executor needs static shapes");
+  }
+  dlc::DType dtype = dtypeOf(type.getElementType());
+  std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
+  if (tensor.dtype() != dtype || tensor.shape() != shape)
+    throw dlc::UserError(prefix + "expected " + describeType(type) + ", got " +
+                         tensor.describe());
+  Elem elem = elemOf(type.getElementType());
+  if (dtype == dlc::DType::F16 || dtype == dlc::DType::BF16)
+    return widen(shape, tensor.data<uint16_t>(), type.getElementType());
+  return Buffer::borrow(elem, shape, tensor.raw());
+}
+
+dlc::Tensor outputTensor(const Buffer &buffer, RankedTensorType type) {
+  dlc::DType dtype = dtypeOf(type.getElementType());
+  std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
+  dlc::Tensor tensor(dtype, shape);
+  const float *f = buffer.data<float>();
+  switch (dtype) {
+  case dlc::DType::F16:
+    for (int64_t i = 0; i < tensor.numel(); ++i)
+      tensor.data<uint16_t>()[i] = dlc::floatToHalf(f[i]);
+    break;
+  case dlc::DType::BF16:
+    for (int64_t i = 0; i < tensor.numel(); ++i)
+      tensor.data<uint16_t>()[i] = dlc::floatToBf16(f[i]);
+    break;
+  default:
+    if (tensor.bytes())
+      std::memcpy(tensor.raw(), buffer.raw(), tensor.bytes());
+    break;
+  }
+  return tensor;
+}
+
+//===----------------------------------------------------------------------===//
+// The interpreter
+//===----------------------------------------------------------------------===//
+
+[[noreturn]] void throwUnsupported(Operation *op) {
+  throw dlc::UserError("unsupported op '" + op->getName().getStringRef().str() +
+                       "' at " + locationText(op->getLoc()));
+}
+
+class Interpreter {
+public:
+  explicit Interpreter(ThreadPool &pool) : pool_(pool) {}
+
+  /// Runs `block` with its arguments bound to `args`; returns the operands
+  /// of its terminator.
+  std::vector<Buffer> run(Block &block, std::vector<Buffer> args);
+
+private:
+  std::vector<Buffer> eval(Operation *op, std::vector<Buffer> &operands);
+  Buffer evalOne(Operation *op, Operands operands);
+
+  ThreadPool &pool_;
+};
+
+std::vector<Buffer> Interpreter::run(Block &block, std::vector<Buffer> args) {
+  llvm::DenseMap<Value, Buffer> values;
+  llvm::DenseMap<Value, unsigned> usesLeft;
+  auto define = [&](Value v, Buffer b) {
+    unsigned uses = static_cast<unsigned>(
+        std::distance(v.getUses().begin(), v.getUses().end()));
+    if (uses == 0)
+      return;
+    usesLeft[v] = uses;
+    values[v] = std::move(b);
+  };
+  for (auto [arg, buffer] : llvm::zip(block.getArguments(), args))
+    define(arg, std::move(buffer));
+  args.clear();
+
+  for (Operation &op : block) {
+    std::vector<Buffer> operands;
+    operands.reserve(op.getNumOperands());
+    for (Value v : op.getOperands()) {
+      auto it = values.find(v);
+      if (it == values.end())
+        throwOpError(&op, "uses a value defined outside the function body");
+      operands.push_back(it->second);
+      if (--usesLeft[v] == 0) // the last use: free it with the operands
+        values.erase(it);
+    }
+    if (op.hasTrait<OpTrait::IsTerminator>()) {
+      if (!isa<func::ReturnOp, YieldOp>(op))
+        throwOpError(&op, "unsupported terminator");
+      return operands;
+    }
+    std::vector<Buffer> results = eval(&op, operands);
+    operands.clear();
+    for (auto [result, buffer] : llvm::zip(op.getResults(), results))
+      define(result, std::move(buffer));
+  }
+  throw dlc::UserError("the function body has no terminator");
+}
+
+std::vector<Buffer> Interpreter::eval(Operation *op,
+                                      std::vector<Buffer> &operands) {
+  if (op->getNumRegions() != 0 && !isa<FusionOp>(op))
+    throwUnsupported(op);
+  std::vector<Buffer> results;
+  if (auto fusion = dyn_cast<FusionOp>(op)) {
+    results = run(fusion.getBody().front(), std::move(operands));
+  } else {
+    if (op->getNumResults() != 1)
+      throwUnsupported(op);
+    results.push_back(evalOne(op, operands));
+  }
+  // Check the kernel's shape (a kernel bug otherwise) and round floats to the
+  // declared type.
+  for (auto [index, buffer] : llvm::enumerate(results)) {
+    RankedTensorType type = resultType(op, static_cast<unsigned>(index));
+    if (ArrayRef<int64_t>(buffer.shape()) != type.getShape() ||
+        buffer.elem() != elemOf(type.getElementType()))
+      throw std::logic_error(describeOp(op) + ": kernel computed a result of "
+                                              "the wrong shape or type");
+    Round round = roundOf(type.getElementType());
+    if (round == Round::None || isa<FusionOp>(op))
+      continue;
+    if (!buffer.isExclusive())
+      buffer = buffer.copy();
+    roundFloats(buffer.mutableData<float>(), buffer.numel(), round);
+  }
+  return results;
+}
+
+Buffer Interpreter::evalOne(Operation *op, Operands operands) {
+  ThreadPool &pool = pool_;
+  return llvm::TypeSwitch<Operation *, Buffer>(op)
+      .Case([&](ConstantOp c) { return constantBuffer(c); })
+      .Case([&](Conv2DOp c) { return evalConv2D(c, operands, pool); })
+      .Case([&](DepthwiseConv2DOp c) {
+        return evalDepthwiseConv2D(c, operands, pool);
+      })
+      .Case([&](Conv2DTransposeOp c) {
+        return evalConv2DTranspose(c, operands, pool);
+      })
+      .Case([&](MatmulOp c) { return evalMatmul(c, operands, pool); })
+      .Case([&](BiasAddOp c) { return evalBiasAdd(c, operands, pool); })
+      .Case([&](BatchNormOp c) { return evalBatchNorm(c, operands, pool); })
+      .Case([&](LayerNormOp c) { return evalLayerNorm(c, operands, pool); })
+      .Case([&](Pool2DOp c) { return evalPool2D(c, operands, pool); })
+      .Case([&](GlobalPoolOp c) { return evalGlobalPool(c, operands, pool); })
+      .Case([&](ReshapeOp c) {
+        return operands[0].reshaped(resultType(c).getShape());
+      })
+      .Case([&](TransposeOp c) { return evalTranspose(c, operands, pool); })
+      .Case([&](ConcatOp c) { return evalConcat(c, operands, pool); })
+      .Case([&](PadOp c) { return evalPad(c, operands, pool); })
+      .Case([&](SliceOp c) { return evalSlice(c, operands, pool); })
+      .Case([&](UpsampleOp c) { return evalUpsample(c, operands, pool); })
+      .Case([&](ReverseOp c) { return evalReverse(c, operands, pool); })
+      .Case<AddOp, SubOp, MulOp, DivOp, MaximumOp, MinimumOp, PReluOp>(
+          [&](Operation *c) { return evalBinary(c, operands, pool); })
+      .Case([&](CompareOp c) { return evalCompare(c, operands, pool); })
+      .Case([&](ActivationOp c) { return evalActivation(c, operands, pool); })
+      .Case([&](SoftmaxOp c) { return evalSoftmax(c, operands, pool); })
+      .Case([&](CastOp c) { return evalCast(c, operands, pool); })
+      .Case([&](EmbeddingOp c) { return evalEmbedding(c, operands, pool); })
+      .Case([&](SimpleRnnOp c) { return evalSimpleRnn(c, operands, pool); })
+      .Case([&](LstmOp c) { return evalLstm(c, operands, pool); })
+      .Case([&](GruOp c) { return evalGru(c, operands, pool); })
+      .Default([&](Operation *other) -> Buffer { throwUnsupported(other); });
+}
+
+} // namespace
+
+std::vector<dlc::Tensor>
+dlc::reference::execute(func::FuncOp func,
+                        const std::vector<dlc::Tensor> &inputs,
+                        const ExecOptions &options) {
+  if (func.isExternal())
+    throw UserError("function '" + func.getSymName().str() +
+                    "' has no body to execute");
+  if (!func.getBody().hasOneBlock())
+    throw UserError("function '" + func.getSymName().str() +
+                    "' has more than one block");
+  FunctionType fnType = func.getFunctionType();
+  if (inputs.size() != fnType.getNumInputs())
+    throw UserError("expected " + std::to_string(fnType.getNumInputs()) +
+                    " inputs, got " + std::to_string(inputs.size()));
+  std::vector<Buffer> args;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    args.push_back(inputBuffer(i, inputs[i], fnType.getInput(i)));
+  std::vector<RankedTensorType> resultTypes;
+  for (Type t : fnType.getResults()) {
+    auto ranked = dyn_cast<RankedTensorType>(t);
+    if (!ranked || !ranked.hasStaticShape())
+      throw UserError("function '" + func.getSymName().str() +
+                      "' returns a non-static type; the reference executor "
+                      "needs static shapes");
+    resultTypes.push_back(ranked);
+  }
+
+  unsigned threads = options.threads;
+  if (threads == 0)
+    threads = std::max(1u, std::thread::hardware_concurrency());
+  ThreadPool pool(threads);
+  Interpreter interpreter(pool);
+  std::vector<Buffer> results =
+      interpreter.run(func.getBody().front(), std::move(args));
+
+  std::vector<dlc::Tensor> outputs;
+  for (size_t i = 0; i < results.size(); ++i)
+    outputs.push_back(outputTensor(results[i], resultTypes[i]));
+  return outputs;
+}

@@ -1,0 +1,194 @@
+//===- ImporterImpl.h - state shared by the importer's files -----*- C++
+//-*-===//
+//
+// The Importer walks the Keras layer graph (Importer.cpp) and converts each
+// layer call with a converter from Layers.cpp. This header is private to the
+// two.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_FRONTENDS_KERAS_IMPORTERIMPL_H
+#define DLC_FRONTENDS_KERAS_IMPORTERIMPL_H
+
+#include "frontends/keras/ConfigAccess.h"
+#include "frontends/keras/Importer.h"
+
+#include "dialects/graph/GraphDialect.h"
+#include "support/Error.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
+
+#include <functional>
+#include <map>
+#include <set>
+
+namespace dlc::keras {
+
+/// A tensor a layer produced, with the Keras mask travelling with it (null
+/// when there is none): Embedding(mask_zero=True) makes one, recurrent
+/// layers consume it.
+struct KValue {
+  mlir::Value value;
+  mlir::Value mask;
+};
+
+class Importer;
+
+/// What a converter sees of one layer call.
+struct LayerCall_ {
+  const Layer &layer;
+  ConfigReader cfg;
+  mlir::Location loc;
+  std::vector<KValue> inputs;
+  std::string qualifiedName; ///< "outer/inner" inside nested models
+};
+
+using Converter = std::function<std::vector<KValue>(Importer &, LayerCall_ &)>;
+
+/// The converters by Keras class name (Layers.cpp).
+const std::map<std::string, Converter> &converters();
+
+/// Layers that are the identity at inference.
+bool isInferenceIdentity(const std::string &className);
+
+class Importer {
+public:
+  Importer(mlir::MLIRContext &context, const KerasModel &model);
+
+  ImportResult run();
+
+  mlir::OpBuilder &builder() { return builder_; }
+  mlir::MLIRContext *context() { return builder_.getContext(); }
+  Generation generation() const { return model_.generation; }
+
+  /// Creates an op whose result type is inferred; an inference failure
+  /// (operands that do not fit) becomes a UserError with the reason.
+  template <typename OpT>
+  mlir::Value make(mlir::Location loc, mlir::ValueRange operands,
+                   llvm::ArrayRef<mlir::NamedAttribute> attrs = {});
+
+  /// graph.reshape to `shape` (-1 kept dynamic; at most one).
+  mlir::Value reshape(mlir::Location loc, mlir::Value x,
+                      llvm::ArrayRef<int64_t> shape);
+  mlir::Value castTo(mlir::Location loc, mlir::Value x, mlir::Type element);
+  /// A weight as a graph.constant over a dense_resource blob, converted to
+  /// `element` and reshaped to `shape` (its own shape when empty).
+  mlir::Value weight(mlir::Location loc, const Tensor &tensor,
+                     const std::string &name, mlir::Type element,
+                     std::vector<int64_t> shape = {});
+  /// A splat f32 (or `like`'s element type) constant of `shape`.
+  mlir::Value splat(mlir::Location loc, double value,
+                    llvm::ArrayRef<int64_t> shape, mlir::Type element);
+  /// Applies a Keras activation given as in a config ("relu", null, a
+  /// K3 function dict); linear returns x.
+  mlir::Value activation(mlir::Location loc, mlir::Value x,
+                         const nlohmann::json &spec);
+  /// The #graph.act for a Keras activation name; nullopt for softmax
+  /// (not elementwise) and throws for unknown names.
+  std::optional<graph::ActivationAttr>
+  activationAttr(const nlohmann::json &spec);
+
+  /// Converts a layer that wraps another (TimeDistributed, Bidirectional):
+  /// the inner config as a layer with the given weights.
+  std::vector<KValue> convertInner(const nlohmann::json &innerSpec,
+                                   std::vector<Tensor> weights,
+                                   LayerCall_ &outer,
+                                   std::vector<KValue> inputs);
+
+  /// The element type layers compute in (f32; see dtype policies).
+  mlir::Type floatType() { return builder_.getF32Type(); }
+
+private:
+  struct Scope {
+    const Model *model = nullptr;
+    std::string prefix; ///< "" at the top, "outer/" inside a nested model
+    std::map<std::string, const Layer *> byName;
+    std::map<std::tuple<std::string, int, int>, KValue> values;
+    std::set<std::pair<std::string, int>> inProgress;
+    std::map<std::string, KValue> inputsByLayer; ///< InputLayer -> value
+  };
+
+  KValue resolve(Scope &scope, const TensorRef &ref);
+  std::vector<KValue> callLayer(Scope &scope, const Layer &layer, int node);
+  std::vector<KValue> convertLayer(const Layer &layer,
+                                   const std::string &qualifiedName,
+                                   std::vector<KValue> inputs);
+  std::vector<KValue> callNested(const Model &nested, const std::string &prefix,
+                                 std::vector<KValue> inputs);
+  void checkSupported();
+  void checkDtypePolicy(const Layer &layer);
+
+  /// Constants go to the top of @main, in creation order: MLIR's folder
+  /// then has no reason to move them (moving erases their location).
+  mlir::Operation *createConstant(mlir::Location loc,
+                                  mlir::RankedTensorType type,
+                                  mlir::ElementsAttr value);
+
+  const KerasModel &model_;
+  mlir::OpBuilder builder_;
+  mlir::Block *entry_ = nullptr;
+  mlir::Operation *lastConstant_ = nullptr;
+  /// The weight tensors of the model's layers, and the constants made from
+  /// them: a shared layer called several times gets one set of constants.
+  std::set<const Tensor *> layerWeights_;
+  std::map<std::tuple<const Tensor *, std::vector<int64_t>, const void *>,
+           mlir::Value>
+      weightConstants_;
+  mlir::OwningOpRef<mlir::ModuleOp> module_;
+  std::vector<LayerSummary> summaries_;
+  std::string dtypePolicy_;
+  int blobCounter_ = 0;
+};
+
+template <typename OpT, typename = void>
+struct HasProperties : std::false_type {};
+template <typename OpT>
+struct HasProperties<OpT, std::void_t<typename OpT::Properties>>
+    : std::true_type {};
+
+template <typename OpT>
+mlir::Value Importer::make(mlir::Location loc, mlir::ValueRange operands,
+                           llvm::ArrayRef<mlir::NamedAttribute> attrs) {
+  mlir::MLIRContext *ctx = context();
+  mlir::OperationState state(loc, OpT::getOperationName());
+  state.addOperands(operands);
+  state.addAttributes(attrs);
+  if constexpr (HasProperties<OpT>::value) {
+    std::optional<mlir::RegisteredOperationName> info =
+        state.name.getRegisteredInfo();
+    mlir::OpaqueProperties props =
+        &state.getOrAddProperties<typename OpT::Properties>();
+    if (mlir::failed(info->setOpPropertiesFromAttribute(
+            state.name, props, state.attributes.getDictionary(ctx), nullptr)))
+      throw UserError("internal: bad attributes for " +
+                      OpT::getOperationName().str());
+  }
+  llvm::SmallVector<mlir::Type> types;
+  std::string message;
+  {
+    mlir::ScopedDiagnosticHandler handler(ctx, [&](mlir::Diagnostic &diag) {
+      if (message.empty())
+        message = diag.str();
+      return mlir::success();
+    });
+    if (mlir::failed(OpT::inferReturnTypes(
+            ctx, loc, operands, state.attributes.getDictionary(ctx),
+            state.getRawProperties(), state.regions, types)))
+      throw UserError(message.empty() ? "operands do not fit " +
+                                            OpT::getOperationName().str()
+                                      : message);
+  }
+  state.addTypes(types);
+  return builder_.create(state)->getResult(0);
+}
+
+/// Shape of a value's ranked tensor type (kDynamic for unknown dims).
+llvm::ArrayRef<int64_t> shapeOf(mlir::Value v);
+int64_t rankOf(mlir::Value v);
+/// "(None, 26, 26, 32)".
+std::string kerasShape(mlir::Value v);
+
+} // namespace dlc::keras
+
+#endif // DLC_FRONTENDS_KERAS_IMPORTERIMPL_H

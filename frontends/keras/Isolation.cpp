@@ -1,0 +1,380 @@
+//===- Isolation.cpp - reading untrusted files in a child process -*- C++ -*-//
+//
+// The child writes to a pipe: "DLCKM001", the length of a JSON header (8
+// bytes, little-endian), the header, then the raw bytes of every weight in
+// the order the header lists them. The header is the model's structure, or
+// {"error": {...}} for a UserError. The parent treats this stream as
+// untrusted too (a corrupt file could have taken over the child): sizes are
+// checked before anything is allocated.
+//
+//===----------------------------------------------------------------------===//
+
+#include "frontends/keras/Isolation.h"
+
+#include "support/Error.h"
+
+#include <cerrno>
+#include <csignal>
+#include <cstring>
+#include <fcntl.h>
+#include <new>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+using namespace dlc;
+using namespace dlc::keras;
+using nlohmann::json;
+
+namespace {
+
+constexpr char kMagic[8] = {'D', 'L', 'C', 'K', 'M', '0', '0', '1'};
+constexpr uint64_t kMaxHeaderBytes = uint64_t(1) << 30;
+constexpr uint64_t kMaxWeightBytes = uint64_t(64) << 30;
+constexpr int kMaxDepth = 64;
+
+#if defined(__SANITIZE_ADDRESS__)
+constexpr bool kSanitized = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+constexpr bool kSanitized = true;
+#else
+constexpr bool kSanitized = false;
+#endif
+#else
+constexpr bool kSanitized = false;
+#endif
+
+//===----------------------------------------------------------------------===//
+// Serialization
+//===----------------------------------------------------------------------===//
+
+json refJson(const TensorRef &r) {
+  return json::array({r.layer, r.node, r.tensor});
+}
+
+TensorRef refFrom(const json &j) {
+  if (!j.is_array() || j.size() != 3 || !j[0].is_string() ||
+      !j[1].is_number_integer() || !j[2].is_number_integer())
+    throw std::runtime_error("malformed tensor reference");
+  return {j[0].get<std::string>(), j[1].get<int>(), j[2].get<int>()};
+}
+
+json modelJson(const Model &model, std::vector<const Tensor *> &tensors,
+               int depth) {
+  json layers = json::array();
+  for (const Layer &l : model.layers) {
+    json calls = json::array();
+    for (const LayerCall &c : l.calls) {
+      json inputs = json::array();
+      for (const TensorRef &r : c.inputs)
+        inputs.push_back(refJson(r));
+      calls.push_back({{"inputs", inputs}, {"kwargs", c.kwargs}});
+    }
+    json weights = json::array();
+    for (const Tensor &t : l.weights) {
+      weights.push_back(
+          {{"dtype", static_cast<int>(t.dtype())}, {"shape", t.shape()}});
+      tensors.push_back(&t);
+    }
+    layers.push_back(
+        {{"name", l.name},
+         {"className", l.className},
+         {"module", l.module},
+         {"registeredName", l.registeredName},
+         {"config", l.config},
+         {"weights", weights},
+         {"calls", calls},
+         {"nested",
+          l.nested ? modelJson(*l.nested, tensors, depth + 1) : json()}});
+  }
+  json inputs = json::array(), outputs = json::array();
+  for (const TensorRef &r : model.inputs)
+    inputs.push_back(refJson(r));
+  for (const TensorRef &r : model.outputs)
+    outputs.push_back(refJson(r));
+  return {{"name", model.name},     {"className", model.className},
+          {"config", model.config}, {"layers", layers},
+          {"inputs", inputs},       {"outputs", outputs}};
+}
+
+bool writeAll(int fd, const void *data, size_t size) {
+  const char *p = static_cast<const char *>(data);
+  while (size) {
+    ssize_t n = ::write(fd, p, size);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
+    p += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+bool writeMessage(int fd, const json &header,
+                  const std::vector<const Tensor *> &tensors) {
+  // Names and messages can hold bytes from the file that are not UTF-8.
+  std::string text =
+      header.dump(-1, ' ', false, json::error_handler_t::replace);
+  uint64_t size = text.size();
+  if (!writeAll(fd, kMagic, 8) || !writeAll(fd, &size, 8) ||
+      !writeAll(fd, text.data(), text.size()))
+    return false;
+  for (const Tensor *t : tensors)
+    if (t->bytes() && !writeAll(fd, t->raw(), t->bytes()))
+      return false;
+  return true;
+}
+
+bool writeError(int fd, const UserError &e) {
+  return writeMessage(fd,
+                      {{"error",
+                        {{"reason", e.reason()},
+                         {"file", e.file()},
+                         {"layer", e.layer()},
+                         {"class", e.layerClass()}}}},
+                      {});
+}
+
+/// Reads exactly `size` bytes; false at a premature end of the stream.
+bool readAll(int fd, void *data, size_t size) {
+  char *p = static_cast<char *>(data);
+  while (size) {
+    ssize_t n = ::read(fd, p, size);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return false;
+    p += n;
+    size -= static_cast<size_t>(n);
+  }
+  return true;
+}
+
+class Reader {
+public:
+  explicit Reader(int fd) : fd_(fd) {}
+
+  std::shared_ptr<Model> model(const json &j, int depth) {
+    if (depth > kMaxDepth || !j.is_object())
+      throw std::runtime_error("malformed model");
+    auto m = std::make_shared<Model>();
+    m->name = j.at("name").get<std::string>();
+    m->className = j.at("className").get<std::string>();
+    m->config = j.at("config");
+    for (const json &r : j.at("inputs"))
+      m->inputs.push_back(refFrom(r));
+    for (const json &r : j.at("outputs"))
+      m->outputs.push_back(refFrom(r));
+    for (const json &lj : j.at("layers")) {
+      Layer l;
+      l.name = lj.at("name").get<std::string>();
+      l.className = lj.at("className").get<std::string>();
+      l.module = lj.at("module").get<std::string>();
+      l.registeredName = lj.at("registeredName").get<std::string>();
+      l.config = lj.at("config");
+      for (const json &cj : lj.at("calls")) {
+        LayerCall c;
+        for (const json &r : cj.at("inputs"))
+          c.inputs.push_back(refFrom(r));
+        c.kwargs = cj.at("kwargs");
+        l.calls.push_back(std::move(c));
+      }
+      for (const json &wj : lj.at("weights"))
+        l.weights.push_back(tensor(wj));
+      if (!lj.at("nested").is_null())
+        l.nested = model(lj.at("nested"), depth + 1);
+      m->layers.push_back(std::move(l));
+    }
+    return m;
+  }
+
+private:
+  Tensor tensor(const json &wj) {
+    int code = wj.at("dtype").get<int>();
+    if (code < 0 || code > static_cast<int>(DType::Bool))
+      throw std::runtime_error("malformed weight dtype");
+    DType dtype = static_cast<DType>(code);
+    std::vector<int64_t> shape = wj.at("shape").get<std::vector<int64_t>>();
+    std::optional<int64_t> n = checkedNumel(shape, dtypeSize(dtype));
+    if (!n)
+      throw std::runtime_error("malformed weight shape");
+    uint64_t bytes = static_cast<uint64_t>(*n) * dtypeSize(dtype);
+    if (bytes > kMaxWeightBytes - total_)
+      throw std::runtime_error("too many weight bytes");
+    total_ += bytes;
+    Tensor t(dtype, shape);
+    if (bytes && !readAll(fd_, t.raw(), bytes))
+      throw std::runtime_error("truncated weights");
+    return t;
+  }
+
+  int fd_;
+  uint64_t total_ = 0;
+};
+
+/// Reads the child's message: the model, or its UserError rethrown. Any
+/// other failure throws another std::exception (the child died mid-way, or
+/// wrote nonsense).
+KerasModel readMessage(int fd) {
+  char magic[8];
+  uint64_t size = 0;
+  if (!readAll(fd, magic, 8) || std::memcmp(magic, kMagic, 8) != 0 ||
+      !readAll(fd, &size, 8) || size > kMaxHeaderBytes)
+    throw std::runtime_error("no result");
+  std::string text(static_cast<size_t>(size), '\0');
+  if (!readAll(fd, text.data(), text.size()))
+    throw std::runtime_error("truncated result");
+  json header = json::parse(text);
+  if (header.contains("error")) {
+    const json &e = header["error"];
+    throw UserError(
+        e.at("reason").get<std::string>(), e.at("file").get<std::string>(),
+        e.at("layer").get<std::string>(), e.at("class").get<std::string>());
+  }
+  KerasModel out;
+  int generation = header.at("generation").get<int>();
+  int format = header.at("format").get<int>();
+  if (generation < 0 || generation > 2 || format < 0 || format > 3)
+    throw std::runtime_error("malformed result");
+  out.generation = static_cast<Generation>(generation);
+  out.format = static_cast<FileFormat>(format);
+  out.path = header.at("path").get<std::string>();
+  out.kerasVersion = header.at("kerasVersion").get<std::string>();
+  Reader reader(fd);
+  out.model = reader.model(header.at("model"), 0);
+  return out;
+}
+
+//===----------------------------------------------------------------------===//
+// The child
+//===----------------------------------------------------------------------===//
+
+uint64_t currentAddressSpace() {
+  long pages = 0;
+  if (FILE *f = std::fopen("/proc/self/statm", "r")) {
+    if (std::fscanf(f, "%ld", &pages) != 1)
+      pages = 0;
+    std::fclose(f);
+  }
+  return static_cast<uint64_t>(pages) *
+         static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+}
+
+[[noreturn]] void child(int fd, const std::function<KerasModel()> &read,
+                        const IsolationLimits &limits) {
+  // Die quietly on a crash: no inherited crash handler (LLVM's prints a
+  // stack dump), nothing on the user's terminal.
+  for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGALRM, SIGPIPE})
+    std::signal(sig, SIG_DFL);
+  int devnull = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  if (devnull >= 0)
+    ::dup2(devnull, STDERR_FILENO);
+  ::alarm(limits.seconds);
+  if (!kSanitized) {
+    uint64_t extra = limits.extraMemoryBytes;
+    if (!extra)
+      extra = static_cast<uint64_t>(::sysconf(_SC_PHYS_PAGES)) *
+              static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+    rlimit rl;
+    rl.rlim_cur = rl.rlim_max = currentAddressSpace() + extra;
+    ::setrlimit(RLIMIT_AS, &rl);
+  }
+
+  // Nothing may leave this function: an exception escaping it would unwind
+  // into the caller's code, running in the child as if it were the parent.
+  bool ok = false;
+  try {
+    try {
+      KerasModel m = read();
+      std::vector<const Tensor *> tensors;
+      json header = {{"generation", static_cast<int>(m.generation)},
+                     {"format", static_cast<int>(m.format)},
+                     {"path", m.path},
+                     {"kerasVersion", m.kerasVersion},
+                     {"model", modelJson(*m.model, tensors, 0)}};
+      ok = writeMessage(fd, header, tensors);
+    } catch (const UserError &e) {
+      ok = writeError(fd, e);
+    } catch (const std::bad_alloc &) {
+      ok = writeError(fd, UserError("reading the model needs more memory "
+                                    "than is available"));
+    } catch (const std::exception &e) {
+      ok = writeError(fd, UserError(e.what()));
+    }
+  } catch (...) {
+    ok = false;
+  }
+  // _exit: no atexit handlers or static destructors of the parent's state.
+  ::_exit(ok ? 0 : 1);
+}
+
+} // namespace
+
+KerasModel dlc::keras::runIsolated(const std::function<KerasModel()> &read,
+                                   const IsolationLimits &limits) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0)
+    throw UserError(std::string("cannot create a pipe: ") +
+                    std::strerror(errno));
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    int err = errno;
+    ::close(fds[0]);
+    ::close(fds[1]);
+    throw UserError(std::string("cannot start a reader process: ") +
+                    std::strerror(err));
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    child(fds[1], read, limits);
+  }
+  ::close(fds[1]);
+
+  // Reap the child on every path out; kill it if the parent gives up first.
+  struct Reaper {
+    pid_t pid;
+    int fd;
+    int status = 0;
+    bool done = false;
+    int wait() {
+      if (!done) {
+        while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        }
+        done = true;
+      }
+      return status;
+    }
+    ~Reaper() {
+      ::close(fd);
+      if (!done) {
+        ::kill(pid, SIGKILL);
+        wait();
+      }
+    }
+  } reaper{pid, fds[0]};
+
+  KerasModel result;
+  std::string failure;
+  try {
+    result = readMessage(fds[0]);
+  } catch (const UserError &) {
+    throw;
+  } catch (const std::exception &e) {
+    failure = e.what();
+  }
+  ::close(fds[0]);
+  reaper.fd = -1;
+  int status = reaper.wait();
+  if (failure.empty() && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+    return result;
+  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
+    throw UserError("reading the model took longer than " +
+                    std::to_string(limits.seconds) + " seconds");
+  if (WIFSIGNALED(status))
+    throw UserError("the file is corrupt: the reader crashed on it (signal " +
+                    std::to_string(WTERMSIG(status)) + ", " +
+                    strsignal(WTERMSIG(status)) + ")");
+  throw UserError("the file is corrupt: the reader stopped without a result");
+}

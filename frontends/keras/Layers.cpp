@@ -1,0 +1,1100 @@
+//===- Layers.cpp - one converter per Keras layer class ----------*- C++
+//-*-===//
+//
+// Each converter reads its layer's config and weights and builds graph ops
+// with the inference semantics of KERAS.md section 2. Spatial layers accept
+// channels_last and channels_first; 1-D layers become 2-D ones over a unit
+// height. Padding "same" is resolved to explicit pads here, which needs the
+// spatial size to be static.
+//
+//===----------------------------------------------------------------------===//
+
+#include "frontends/keras/ImporterImpl.h"
+
+#include <cmath>
+#include <numeric>
+
+using namespace mlir;
+using namespace dlc;
+using namespace dlc::keras;
+using namespace dlc::graph;
+using nlohmann::json;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Shared helpers
+//===----------------------------------------------------------------------===//
+
+constexpr int64_t kDyn = ShapedType::kDynamic;
+
+Value input(LayerCall_ &c, size_t count = 1) {
+  if (c.inputs.size() != count)
+    throw UserError("expects " + std::to_string(count) + " input" +
+                    (count == 1 ? "" : "s") + ", got " +
+                    std::to_string(c.inputs.size()));
+  return c.inputs[0].value;
+}
+
+void expectRank(Value x, std::initializer_list<int64_t> ranks) {
+  for (int64_t r : ranks)
+    if (rankOf(x) == r)
+      return;
+  std::string want;
+  for (int64_t r : ranks)
+    want += (want.empty() ? "" : " or ") + std::to_string(r);
+  throw UserError("expects an input of rank " + want + ", got shape " +
+                  kerasShape(x));
+}
+
+/// The layer's weights, checked against the expected names and shapes (an
+/// empty expected shape is not checked).
+const std::vector<Tensor> &weights(LayerCall_ &c,
+                                   std::vector<std::string> names,
+                                   std::vector<std::vector<int64_t>> shapes) {
+  const std::vector<Tensor> &w = c.layer.weights;
+  if (w.size() != names.size()) {
+    std::string list;
+    for (const std::string &n : names)
+      list += (list.empty() ? "" : ", ") + n;
+    throw UserError("expects " + std::to_string(names.size()) + " weights (" +
+                    list + "), the file has " + std::to_string(w.size()));
+  }
+  for (size_t i = 0; i < names.size(); ++i)
+    if (!shapes[i].empty() && w[i].shape() != shapes[i])
+      throw UserError(names[i] + " has shape " + formatShape(w[i].shape()) +
+                      ", expected " + formatShape(shapes[i]));
+  return w;
+}
+
+bool channelsFirst(LayerCall_ &c) {
+  std::string f = c.cfg.getString("data_format", "channels_last");
+  if (f != "channels_last" && f != "channels_first")
+    throw UserError("unknown data_format '" + f + "'");
+  return f == "channels_first";
+}
+
+Layout layoutOf(bool cf) { return cf ? Layout::NCHW : Layout::NHWC; }
+
+int64_t staticDim(Value x, int64_t i, const char *what) {
+  int64_t d = shapeOf(x)[i < 0 ? i + rankOf(x) : i];
+  if (d == kDyn)
+    throw UserError(std::string(what) + " of input " + kerasShape(x) +
+                    " must be known");
+  return d;
+}
+
+/// Keras's "same" padding of one spatial dim: [before, after].
+std::pair<int64_t, int64_t> samePads(int64_t n, int64_t k, int64_t s,
+                                     int64_t d) {
+  int64_t out = (n + s - 1) / s;
+  int64_t total = std::max((out - 1) * s + d * (k - 1) + 1 - n, int64_t(0));
+  return {total / 2, total - total / 2};
+}
+
+/// Pads [top, bottom, left, right] for padding "valid", "same" or (1-D)
+/// "causal".
+std::vector<int64_t> windowPads(const std::string &padding, Value x,
+                                int64_t hDim, int64_t wDim,
+                                std::vector<int64_t> k, std::vector<int64_t> s,
+                                std::vector<int64_t> d) {
+  if (padding == "valid")
+    return {0, 0, 0, 0};
+  if (padding == "causal")
+    return {0, 0, d[1] * (k[1] - 1), 0};
+  if (padding != "same")
+    throw UserError("unknown padding '" + padding + "'");
+  auto [t, b] = samePads(staticDim(x, hDim, "the height"), k[0], s[0], d[0]);
+  auto [l, r] = samePads(staticDim(x, wDim, "the width"), k[1], s[1], d[1]);
+  return {t, b, l, r};
+}
+
+NamedAttribute attr(Importer &im, const char *name, Attribute value) {
+  return im.builder().getNamedAttr(name, value);
+}
+Attribute ints(Importer &im, ArrayRef<int64_t> v) {
+  return im.builder().getDenseI64ArrayAttr(v);
+}
+Attribute i64(Importer &im, int64_t v) {
+  return im.builder().getI64IntegerAttr(v);
+}
+
+Value biasAndActivation(Importer &im, LayerCall_ &c, Value y,
+                        const Tensor *bias, int64_t axis) {
+  if (bias)
+    y = im.make<BiasAddOp>(
+        c.loc,
+        {y, im.weight(c.loc, *bias, c.qualifiedName + "/bias", im.floatType())},
+        {attr(im, "axis", i64(im, axis))});
+  return im.activation(c.loc, y, c.cfg.raw("activation"));
+}
+
+std::vector<KValue> one(Value v, Value mask = {}) { return {{v, mask}}; }
+
+/// A 1-D layer on [N, L, C] (or [N, C, L]) as a 2-D layer on a unit height.
+Value to2D(Importer &im, Location loc, Value x, bool cf) {
+  ArrayRef<int64_t> s = shapeOf(x);
+  return cf ? im.reshape(loc, x, {-1, s[1], 1, s[2]})
+            : im.reshape(loc, x, {-1, 1, s[1], s[2]});
+}
+Value from2D(Importer &im, Location loc, Value y, bool cf) {
+  ArrayRef<int64_t> s = shapeOf(y);
+  return cf ? im.reshape(loc, y, {-1, s[1], s[3]})
+            : im.reshape(loc, y, {-1, s[2], s[3]});
+}
+
+//===----------------------------------------------------------------------===//
+// Dense and convolutions
+//===----------------------------------------------------------------------===//
+
+std::vector<KValue> dense(Importer &im, LayerCall_ &c) {
+  Value x = input(c);
+  int64_t in = staticDim(x, -1, "the last dim");
+  int64_t units = c.cfg.getInt("units");
+  bool useBias = c.cfg.getBool("use_bias", true);
+  auto &w = useBias ? weights(c, {"kernel", "bias"}, {{in, units}, {units}})
+                    : weights(c, {"kernel"}, {{in, units}});
+  Value y = im.make<MatmulOp>(
+      c.loc,
+      {x, im.weight(c.loc, w[0], c.qualifiedName + "/kernel", im.floatType())});
+  y = biasAndActivation(im, c, y, useBias ? &w[1] : nullptr, -1);
+  return one(y, c.inputs[0].mask);
+}
+
+/// Conv1D and Conv2D.
+std::vector<KValue> conv(Importer &im, LayerCall_ &c, int dims) {
+  Value x = input(c);
+  expectRank(x, {dims + 2});
+  bool cf = channelsFirst(c);
+  int64_t channels = staticDim(x, cf ? 1 : -1, "the channel count");
+  int64_t filters = c.cfg.getInt("filters");
+  int64_t groups = c.cfg.getInt("groups", 1);
+  if (groups < 1 || channels % groups || filters % groups)
+    throw UserError("groups " + std::to_string(groups) +
+                    " must divide the input channels " +
+                    std::to_string(channels) + " and the filters " +
+                    std::to_string(filters));
+  std::vector<int64_t> k = c.cfg.getInts("kernel_size", dims);
+  std::vector<int64_t> s =
+      c.cfg.getInts("strides", dims, std::vector<int64_t>(dims, 1));
+  std::vector<int64_t> d =
+      c.cfg.getInts("dilation_rate", dims, std::vector<int64_t>(dims, 1));
+  bool useBias = c.cfg.getBool("use_bias", true);
+  std::vector<int64_t> kshape = k;
+  kshape.push_back(channels / groups);
+  kshape.push_back(filters);
+  auto &w = useBias ? weights(c, {"kernel", "bias"}, {kshape, {filters}})
+                    : weights(c, {"kernel"}, {kshape});
+  std::string padding = c.cfg.getString("padding", "valid");
+  if (padding == "causal" && dims != 1)
+    throw UserError("causal padding is for Conv1D only");
+  if (dims == 1) {
+    x = to2D(im, c.loc, x, cf);
+    k.insert(k.begin(), 1), s.insert(s.begin(), 1), d.insert(d.begin(), 1);
+  }
+  std::vector<int64_t> pads =
+      windowPads(padding, x, cf ? 2 : 1, cf ? 3 : 2, k, s, d);
+  Value kernel =
+      im.weight(c.loc, w[0], c.qualifiedName + "/kernel", im.floatType(),
+                {k[0], k[1], channels / groups, filters});
+  Value y = im.make<Conv2DOp>(
+      c.loc, {x, kernel},
+      {attr(im, "strides", ints(im, s)), attr(im, "dilations", ints(im, d)),
+       attr(im, "pads", ints(im, pads)), attr(im, "groups", i64(im, groups)),
+       attr(im, "data_layout", LayoutAttr::get(im.context(), layoutOf(cf)))});
+  y = biasAndActivation(im, c, y, useBias ? &w[1] : nullptr, cf ? 1 : -1);
+  if (dims == 1)
+    y = from2D(im, c.loc, y, cf);
+  return one(y);
+}
+
+Value depthwise(Importer &im, LayerCall_ &c, Value x, bool cf,
+                const Tensor &kernel, int64_t channels, int64_t multiplier,
+                std::vector<int64_t> k, std::vector<int64_t> s,
+                std::vector<int64_t> d, const std::string &padding) {
+  std::vector<int64_t> pads =
+      windowPads(padding, x, cf ? 2 : 1, cf ? 3 : 2, k, s, d);
+  Value w = im.weight(c.loc, kernel, c.qualifiedName + "/depthwise_kernel",
+                      im.floatType());
+  return im.make<DepthwiseConv2DOp>(
+      c.loc, {x, w},
+      {attr(im, "strides", ints(im, s)), attr(im, "dilations", ints(im, d)),
+       attr(im, "pads", ints(im, pads)),
+       attr(im, "data_layout", LayoutAttr::get(im.context(), layoutOf(cf)))});
+}
+
+std::vector<KValue> depthwiseConv2D(Importer &im, LayerCall_ &c) {
+  Value x = input(c);
+  expectRank(x, {4});
+  bool cf = channelsFirst(c);
+  int64_t channels = staticDim(x, cf ? 1 : -1, "the channel count");
+  int64_t m = c.cfg.getInt("depth_multiplier", 1);
+  std::vector<int64_t> k = c.cfg.getInts("kernel_size", 2);
+  std::vector<int64_t> s = c.cfg.getInts("strides", 2, {1, 1});
+  std::vector<int64_t> d = c.cfg.getInts("dilation_rate", 2, {1, 1});
+  bool useBias = c.cfg.getBool("use_bias", true);
+  std::vector<int64_t> kshape = {k[0], k[1], channels, m};
+  auto &w = useBias ? weights(c, {"kernel", "bias"}, {kshape, {channels * m}})
+                    : weights(c, {"kernel"}, {kshape});
+  Value y = depthwise(im, c, x, cf, w[0], channels, m, k, s, d,
+                      c.cfg.getString("padding", "valid"));
+  return one(
+      biasAndActivation(im, c, y, useBias ? &w[1] : nullptr, cf ? 1 : -1));
+}
+
+std::vector<KValue> separableConv2D(Importer &im, LayerCall_ &c) {
+  Value x = input(c);
+  expectRank(x, {4});
+  bool cf = channelsFirst(c);
+  int64_t channels = staticDim(x, cf ? 1 : -1, "the channel count");
+  int64_t m = c.cfg.getInt("depth_multiplier", 1);
+  int64_t filters = c.cfg.getInt("filters");
+  std::vector<int64_t> k = c.cfg.getInts("kernel_size", 2);
+  std::vector<int64_t> s = c.cfg.getInts("strides", 2, {1, 1});
+  std::vector<int64_t> d = c.cfg.getInts("dilation_rate", 2, {1, 1});
+  bool useBias = c.cfg.getBool("use_bias", true);
+  std::vector<int64_t> dshape = {k[0], k[1], channels, m},
+                       pshape = {1, 1, channels * m, filters};
+  auto &w = useBias
+                ? weights(c, {"depthwise_kernel", "pointwise_kernel", "bias"},
+                          {dshape, pshape, {filters}})
+                : weights(c, {"depthwise_kernel", "pointwise_kernel"},
+                          {dshape, pshape});
+  Value y = depthwise(im, c, x, cf, w[0], channels, m, k, s, d,
+                      c.cfg.getString("padding", "valid"));
+  Value pw = im.weight(c.loc, w[1], c.qualifiedName + "/pointwise_kernel",
+                       im.floatType());
+  y = im.make<Conv2DOp>(
+      c.loc, {y, pw},
+      {attr(im, "data_layout", LayoutAttr::get(im.context(), layoutOf(cf)))});
+  return one(
+      biasAndActivation(im, c, y, useBias ? &w[2] : nullptr, cf ? 1 : -1));
+}
+
+/// Crop [before, after] and extension of one dim of Conv2DTranspose,
+/// relative to the full transposed convolution (n - 1) * s + k_eff.
+struct TransposeCrop {
+  int64_t before, after, extend;
+};
+
+TransposeCrop transposeCrop(Generation gen, const std::string &padding,
+                            int64_t n, int64_t k, int64_t s, int64_t d,
+                            std::optional<int64_t> outputPadding) {
+  int64_t keff = (k - 1) * d + 1;
+  int64_t full = (n - 1) * s + keff;
+  int64_t before, after;
+  if (gen == Generation::Keras3) {
+    // Keras 3 (JAX backend): lax.conv_transpose padding (left, right).
+    int64_t left, right;
+    if (padding == "valid") {
+      int64_t op = outputPadding ? *outputPadding : std::max(keff, s) - keff;
+      left = keff - 1;
+      right = keff - 1 + op;
+    } else {
+      int64_t padLen =
+          outputPadding ? keff + keff % 2 - 2 + *outputPadding : s + keff - 2;
+      left = std::min(padLen / 2 + padLen % 2, keff - 1);
+      right = padLen - left;
+    }
+    before = keff - 1 - left;
+    after = keff - 1 - right;
+  } else {
+    // Keras 2 and TF.js (TensorFlow): the output length, then the forward
+    // convolution's padding of that length.
+    int64_t out;
+    if (!outputPadding)
+      out = padding == "valid" ? n * s + std::max(keff - s, int64_t(0)) : n * s;
+    else
+      out = (n - 1) * s + keff - 2 * (padding == "same" ? keff / 2 : 0) +
+            *outputPadding;
+    int64_t total =
+        padding == "same" ? std::max((n - 1) * s + keff - out, int64_t(0)) : 0;
+    before = total / 2;
+    after = full - out - before;
+  }
+  if (before < 0)
+    throw UserError("unsupported Conv2DTranspose padding");
+  return {before, std::max(after, int64_t(0)), std::max(-after, int64_t(0))};
+}
+
+std::vector<KValue> conv2DTranspose(Importer &im, LayerCall_ &c) {
+  Value x = input(c);
+  expectRank(x, {4});
+  bool cf = channelsFirst(c);
+  int64_t channels = staticDim(x, cf ? 1 : -1, "the channel count");
+  int64_t filters = c.cfg.getInt("filters");
+  std::vector<int64_t> k = c.cfg.getInts("kernel_size", 2);
+  std::vector<int64_t> s = c.cfg.getInts("strides", 2, {1, 1});
+  std::vector<int64_t> d = c.cfg.getInts("dilation_rate", 2, {1, 1});
+  std::string padding = c.cfg.getString("padding", "valid");
+  if (padding != "valid" && padding != "same")
+    throw UserError("unknown padding '" + padding + "'");
+  std::optional<std::vector<int64_t>> op;
+  if (!c.cfg.isNull("output_padding"))
+    op = c.cfg.getInts("output_padding", 2);
+  bool useBias = c.cfg.getBool("use_bias", true);
+  std::vector<int64_t> kshape = {k[0], k[1], filters, channels};
+  auto &w = useBias ? weights(c, {"kernel", "bias"}, {kshape, {filters}})
+                    : weights(c, {"kernel"}, {kshape});
+  std::vector<int64_t> pads(4), extend(2);
+  for (int i = 0; i < 2; ++i) {
+    int64_t n = staticDim(x, (cf ? 2 : 1) + i, "the spatial size");
+    TransposeCrop crop =
+        transposeCrop(im.generation(), padding, n, k[i], s[i], d[i],
+                      op ? std::optional<int64_t>((*op)[i]) : std::nullopt);
+    pads[2 * i] = crop.before;
+    pads[2 * i + 1] = crop.after;
+    extend[i] = crop.extend;
+  }
+  Value kernel =
+      im.weight(c.loc, w[0], c.qualifiedName + "/kernel", im.floatType());
+  Value y = im.make<Conv2DTransposeOp>(
+      c.loc, {x, kernel},
+      {attr(im, "strides", ints(im, s)), attr(im, "dilations", ints(im, d)),
+       attr(im, "pads", ints(im, pads)),
+       attr(im, "output_padding", ints(im, extend)),
+       attr(im, "data_layout", LayoutAttr::get(im.context(), layoutOf(cf)))});
+  return one(
+      biasAndActivation(im, c, y, useBias ? &w[1] : nullptr, cf ? 1 : -1));
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+std::vector<KValue> pool(Importer &im, LayerCall_ &c, int dims, PoolKind kind) {
+  Value x = input(c);
+  expectRank(x, {dims + 2});
+  bool cf = channelsFirst(c);
+  std::vector<int64_t> k =
+      c.cfg.getInts("pool_size", dims, std::vector<int64_t>(dims, 2));
+  std::vector<int64_t> s = c.cfg.getInts("strides", dims, k);
+  if (dims == 1) {
+    x = to2D(im, c.loc, x, cf);
+    k.insert(k.begin(), 1), s.insert(s.begin(), 1);
+  }
+  std::vector<int64_t> pads = windowPads(c.cfg.getString("padding", "valid"), x,
+                                         cf ? 2 : 1, cf ? 3 : 2, k, s, {1, 1});
+  Value y = im.make<Pool2DOp>(
+      c.loc, {x},
+      {attr(im, "kind", PoolKindAttr::get(im.context(), kind)),
+       attr(im, "window", ints(im, k)), attr(im, "strides", ints(im, s)),
+       attr(im, "pads", ints(im, pads)),
+       attr(im, "data_layout", LayoutAttr::get(im.context(), layoutOf(cf)))});
+  return one(dims == 1 ? from2D(im, c.loc, y, cf) : y);
+}
+
+std::vector<KValue> globalPool(Importer &im, LayerCall_ &c, int dims,
+                               PoolKind kind) {
+  if (c.inputs.size() == 1 && c.inputs[0].mask)
+    throw UserError("a mask (from Embedding mask_zero) reaching global "
+                    "pooling is not supported");
+  Value x = input(c);
+  expectRank(x, {dims + 2});
+  bool cf = channelsFirst(c);
+  std::vector<int64_t> axes;
+  for (int i = 0; i < dims; ++i)
+    axes.push_back((cf ? 2 : 1) + i);
+  return one(im.make<GlobalPoolOp>(
+      c.loc, {x},
+      {attr(im, "kind", PoolKindAttr::get(im.context(), kind)),
+       attr(im, "axes", ints(im, axes)),
+       attr(im, "keepdims",
+            im.builder().getBoolAttr(c.cfg.getBool("keepdims", false)))}));
+}
+
+//===----------------------------------------------------------------------===//
+// Shape layers
+//===----------------------------------------------------------------------===//
+
+int64_t staticProduct(Value x, size_t from) {
+  int64_t p = 1;
+  for (size_t i = from; i < shapeOf(x).size(); ++i)
+    p *= staticDim(x, i, "every non-batch dim");
+  return p;
+}
+
+std::vector<KValue> flatten(Importer &im, LayerCall_ &c) {
+  Value x = input(c);
+  if (channelsFirst(c) && rankOf(x) > 2) {
+    std::vector<int64_t> perm = {0};
+    for (int64_t i = 2; i < rankOf(x); ++i)
+      perm.push_back(i);
+    perm.push_back(1);
+    x = im.make<TransposeOp>(c.loc, {x}, {attr(im, "perm", ints(im, perm))});
+  }
+  return one(im.reshape(c.loc, x, {-1, staticProduct(x, 1)}));
+}
+
+std::vector<KValue> reshapeLayer(Importer &im, LayerCall_ &c) {
+  Value x = input(c);
+  std::vector<int64_t> target = c.cfg.getInts("target_shape", 0);
+  int64_t total = staticProduct(x, 1), known = 1;
+  int unknown = -1;
+  for (size_t i = 0; i < target.size(); ++i) {
+    if (target[i] == -1 && unknown < 0)
+      unknown = static_cast<int>(i);
+    else if (target[i] > 0)
+      known *= target[i];
+    else
+      throw UserError("target_shape " + formatShape(target) +
+                      " has an invalid entry");
+  }
+  if (unknown >= 0) {
+    if (total % known)
+      throw UserError("cannot reshape " + kerasShape(x) + " to " +
+                      formatShape(target));
+    target[unknown] = total / known;
+  }
+  std::vector<int64_t> shape = {-1};
+  shape.insert(shape.end(), target.begin(), target.end());
+  std::optional<int64_t> n = checkedNumel(target);
+  if (!n || *n != total)
+    throw UserError("cannot reshape " + kerasShape(x) + " to " +
+                    formatShape(target));
+  return one(im.reshape(c.loc, x, shape));
+}
+
+std::vector<KValue> permute(Importer &im, LayerCall_ &c) {
+  Value x = input(c);
+  std::vector<int64_t> perm = {0};
+  for (int64_t d : c.cfg.getInts("dims", 0))
+    perm.push_back(d);
+  return one(
+      im.make<TransposeOp>(c.loc, {x}, {attr(im, "perm", ints(im, perm))}));
+}
+
+std::vector<KValue> repeatVector(Importer &im, LayerCall_ &c) {
+  Value x = input(c);
+  expectRank(x, {2});
+  int64_t n = c.cfg.getInt("n");
+  if (n < 1)
+    throw UserError("n must be positive");
+  Value y = im.reshape(c.loc, x, {-1, 1, staticDim(x, 1, "the feature dim")});
+  return one(im.make<UpsampleOp>(c.loc, {y},
+                                 {attr(im, "scales", ints(im, {1, n, 1}))}));
+}
+
+/// ((a, b), (c, d)) from an int, a pair of ints or a pair of pairs.
+std::vector<std::pair<int64_t, int64_t>> pairs(LayerCall_ &c, const char *key,
+                                               int dims) {
+  const json &v = c.cfg.raw(key);
+  std::vector<std::pair<int64_t, int64_t>> out;
+  auto num = [&](const json &e) {
+    if (!e.is_number_integer() || e.get<int64_t>() < 0)
+      throw UserError(std::string(key) + " must hold non-negative integers");
+    return e.get<int64_t>();
+  };
+  if (v.is_number_integer()) {
+    for (int i = 0; i < dims; ++i)
+      out.push_back({num(v), num(v)});
+  } else if (v.is_array() && dims == 1 && v.size() == 2) {
+    out.push_back({num(v[0]), num(v[1])});
+  } else if (v.is_array() && static_cast<int>(v.size()) == dims) {
+    for (const json &e : v) {
+      if (e.is_array() && e.size() == 2)
+        out.push_back({num(e[0]), num(e[1])});
+      else
+        out.push_back({num(e), num(e)});
+    }
+  } else {
+    throw UserError(std::string(key) + " has an unexpected form " + v.dump());
+  }
+  return out;
+}
+
+std::vector<KValue> zeroPadding(Importer &im, LayerCall_ &c, int dims) {
+  Value x = input(c);
+  expectRank(x, {dims + 2});
+  bool cf = channelsFirst(c);
+  auto p = pairs(c, "padding", dims);
+  std::vector<int64_t> low(dims + 2, 0), high(dims + 2, 0);
+  for (int i = 0; i < dims; ++i) {
+    low[(cf ? 2 : 1) + i] = p[i].first;
+    high[(cf ? 2 : 1) + i] = p[i].second;
+  }
+  return one(im.make<PadOp>(
+      c.loc, {x},
+      {attr(im, "low", ints(im, low)), attr(im, "high", ints(im, high))}));
+}
+
+std::vector<KValue> cropping(Importer &im, LayerCall_ &c, int dims) {
+  Value x = input(c);
+  expectRank(x, {dims + 2});
+  bool cf = channelsFirst(c);
+  auto p = pairs(c, "cropping", dims);
+  std::vector<int64_t> starts(dims + 2, 0), sizes(dims + 2, -1);
+  for (int i = 0; i < dims; ++i) {
+    int64_t axis = (cf ? 2 : 1) + i;
+    int64_t n = staticDim(x, axis, "the cropped size");
+    if (p[i].first + p[i].second >= n)
+      throw UserError("cropping removes all of dim " + std::to_string(axis) +
+                      " of size " + std::to_string(n));
+    starts[axis] = p[i].first;
+    sizes[axis] = n - p[i].first - p[i].second;
+  }
+  return one(im.make<SliceOp>(c.loc, {x},
+                              {attr(im, "starts", ints(im, starts)),
+                               attr(im, "sizes", ints(im, sizes))}));
+}
+
+std::vector<KValue> upSampling(Importer &im, LayerCall_ &c, int dims) {
+  Value x = input(c);
+  expectRank(x, {dims + 2});
+  if (c.cfg.getString("interpolation", "nearest") != "nearest")
+    throw UserError("interpolation '" + c.cfg.getString("interpolation") +
+                    "' is not supported (nearest is)");
+  bool cf = dims == 2 && channelsFirst(c);
+  std::vector<int64_t> size = c.cfg.getInts(dims == 1 ? "size" : "size", dims,
+                                            std::vector<int64_t>(dims, 2));
+  std::vector<int64_t> scales(dims + 2, 1);
+  for (int i = 0; i < dims; ++i)
+    scales[(cf ? 2 : 1) + i] = size[i];
+  return one(
+      im.make<UpsampleOp>(c.loc, {x}, {attr(im, "scales", ints(im, scales))}));
+}
+
+//===----------------------------------------------------------------------===//
+// Normalization and scaling
+//===----------------------------------------------------------------------===//
+
+/// Axes from an int or a list (Keras 2 writes a list after build).
+std::vector<int64_t> axesOf(LayerCall_ &c, const char *key, int64_t rank,
+                            std::vector<int64_t> fallback) {
+  std::vector<int64_t> axes = fallback;
+  if (c.cfg.raw(key).is_number_integer())
+    axes = {c.cfg.getInt(key)};
+  else if (!c.cfg.isNull(key))
+    axes = c.cfg.getInts(key, 0);
+  for (int64_t &a : axes) {
+    if (a < -rank || a >= rank)
+      throw UserError(std::string(key) + " " + std::to_string(a) +
+                      " is out of range for rank " + std::to_string(rank));
+    a = a < 0 ? a + rank : a;
+  }
+  return axes;
+}
+
+std::vector<KValue> batchNorm(Importer &im, LayerCall_ &c) {
+  Value x = input(c);
+  std::vector<int64_t> axes = axesOf(c, "axis", rankOf(x), {-1});
+  if (axes.size() != 1)
+    throw UserError("BatchNormalization over several axes is not supported");
+  int64_t ch = staticDim(x, axes[0], "the normalized dim");
+  bool center = c.cfg.getBool("center", true),
+       scale = c.cfg.getBool("scale", true);
+  std::vector<std::string> names;
+  if (scale)
+    names.push_back("gamma");
+  if (center)
+    names.push_back("beta");
+  names.push_back("moving_mean");
+  names.push_back("moving_variance");
+  auto &w = weights(c, names,
+                    std::vector<std::vector<int64_t>>(
+                        names.size(), std::vector<int64_t>{ch}));
+  size_t i = 0;
+  Value gamma = scale ? im.weight(c.loc, w[i++], c.qualifiedName + "/gamma",
+                                  im.floatType())
+                      : im.splat(c.loc, 1.0, {ch}, im.floatType());
+  Value beta = center ? im.weight(c.loc, w[i++], c.qualifiedName + "/beta",
+                                  im.floatType())
+                      : im.splat(c.loc, 0.0, {ch}, im.floatType());
+  Value mean = im.weight(c.loc, w[i++], c.qualifiedName + "/moving_mean",
+                         im.floatType());
+  Value var = im.weight(c.loc, w[i++], c.qualifiedName + "/moving_variance",
+                        im.floatType());
+  return one(im.make<BatchNormOp>(c.loc, {x, gamma, beta, mean, var},
+                                  {attr(im, "epsilon",
+                                        im.builder().getF64FloatAttr(
+                                            c.cfg.getFloat("epsilon", 1e-3))),
+                                   attr(im, "axis", i64(im, axes[0]))}),
+             c.inputs[0].mask);
+}
+
+std::vector<KValue> layerNorm(Importer &im, LayerCall_ &c) {
+  Value x = input(c);
+  if (c.cfg.getBool("rms_scaling", false))
+    throw UserError("rms_scaling is not supported");
+  std::vector<int64_t> axes = axesOf(c, "axis", rankOf(x), {-1});
+  std::sort(axes.begin(), axes.end());
+  std::vector<int64_t> pshape;
+  for (int64_t a : axes)
+    pshape.push_back(staticDim(x, a, "a normalized dim"));
+  bool center = c.cfg.getBool("center", true),
+       scale = c.cfg.getBool("scale", true);
+  std::vector<std::string> names;
+  if (scale)
+    names.push_back("gamma");
+  if (center)
+    names.push_back("beta");
+  auto &w = weights(
+      c, names,
+      std::vector<std::vector<int64_t>>(names.size(), std::vector<int64_t>{}));
+  size_t i = 0;
+  Value gamma = scale ? im.weight(c.loc, w[i++], c.qualifiedName + "/gamma",
+                                  im.floatType(), pshape)
+                      : im.splat(c.loc, 1.0, pshape, im.floatType());
+  Value beta = center ? im.weight(c.loc, w[i++], c.qualifiedName + "/beta",
+                                  im.floatType(), pshape)
+                      : im.splat(c.loc, 0.0, pshape, im.floatType());
+  return one(im.make<LayerNormOp>(c.loc, {x, gamma, beta},
+                                  {attr(im, "axes", ints(im, axes)),
+                                   attr(im, "epsilon",
+                                        im.builder().getF64FloatAttr(
+                                            c.cfg.getFloat("epsilon", 1e-3)))}),
+             c.inputs[0].mask);
+}
+
+/// A per-channel (or scalar) constant broadcast along the last axis.
+Value vectorConstant(Importer &im, Location loc, const std::vector<double> &v,
+                     const std::string &name) {
+  Tensor t(DType::F32, {static_cast<int64_t>(v.size())});
+  for (size_t i = 0; i < v.size(); ++i)
+    t.data<float>()[i] = static_cast<float>(v[i]);
+  if (v.size() == 1)
+    t = std::move(t).reshaped({});
+  return im.weight(loc, t, name, im.floatType());
+}
+
+std::vector<KValue> rescaling(Importer &im, LayerCall_ &c) {
+  Value x = input(c);
+  std::vector<double> scale = c.cfg.getFloats("scale");
+  std::vector<double> offset = c.cfg.isNull("offset")
+                                   ? std::vector<double>{0.0}
+                                   : c.cfg.getFloats("offset");
+  Value y = im.make<MulOp>(
+      c.loc, {x, vectorConstant(im, c.loc, scale, c.qualifiedName + "/scale")});
+  if (!(offset.size() == 1 && offset[0] == 0.0))
+    y = im.make<AddOp>(c.loc, {y, vectorConstant(im, c.loc, offset,
+                                                 c.qualifiedName + "/offset")});
+  return one(y, c.inputs[0].mask);
+}
+
+std::vector<KValue> normalization(Importer &im, LayerCall_ &c) {
+  Value x = input(c);
+  int64_t rank = rankOf(x);
+  std::vector<int64_t> axes = c.cfg.isNull("axis")
+                                  ? std::vector<int64_t>{}
+                                  : axesOf(c, "axis", rank, {-1});
+  std::vector<int64_t> bshape(rank, 1);
+  std::vector<int64_t> pshape;
+  for (int64_t a : axes) {
+    bshape[a] = staticDim(x, a, "a normalized dim");
+    pshape.push_back(bshape[a]);
+  }
+  Tensor mean, var;
+  if (!c.cfg.isNull("mean") && !c.cfg.isNull("variance")) {
+    std::vector<double> m = c.cfg.getFloats("mean"),
+                        v = c.cfg.getFloats("variance");
+    mean = Tensor(DType::F32, {static_cast<int64_t>(m.size())});
+    var = Tensor(DType::F32, {static_cast<int64_t>(v.size())});
+    for (size_t i = 0; i < m.size(); ++i)
+      mean.data<float>()[i] = static_cast<float>(m[i]);
+    for (size_t i = 0; i < v.size(); ++i)
+      var.data<float>()[i] = static_cast<float>(v[i]);
+  } else {
+    // Keras 3 stores mean, variance, count; Keras 2 the same.
+    if (c.layer.weights.size() < 2)
+      throw UserError("expects the adapted mean and variance weights, the "
+                      "file has " +
+                      std::to_string(c.layer.weights.size()));
+    mean = c.layer.weights[0].cast(DType::F32);
+    var = c.layer.weights[1].cast(DType::F32);
+  }
+  std::optional<int64_t> n = checkedNumel(pshape);
+  if (mean.numel() != var.numel() || (mean.numel() != 1 && mean.numel() != *n))
+    throw UserError("mean " + mean.describe() + " and variance " +
+                    var.describe() + " do not fit the normalized dims " +
+                    formatShape(pshape));
+  // (x - mean) / max(sqrt(variance), epsilon), as Keras computes it in f32.
+  Tensor denom(DType::F32, var.shape());
+  for (int64_t i = 0; i < var.numel(); ++i)
+    denom.data<float>()[i] = std::max(std::sqrt(var.data<float>()[i]), 1e-7f);
+  std::vector<int64_t> shape =
+      mean.numel() == 1 ? std::vector<int64_t>{} : bshape;
+  Value meanC =
+      im.weight(c.loc, mean, c.qualifiedName + "/mean", im.floatType(), shape);
+  Value denomC = im.weight(c.loc, denom, c.qualifiedName + "/stddev",
+                           im.floatType(), shape);
+  if (c.cfg.getBool("invert", false))
+    return one(
+        im.make<AddOp>(c.loc, {im.make<MulOp>(c.loc, {x, denomC}), meanC}));
+  return one(
+      im.make<DivOp>(c.loc, {im.make<SubOp>(c.loc, {x, meanC}), denomC}));
+}
+
+//===----------------------------------------------------------------------===//
+// Activations
+//===----------------------------------------------------------------------===//
+
+std::vector<KValue> activationLayer(Importer &im, LayerCall_ &c) {
+  Value x = input(c);
+  return one(im.activation(c.loc, x, c.cfg.raw("activation")),
+             c.inputs[0].mask);
+}
+
+Value reluAct(Importer &im, LayerCall_ &c, Value x, double slope,
+              std::optional<double> maxValue, double threshold) {
+  if (slope < 0 || (maxValue && *maxValue < 0))
+    throw UserError("negative_slope and max_value must be non-negative");
+  auto act = ActivationAttr::get(
+      im.context(), ActivationKind::Relu, slope, 0,
+      maxValue ? *maxValue : std::numeric_limits<double>::infinity(),
+      threshold);
+  return im.builder().create<ActivationOp>(c.loc, x, act);
+}
+
+std::vector<KValue> reluLayer(Importer &im, LayerCall_ &c) {
+  Value x = input(c);
+  return one(reluAct(im, c, x, c.cfg.getFloat("negative_slope", 0.0),
+                     c.cfg.getOptionalFloat("max_value"),
+                     c.cfg.getFloat("threshold", 0.0)),
+             c.inputs[0].mask);
+}
+
+std::vector<KValue> leakyRelu(Importer &im, LayerCall_ &c) {
+  Value x = input(c);
+  double slope = c.cfg.has("negative_slope") ? c.cfg.getFloat("negative_slope")
+                                             : c.cfg.getFloat("alpha", 0.3);
+  return one(reluAct(im, c, x, slope, std::nullopt, 0.0), c.inputs[0].mask);
+}
+
+std::vector<KValue> eluLayer(Importer &im, LayerCall_ &c) {
+  Value x = input(c);
+  auto act = ActivationAttr::get(im.context(), ActivationKind::Elu,
+                                 c.cfg.getFloat("alpha", 1.0), 0,
+                                 std::numeric_limits<double>::infinity(), 0);
+  return one(im.builder().create<ActivationOp>(c.loc, x, act),
+             c.inputs[0].mask);
+}
+
+std::vector<KValue> preluLayer(Importer &im, LayerCall_ &c) {
+  Value x = input(c);
+  auto &w = weights(c, {"alpha"}, {{}});
+  if (w[0].rank() != rankOf(x) - 1)
+    throw UserError("alpha has shape " + formatShape(w[0].shape()) +
+                    ", expected rank " + std::to_string(rankOf(x) - 1));
+  Value alpha =
+      im.weight(c.loc, w[0], c.qualifiedName + "/alpha", im.floatType());
+  return one(im.make<PReluOp>(c.loc, {x, alpha}), c.inputs[0].mask);
+}
+
+std::vector<KValue> softmaxLayer(Importer &im, LayerCall_ &c) {
+  Value x = input(c);
+  std::vector<int64_t> axes = axesOf(c, "axis", rankOf(x), {-1});
+  if (axes.size() != 1)
+    throw UserError("softmax over several axes is not supported");
+  return one(
+      im.make<SoftmaxOp>(c.loc, {x}, {attr(im, "axis", i64(im, axes[0]))}));
+}
+
+//===----------------------------------------------------------------------===//
+// Merging
+//===----------------------------------------------------------------------===//
+
+template <typename OpT> std::vector<KValue> merge(Importer &im, LayerCall_ &c) {
+  if (c.inputs.size() < 2)
+    throw UserError("expects at least 2 inputs, got " +
+                    std::to_string(c.inputs.size()));
+  Value y = c.inputs[0].value;
+  for (size_t i = 1; i < c.inputs.size(); ++i)
+    y = im.make<OpT>(c.loc, {y, c.inputs[i].value});
+  return one(y);
+}
+
+std::vector<KValue> subtract(Importer &im, LayerCall_ &c) {
+  input(c, 2);
+  return one(im.make<SubOp>(c.loc, {c.inputs[0].value, c.inputs[1].value}));
+}
+
+std::vector<KValue> average(Importer &im, LayerCall_ &c) {
+  Value sum = merge<AddOp>(im, c)[0].value;
+  Value n =
+      im.splat(c.loc, static_cast<double>(c.inputs.size()), {}, im.floatType());
+  return one(im.make<DivOp>(c.loc, {sum, n}));
+}
+
+std::vector<KValue> concatenate(Importer &im, LayerCall_ &c) {
+  if (c.inputs.empty())
+    throw UserError("expects inputs");
+  SmallVector<Value> values;
+  for (KValue &v : c.inputs)
+    values.push_back(v.value);
+  return one(im.make<ConcatOp>(
+      c.loc, values, {attr(im, "axis", i64(im, c.cfg.getInt("axis", -1)))}));
+}
+
+//===----------------------------------------------------------------------===//
+// Embedding and recurrent layers
+//===----------------------------------------------------------------------===//
+
+std::vector<KValue> embedding(Importer &im, LayerCall_ &c) {
+  Value x = input(c);
+  int64_t vocab = c.cfg.getInt("input_dim"), dim = c.cfg.getInt("output_dim");
+  auto &w = weights(c, {"embeddings"}, {{vocab, dim}});
+  // Keras casts the token ids to int32 (truncating floats).
+  Value ids = im.castTo(c.loc, x, im.builder().getI32Type());
+  Value table =
+      im.weight(c.loc, w[0], c.qualifiedName + "/embeddings", im.floatType());
+  Value y = im.make<EmbeddingOp>(c.loc, {table, ids});
+  Value mask;
+  if (c.cfg.getBool("mask_zero", false)) {
+    Value zero = im.splat(c.loc, 0, {}, im.builder().getI32Type());
+    mask = im.make<CompareOp>(
+        c.loc, {ids, zero},
+        {attr(im, "predicate",
+              ComparePredicateAttr::get(im.context(), ComparePredicate::NE))});
+  }
+  return one(y, mask);
+}
+
+/// SimpleRNN (gates 1), LSTM (4), GRU (3).
+template <typename OpT>
+std::vector<KValue> recurrent(Importer &im, LayerCall_ &c, int gates) {
+  Value x = input(c);
+  expectRank(x, {3});
+  if (c.cfg.getBool("return_state", false))
+    throw UserError("return_state is not supported");
+  if (c.cfg.getBool("stateful", false))
+    throw UserError("stateful recurrent layers are not supported");
+  if (c.cfg.getBool("time_major", false))
+    throw UserError("time_major is not supported");
+  int64_t units = c.cfg.getInt("units");
+  int64_t features = staticDim(x, 2, "the feature dim");
+  bool useBias = c.cfg.getBool("use_bias", true);
+  bool isGru = gates == 3;
+  // tfjs-layers GRU defaults to reset_after false; Keras 2 (TF2) and 3 to
+  // true.
+  bool resetAfter = isGru && c.cfg.getBool("reset_after",
+                                           im.generation() != Generation::TfJs);
+  std::vector<int64_t> biasShape = resetAfter
+                                       ? std::vector<int64_t>{2, gates * units}
+                                       : std::vector<int64_t>{gates * units};
+  std::vector<std::vector<int64_t>> shapes = {
+      {features, gates * units}, {units, gates * units}, biasShape};
+  auto &w = useBias ? weights(c, {"kernel", "recurrent_kernel", "bias"}, shapes)
+                    : weights(c, {"kernel", "recurrent_kernel"},
+                              {shapes[0], shapes[1]});
+  Value kernel =
+      im.weight(c.loc, w[0], c.qualifiedName + "/kernel", im.floatType());
+  Value rkernel = im.weight(c.loc, w[1], c.qualifiedName + "/recurrent_kernel",
+                            im.floatType());
+  Value bias = useBias ? im.weight(c.loc, w[2], c.qualifiedName + "/bias",
+                                   im.floatType())
+                       : im.splat(c.loc, 0.0, biasShape, im.floatType());
+  SmallVector<Value> operands = {x, kernel, rkernel, bias};
+  Value mask = c.inputs[0].mask;
+  if (mask)
+    operands.push_back(mask);
+  bool returnSequences = c.cfg.getBool("return_sequences", false);
+  SmallVector<NamedAttribute> attrs = {
+      attr(im, "return_sequences", im.builder().getBoolAttr(returnSequences)),
+      attr(im, "go_backwards",
+           im.builder().getBoolAttr(c.cfg.getBool("go_backwards", false)))};
+  std::optional<ActivationAttr> act = im.activationAttr(
+      c.cfg.has("activation") ? c.cfg.raw("activation") : json("tanh"));
+  if (!act)
+    throw UserError("softmax is not a supported recurrent activation");
+  attrs.push_back(attr(im, "activation", *act));
+  if (gates > 1) {
+    // Keras 3 and TF2 default to sigmoid, tfjs-layers to hard_sigmoid.
+    json fallback = im.generation() == Generation::TfJs ? json("hard_sigmoid")
+                                                        : json("sigmoid");
+    std::optional<ActivationAttr> ract = im.activationAttr(
+        c.cfg.has("recurrent_activation") ? c.cfg.raw("recurrent_activation")
+                                          : fallback);
+    if (!ract)
+      throw UserError("softmax is not a supported recurrent activation");
+    attrs.push_back(attr(im, "recurrent_activation", *ract));
+  }
+  if (isGru)
+    attrs.push_back(
+        attr(im, "reset_after", im.builder().getBoolAttr(resetAfter)));
+  Value y = im.make<OpT>(c.loc, operands, attrs);
+  // With zero_output_for_mask (which Bidirectional forces on), masked steps
+  // output zeros instead of the carried-over output. The outputs are in
+  // processed order, so a backwards layer's mask is reversed first.
+  if (mask && returnSequences && c.cfg.getBool("zero_output_for_mask", false)) {
+    Value m = mask;
+    if (c.cfg.getBool("go_backwards", false))
+      m = im.make<ReverseOp>(c.loc, {m}, {attr(im, "axes", ints(im, {1}))});
+    m = im.castTo(c.loc, m, im.floatType());
+    m = im.reshape(c.loc, m, {-1, staticDim(x, 1, "the time dim"), 1});
+    y = im.make<MulOp>(c.loc, {y, m});
+  }
+  return one(y, returnSequences ? mask : Value());
+}
+
+std::vector<KValue> bidirectional(Importer &im, LayerCall_ &c) {
+  input(c);
+  const json &forwardSpec = c.cfg.raw("layer");
+  if (!forwardSpec.is_object())
+    throw UserError("Bidirectional has no layer config");
+  json backwardSpec = c.cfg.raw("backward_layer");
+  if (!backwardSpec.is_object()) {
+    backwardSpec = forwardSpec;
+    json &cfg = backwardSpec["config"];
+    cfg["go_backwards"] = !cfg.value("go_backwards", false);
+  }
+  // Keras sets zero_output_for_mask on both layers when they return
+  // sequences.
+  json forward = forwardSpec;
+  for (json *spec : {&forward, &backwardSpec}) {
+    json &cfg = (*spec)["config"];
+    if (cfg.is_object() && cfg.value("return_sequences", false))
+      cfg["zero_output_for_mask"] = true;
+  }
+  // Weights: the forward layer's, then the backward layer's.
+  size_t total = c.layer.weights.size();
+  if (total % 2)
+    throw UserError("expects the same number of weights for the forward "
+                    "and backward layers, the file has " +
+                    std::to_string(total));
+  std::vector<Tensor> fw(c.layer.weights.begin(),
+                         c.layer.weights.begin() + total / 2);
+  std::vector<Tensor> bw(c.layer.weights.begin() + total / 2,
+                         c.layer.weights.end());
+  Value f = im.convertInner(forward, fw, c, c.inputs)[0].value;
+  KValue bkv = im.convertInner(backwardSpec, bw, c, c.inputs)[0];
+  Value b = bkv.value;
+  bool sequences = forwardSpec.value("config", json::object())
+                       .value("return_sequences", false);
+  if (sequences)
+    b = im.make<ReverseOp>(c.loc, {b}, {attr(im, "axes", ints(im, {1}))});
+  Value mask = sequences ? c.inputs[0].mask : Value();
+  const json &mode = c.cfg.raw("merge_mode");
+  if (mode.is_null() && c.cfg.has("merge_mode"))
+    return {{f, mask}, {b, mask}};
+  std::string m = mode.is_null() ? "concat" : c.cfg.getString("merge_mode");
+  if (m == "concat")
+    return one(
+        im.make<ConcatOp>(c.loc, {f, b}, {attr(im, "axis", i64(im, -1))}),
+        mask);
+  if (m == "sum")
+    return one(im.make<AddOp>(c.loc, {f, b}), mask);
+  if (m == "mul")
+    return one(im.make<MulOp>(c.loc, {f, b}), mask);
+  if (m == "ave") {
+    Value half = im.splat(c.loc, 0.5, {}, im.floatType());
+    return one(im.make<MulOp>(c.loc, {im.make<AddOp>(c.loc, {f, b}), half}),
+               mask);
+  }
+  throw UserError("unknown merge_mode '" + m + "'");
+}
+
+std::vector<KValue> timeDistributed(Importer &im, LayerCall_ &c) {
+  Value x = input(c);
+  if (rankOf(x) < 3)
+    throw UserError("expects an input of rank 3 or more, got " + kerasShape(x));
+  int64_t steps = staticDim(x, 1, "the time dim");
+  std::vector<int64_t> folded = {-1};
+  for (int64_t i = 2; i < rankOf(x); ++i)
+    folded.push_back(staticDim(x, i, "every inner dim"));
+  Value flat = im.reshape(c.loc, x, folded);
+  Value y =
+      im.convertInner(c.cfg.raw("layer"), c.layer.weights, c, {{flat, {}}})[0]
+          .value;
+  std::vector<int64_t> unfolded = {-1, steps};
+  for (int64_t i = 1; i < rankOf(y); ++i)
+    unfolded.push_back(staticDim(y, i, "every inner output dim"));
+  return one(im.reshape(c.loc, y, unfolded), c.inputs[0].mask);
+}
+
+} // namespace
+
+bool dlc::keras::isInferenceIdentity(const std::string &className) {
+  static const std::set<std::string> identity = {
+      "Dropout",          "SpatialDropout1D",      "SpatialDropout2D",
+      "SpatialDropout3D", "GaussianNoise",         "GaussianDropout",
+      "AlphaDropout",     "ActivityRegularization"};
+  return identity.count(className);
+}
+
+const std::map<std::string, Converter> &dlc::keras::converters() {
+  static const std::map<std::string, Converter> table = {
+      {"Dense", dense},
+      {"Conv1D", [](Importer &im, LayerCall_ &c) { return conv(im, c, 1); }},
+      {"Conv2D", [](Importer &im, LayerCall_ &c) { return conv(im, c, 2); }},
+      {"DepthwiseConv2D", depthwiseConv2D},
+      {"SeparableConv2D", separableConv2D},
+      {"Conv2DTranspose", conv2DTranspose},
+      {"MaxPooling1D",
+       [](Importer &im, LayerCall_ &c) {
+         return pool(im, c, 1, PoolKind::Max);
+       }},
+      {"MaxPooling2D",
+       [](Importer &im, LayerCall_ &c) {
+         return pool(im, c, 2, PoolKind::Max);
+       }},
+      {"AveragePooling1D",
+       [](Importer &im, LayerCall_ &c) {
+         return pool(im, c, 1, PoolKind::Avg);
+       }},
+      {"AveragePooling2D",
+       [](Importer &im, LayerCall_ &c) {
+         return pool(im, c, 2, PoolKind::Avg);
+       }},
+      {"GlobalAveragePooling1D",
+       [](Importer &im, LayerCall_ &c) {
+         return globalPool(im, c, 1, PoolKind::Avg);
+       }},
+      {"GlobalAveragePooling2D",
+       [](Importer &im, LayerCall_ &c) {
+         return globalPool(im, c, 2, PoolKind::Avg);
+       }},
+      {"GlobalMaxPooling1D",
+       [](Importer &im, LayerCall_ &c) {
+         return globalPool(im, c, 1, PoolKind::Max);
+       }},
+      {"GlobalMaxPooling2D",
+       [](Importer &im, LayerCall_ &c) {
+         return globalPool(im, c, 2, PoolKind::Max);
+       }},
+      {"Flatten", flatten},
+      {"Reshape", reshapeLayer},
+      {"Permute", permute},
+      {"RepeatVector", repeatVector},
+      {"BatchNormalization", batchNorm},
+      {"LayerNormalization", layerNorm},
+      {"Activation", activationLayer},
+      {"ReLU", reluLayer},
+      {"LeakyReLU", leakyRelu},
+      {"ELU", eluLayer},
+      {"PReLU", preluLayer},
+      {"Softmax", softmaxLayer},
+      {"Add", merge<AddOp>},
+      {"Subtract", subtract},
+      {"Multiply", merge<MulOp>},
+      {"Average", average},
+      {"Maximum", merge<MaximumOp>},
+      {"Minimum", merge<MinimumOp>},
+      {"Concatenate", concatenate},
+      {"ZeroPadding1D",
+       [](Importer &im, LayerCall_ &c) { return zeroPadding(im, c, 1); }},
+      {"ZeroPadding2D",
+       [](Importer &im, LayerCall_ &c) { return zeroPadding(im, c, 2); }},
+      {"Cropping1D",
+       [](Importer &im, LayerCall_ &c) { return cropping(im, c, 1); }},
+      {"Cropping2D",
+       [](Importer &im, LayerCall_ &c) { return cropping(im, c, 2); }},
+      {"UpSampling1D",
+       [](Importer &im, LayerCall_ &c) { return upSampling(im, c, 1); }},
+      {"UpSampling2D",
+       [](Importer &im, LayerCall_ &c) { return upSampling(im, c, 2); }},
+      {"Embedding", embedding},
+      {"SimpleRNN",
+       [](Importer &im, LayerCall_ &c) {
+         return recurrent<SimpleRnnOp>(im, c, 1);
+       }},
+      {"LSTM",
+       [](Importer &im, LayerCall_ &c) { return recurrent<LstmOp>(im, c, 4); }},
+      {"GRU",
+       [](Importer &im, LayerCall_ &c) { return recurrent<GruOp>(im, c, 3); }},
+      {"Bidirectional", bidirectional},
+      {"TimeDistributed", timeDistributed},
+      {"Rescaling", rescaling},
+      {"Normalization", normalization},
+  };
+  return table;
+}

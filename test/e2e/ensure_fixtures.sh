@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Generates the Keras fixtures (or the malformed corpus) once per build: the
+# output folder carries a stamp of the generator's sources and the pinned
+# requirements, and is regenerated only when that changes. Generation goes to
+# a temporary folder that is renamed into place when complete.
+# Usage: ensure_fixtures.sh PYTHON GENERATOR OUTDIR [ARGS...]
+set -euo pipefail
+python=$1 generator=$2 out=$3
+shift 3
+here=$(cd "$(dirname "$0")" && pwd)
+stamp=$(ls "$here"/*.py | grep -v -e compare.py -e check_malformed.py | xargs cat "$here/../../scripts/requirements.txt" | sha256sum | cut -d' ' -f1)
+if [ -f "$out/.stamp" ] && [ "$(cat "$out/.stamp")" = "$stamp" ]; then
+  echo "fixtures up to date: $out"
+  exit 0
+fi
+tmp="$out.tmp.$$"
+rm -rf "$tmp"
+start=$(date +%s)
+KERAS_BACKEND=jax "$python" "$generator" "$tmp" "$@"
+echo "$stamp" > "$tmp/.stamp"
+rm -rf "$out"
+mv "$tmp" "$out"
+echo "generated $out in $(( $(date +%s) - start )) s"
