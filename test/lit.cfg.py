@@ -21,6 +21,7 @@ config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%dlc_src", config.dlc_src_root))
 # Models written by real Keras at test time (test/e2e/gen_fixtures.py).
 config.substitutions.append(("%fixtures", config.dlc_fixtures))
+config.substitutions.append(("%venv_python", os.path.join(config.dlc_src_root, ".venv", "bin", "python")))
 
 # The `cuda` feature: only where a GPU answers.
 def _have_gpu():
