@@ -2,7 +2,8 @@
 # Installs what dlc needs on a fresh Debian 12 machine and creates .venv for
 # the Keras test oracle. Idempotent; prints nothing when everything is there.
 #   - Debian packages: LLVM/MLIR 19, JSON, HDF5, zip, GoogleTest, Ninja, ccache
-#   - .venv: Keras 3 + JAX (CPU) + numpy + h5py, pinned in scripts/requirements.txt
+#   - .venv: the test oracles (Keras 3 on JAX CPU, tf-keras on TensorFlow, the
+#     TF.js converter), pinned in scripts/requirements.txt
 #   - the CUDA toolkit is checked, not installed (it does not come from Debian)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,7 +30,7 @@ venv=$root/.venv
 stamp=$venv/.requirements.sha256
 want=$(sha256sum "$root/scripts/requirements.txt" | cut -d' ' -f1)
 if [ ! -x "$venv/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  echo "setup: creating .venv (Keras 3 + JAX CPU)"
+  echo "setup: creating .venv (the test oracles: Keras 3 on JAX, tf-keras, tensorflowjs)"
   python3 -m venv "$venv"
   "$venv/bin/pip" install -q --disable-pip-version-check -r "$root/scripts/requirements.txt"
   echo "$want" > "$stamp"
