@@ -5,6 +5,8 @@ set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${DLC_BUILD_DIR:-$root/build}
 export PATH=/usr/local/cuda/bin:$PATH
+# Paths under the checkout hash relatively, so that ccache hits across clones.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$root}
 mkdir -p "$build"
 if [ ! -f "$build/build.ninja" ]; then
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release "$@" >"$build/configure.log" 2>&1 ||
