@@ -31,15 +31,7 @@ public:
           if (diag.getSeverity() == DiagnosticSeverity::Error &&
               message.empty()) {
             message = diag.str();
-            Location loc = diag.getLocation();
-            if (auto fused = dyn_cast<FusedLoc>(loc))
-              loc = fused.getLocations().front();
-            // The importer locates ops at NameLoc(layer, NameLoc(class)).
-            if (auto name = dyn_cast<NameLoc>(loc)) {
-              layer = name.getName().str();
-              if (auto cls = dyn_cast<NameLoc>(name.getChildLoc()))
-                layerClass = cls.getName().str();
-            }
+            std::tie(layer, layerClass) = keras::layerOf(diag.getLocation());
           }
           return success();
         }) {}
@@ -67,12 +59,6 @@ std::unique_ptr<MLIRContext> driver::makeContext() {
   // small pipelines down.
   context->disableMultithreading();
   return context;
-}
-
-keras::ImportResult driver::loadModel(MLIRContext &context,
-                                      const std::string &path,
-                                      const std::string &weightsPath) {
-  return keras::loadModel(context, path, weightsPath);
 }
 
 func::FuncOp driver::mainFunction(ModuleOp module) {

@@ -26,11 +26,6 @@ namespace dlc::driver {
 /// A context with every dlc dialect loaded.
 std::unique_ptr<mlir::MLIRContext> makeContext();
 
-/// Reads and imports a model file of any supported format.
-keras::ImportResult loadModel(mlir::MLIRContext &context,
-                              const std::string &path,
-                              const std::string &weightsPath);
-
 /// The model's entry function.
 mlir::func::FuncOp mainFunction(mlir::ModuleOp module);
 

@@ -54,6 +54,16 @@ void collectWeights(const Model &model, std::set<const Tensor *> &out) {
 }
 } // namespace
 
+std::pair<std::string, std::string> dlc::keras::layerOf(Location loc) {
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    loc = fused.getLocations().front();
+  auto name = dyn_cast<NameLoc>(loc);
+  if (!name)
+    return {};
+  auto cls = dyn_cast<NameLoc>(name.getChildLoc());
+  return {name.getName().str(), cls ? cls.getName().str() : ""};
+}
+
 Importer::Importer(MLIRContext &context, const KerasModel &model)
     : model_(model), builder_(&context) {
   context.getOrLoadDialect<graph::GraphDialect>();
@@ -227,9 +237,15 @@ Value Importer::reshape(Location loc, Value x, ArrayRef<int64_t> shape) {
   if (result == type)
     return x;
   auto op = builder_.create<graph::ReshapeOp>(loc, result, x);
-  if (failed(op.verify())) // reported through the context's diagnostics
-    throw UserError("cannot reshape " + kerasShape(x) + " to " +
-                    kerasShape(op.getResult()));
+  // The verifier's diagnostic must not reach stderr: the UserError is the
+  // one line.
+  ScopedDiagnosticHandler silence(context(),
+                                  [](Diagnostic &) { return success(); });
+  if (failed(op.verify())) {
+    std::string to = kerasShape(op.getResult());
+    op.erase();
+    throw UserError("cannot reshape " + kerasShape(x) + " to " + to);
+  }
   return op;
 }
 
@@ -621,11 +637,7 @@ ImportResult Importer::run() {
     ScopedDiagnosticHandler handler(context(), [&](Diagnostic &diag) {
       if (message.empty()) {
         message = diag.str();
-        if (auto name = dyn_cast<NameLoc>(diag.getLocation())) {
-          layer = name.getName().str();
-          if (auto cls = dyn_cast<NameLoc>(name.getChildLoc()))
-            layerClass = cls.getName().str();
-        }
+        std::tie(layer, layerClass) = layerOf(diag.getLocation());
       }
       return success();
     });

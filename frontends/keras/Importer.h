@@ -42,6 +42,11 @@ struct ImportResult {
 /// config names the layer.
 ImportResult importModel(mlir::MLIRContext &context, const KerasModel &model);
 
+/// The Keras layer (qualified name and class) an op's location names: the
+/// importer locates ops at NameLoc(layer, NameLoc(class)). Empty strings
+/// for any other location.
+std::pair<std::string, std::string> layerOf(mlir::Location loc);
+
 /// Reads and imports a model file (readKerasModel + importModel), errors
 /// attributed to `path`.
 ImportResult loadModel(mlir::MLIRContext &context, const std::string &path,

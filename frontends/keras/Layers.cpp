@@ -545,8 +545,8 @@ std::vector<KValue> upSampling(Importer &im, LayerCall_ &c, int dims) {
     throw UserError("interpolation '" + c.cfg.getString("interpolation") +
                     "' is not supported (nearest is)");
   bool cf = dims == 2 && channelsFirst(c);
-  std::vector<int64_t> size = c.cfg.getInts(dims == 1 ? "size" : "size", dims,
-                                            std::vector<int64_t>(dims, 2));
+  std::vector<int64_t> size =
+      c.cfg.getInts("size", dims, std::vector<int64_t>(dims, 2));
   std::vector<int64_t> scales(dims + 2, 1);
   for (int i = 0; i < dims; ++i)
     scales[(cf ? 2 : 1) + i] = size[i];
@@ -1011,46 +1011,43 @@ bool dlc::keras::isInferenceIdentity(const std::string &className) {
   return identity.count(className);
 }
 
+namespace {
+/// A converter for the 1-D or 2-D variant of a layer family.
+Converter withDims(std::vector<KValue> (*fn)(Importer &, LayerCall_ &, int),
+                   int dims) {
+  return [fn, dims](Importer &im, LayerCall_ &c) { return fn(im, c, dims); };
+}
+/// A converter for a pooling layer of `dims` spatial dims and `kind`.
+Converter pooling(std::vector<KValue> (*fn)(Importer &, LayerCall_ &, int,
+                                            PoolKind),
+                  int dims, PoolKind kind) {
+  return [fn, dims, kind](Importer &im, LayerCall_ &c) {
+    return fn(im, c, dims, kind);
+  };
+}
+template <typename OpT> Converter recurrentOf(int gates) {
+  return [gates](Importer &im, LayerCall_ &c) {
+    return recurrent<OpT>(im, c, gates);
+  };
+}
+} // namespace
+
 const std::map<std::string, Converter> &dlc::keras::converters() {
   static const std::map<std::string, Converter> table = {
       {"Dense", dense},
-      {"Conv1D", [](Importer &im, LayerCall_ &c) { return conv(im, c, 1); }},
-      {"Conv2D", [](Importer &im, LayerCall_ &c) { return conv(im, c, 2); }},
+      {"Conv1D", withDims(conv, 1)},
+      {"Conv2D", withDims(conv, 2)},
       {"DepthwiseConv2D", depthwiseConv2D},
       {"SeparableConv2D", separableConv2D},
       {"Conv2DTranspose", conv2DTranspose},
-      {"MaxPooling1D",
-       [](Importer &im, LayerCall_ &c) {
-         return pool(im, c, 1, PoolKind::Max);
-       }},
-      {"MaxPooling2D",
-       [](Importer &im, LayerCall_ &c) {
-         return pool(im, c, 2, PoolKind::Max);
-       }},
-      {"AveragePooling1D",
-       [](Importer &im, LayerCall_ &c) {
-         return pool(im, c, 1, PoolKind::Avg);
-       }},
-      {"AveragePooling2D",
-       [](Importer &im, LayerCall_ &c) {
-         return pool(im, c, 2, PoolKind::Avg);
-       }},
-      {"GlobalAveragePooling1D",
-       [](Importer &im, LayerCall_ &c) {
-         return globalPool(im, c, 1, PoolKind::Avg);
-       }},
-      {"GlobalAveragePooling2D",
-       [](Importer &im, LayerCall_ &c) {
-         return globalPool(im, c, 2, PoolKind::Avg);
-       }},
-      {"GlobalMaxPooling1D",
-       [](Importer &im, LayerCall_ &c) {
-         return globalPool(im, c, 1, PoolKind::Max);
-       }},
-      {"GlobalMaxPooling2D",
-       [](Importer &im, LayerCall_ &c) {
-         return globalPool(im, c, 2, PoolKind::Max);
-       }},
+      {"MaxPooling1D", pooling(pool, 1, PoolKind::Max)},
+      {"MaxPooling2D", pooling(pool, 2, PoolKind::Max)},
+      {"AveragePooling1D", pooling(pool, 1, PoolKind::Avg)},
+      {"AveragePooling2D", pooling(pool, 2, PoolKind::Avg)},
+      {"GlobalAveragePooling1D", pooling(globalPool, 1, PoolKind::Avg)},
+      {"GlobalAveragePooling2D", pooling(globalPool, 2, PoolKind::Avg)},
+      {"GlobalMaxPooling1D", pooling(globalPool, 1, PoolKind::Max)},
+      {"GlobalMaxPooling2D", pooling(globalPool, 2, PoolKind::Max)},
       {"Flatten", flatten},
       {"Reshape", reshapeLayer},
       {"Permute", permute},
@@ -1070,27 +1067,16 @@ const std::map<std::string, Converter> &dlc::keras::converters() {
       {"Maximum", merge<MaximumOp>},
       {"Minimum", merge<MinimumOp>},
       {"Concatenate", concatenate},
-      {"ZeroPadding1D",
-       [](Importer &im, LayerCall_ &c) { return zeroPadding(im, c, 1); }},
-      {"ZeroPadding2D",
-       [](Importer &im, LayerCall_ &c) { return zeroPadding(im, c, 2); }},
-      {"Cropping1D",
-       [](Importer &im, LayerCall_ &c) { return cropping(im, c, 1); }},
-      {"Cropping2D",
-       [](Importer &im, LayerCall_ &c) { return cropping(im, c, 2); }},
-      {"UpSampling1D",
-       [](Importer &im, LayerCall_ &c) { return upSampling(im, c, 1); }},
-      {"UpSampling2D",
-       [](Importer &im, LayerCall_ &c) { return upSampling(im, c, 2); }},
+      {"ZeroPadding1D", withDims(zeroPadding, 1)},
+      {"ZeroPadding2D", withDims(zeroPadding, 2)},
+      {"Cropping1D", withDims(cropping, 1)},
+      {"Cropping2D", withDims(cropping, 2)},
+      {"UpSampling1D", withDims(upSampling, 1)},
+      {"UpSampling2D", withDims(upSampling, 2)},
       {"Embedding", embedding},
-      {"SimpleRNN",
-       [](Importer &im, LayerCall_ &c) {
-         return recurrent<SimpleRnnOp>(im, c, 1);
-       }},
-      {"LSTM",
-       [](Importer &im, LayerCall_ &c) { return recurrent<LstmOp>(im, c, 4); }},
-      {"GRU",
-       [](Importer &im, LayerCall_ &c) { return recurrent<GruOp>(im, c, 3); }},
+      {"SimpleRNN", recurrentOf<SimpleRnnOp>(1)},
+      {"LSTM", recurrentOf<LstmOp>(4)},
+      {"GRU", recurrentOf<GruOp>(3)},
       {"Bidirectional", bidirectional},
       {"TimeDistributed", timeDistributed},
       {"Rescaling", rescaling},

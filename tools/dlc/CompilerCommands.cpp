@@ -37,7 +37,7 @@ int cli::runCompile(const Invocation &inv) {
   const std::string &path = inv.positional;
   auto context = driver::makeContext();
   keras::ImportResult model =
-      driver::loadModel(*context, path, inv.get("--weights"));
+      keras::loadModel(*context, path, inv.get("--weights"));
   driver::PipelineOptions options;
   if (inv.has("--batch"))
     options.batch = std::stoll(inv.get("--batch"));
@@ -59,7 +59,7 @@ int cli::runInspect(const Invocation &inv) {
     return notImplemented("inspect OUT.dlcm");
   auto context = driver::makeContext();
   keras::ImportResult model =
-      driver::loadModel(*context, inv.positional, inv.get("--weights"));
+      keras::loadModel(*context, inv.positional, inv.get("--weights"));
   std::cout << driver::formatLayerTable(model, inv.positional);
   return 0;
 }
@@ -77,7 +77,7 @@ int cli::runRun(const Invocation &inv) {
 
   auto context = driver::makeContext();
   keras::ImportResult model =
-      driver::loadModel(*context, inv.positional, inv.get("--weights"));
+      keras::loadModel(*context, inv.positional, inv.get("--weights"));
   mlir::func::FuncOp func = driver::mainFunction(*model.module);
   size_t outputs = func.getNumResults();
   if (outputPaths.size() != outputs)
