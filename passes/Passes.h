@@ -8,6 +8,7 @@
 #ifndef DLC_PASSES_PASSES_H
 #define DLC_PASSES_PASSES_H
 
+#include "dialects/exec/ExecDialect.h"
 #include "dialects/graph/GraphDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

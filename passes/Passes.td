@@ -31,4 +31,105 @@ def SpecializeBatchPass : Pass<"dlc-specialize-batch", "mlir::ModuleOp"> {
                            "::mlir::func::FuncDialect"];
 }
 
+//===----------------------------------------------------------------------===//
+// Graph optimization (in pipeline order)
+//===----------------------------------------------------------------------===//
+
+def SimplifyPass : Pass<"dlc-simplify", "mlir::func::FuncOp"> {
+  let summary = "Canonicalize, fold constants and fold normalization into weights";
+  let description = [{
+    Runs the graph canonicalization patterns and constant folding, then:
+    folds an inference BatchNormalization into the preceding conv2d /
+    depthwise_conv2d / conv2d_transpose / matmul filter and bias (a
+    standalone one becomes a mul and an add by constants), removes identity
+    ops (linear activations, no-op casts, reshapes and transposes, zero pads,
+    full slices), collapses reshape chains, cancels transpose pairs, folds a
+    transpose of a constant into the constant and folds an explicit zero pad
+    into the following conv or pool where the padding semantics agree.
+  }];
+  let dependentDialects = ["::dlc::graph::GraphDialect"];
+}
+
+def AssignLayoutPass : Pass<"dlc-assign-layout", "mlir::func::FuncOp"> {
+  let summary = "Choose NHWC or NCHW per conv/pool region and the filter layouts";
+  let description = [{
+    Groups the layout-sensitive ops (convolutions, pooling, normalization
+    along the channel axis) that are connected through layout-agnostic ops
+    into regions and gives each region the layout of lowest cost: the number
+    of transposes at the region's boundary, plus a penalty for NCHW when
+    `precision` is fp16 (tensor cores read NHWC). Filters are rewritten to
+    OHWI (NHWC) or OIHW (NCHW) at compile time. The function's arguments and
+    results keep Keras's layout.
+  }];
+  let options = [
+    Option<"precision", "precision", "std::string", /*default=*/"\"fp32\"",
+           "fp32 or fp16: the precision the kernels will run in">
+  ];
+  let dependentDialects = ["::dlc::graph::GraphDialect"];
+}
+
+def LowerToFP16Pass : Pass<"dlc-lower-to-fp16", "mlir::func::FuncOp"> {
+  let summary = "Store activations and weights in f16, accumulate in f32";
+  let description = [{
+    Rewrites float tensors to f16 storage: convolution and matmul operands
+    (tensor-core inputs; the reference executor and the kernels accumulate
+    in f32), elementwise ops and data movement. Softmax, layer/batch
+    normalization, global pooling and recurrent layers (cell state) compute
+    in f32, with casts at their boundaries. Weight constants are converted
+    at compile time; a weight that f16 cannot hold (overflow, or a nonzero
+    value that would flush to zero) is kept in f32 with a warning, and its
+    consumer runs in f32. The function's signature is unchanged.
+  }];
+  let dependentDialects = ["::dlc::graph::GraphDialect"];
+}
+
+def FusePass : Pass<"dlc-fuse", "mlir::func::FuncOp"> {
+  let summary = "Group ops into graph.fusion kernels";
+  let description = [{
+    Forms `graph.fusion` regions: an anchor (conv2d, depthwise_conv2d,
+    conv2d_transpose, matmul) with its prologue (pad, cast) and epilogue
+    (bias_add, batch_norm, activation, elementwise ops with a residual or
+    constant operand, cast, pooling whose windows tile the output, softmax
+    over a matmul's rows); a reduction (softmax, layer_norm, global_pool,
+    pool2d) with its elementwise consumers; and chains of elementwise ops.
+    An anchor is never duplicated. With `report`, every producer/consumer
+    pair left in different kernels gets a remark that says why.
+  }];
+  let options = [
+    Option<"report", "report", "bool", /*default=*/"false",
+           "Emit a remark for each adjacent pair left unfused">
+  ];
+  let dependentDialects = ["::dlc::graph::GraphDialect"];
+}
+
+//===----------------------------------------------------------------------===//
+// Execution plan
+//===----------------------------------------------------------------------===//
+
+def LowerToExecPass : Pass<"dlc-lower-to-exec", "mlir::ModuleOp"> {
+  let summary = "Lower the fused graph to exec kernels over buffers";
+  let description = [{
+    Turns the entry function into an execution plan: inputs and outputs
+    become memref arguments, constants `exec.weight`s, every fusion and
+    every remaining compute op an `exec.kernel` over `exec.alloc` buffers,
+    reshapes `exec.view` aliases. Kernel names are made by the compiler.
+  }];
+  let dependentDialects = ["::dlc::exec::ExecDialect",
+                           "::dlc::graph::GraphDialect"];
+}
+
+def PlanMemoryPass : Pass<"dlc-plan-memory", "mlir::ModuleOp"> {
+  let summary = "Place every buffer in one arena by liveness";
+  let description = [{
+    Assigns each `exec.alloc` an offset in one arena (256-byte aligned):
+    buffers whose live ranges do not overlap share bytes (greedy best fit,
+    largest first); an elementwise kernel writes in place over an input that
+    dies there when the sizes match. Weights get offsets in their own
+    region. The plan records `exec.arena_size`, `exec.peak_live` (the
+    largest set of simultaneously live buffers, a lower bound) and
+    `exec.weights_size` on the function.
+  }];
+  let dependentDialects = ["::dlc::exec::ExecDialect"];
+}
+
 #endif // DLC_PASSES_TD

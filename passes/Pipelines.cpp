@@ -1,0 +1,123 @@
+//===- Pipelines.cpp - dlc's compilation pipeline -------------------------===//
+
+#include "passes/Pipelines.h"
+
+#include "passes/Passes.h"
+
+#include "mlir/Pass/PassOptions.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Transforms/Passes.h"
+
+using namespace mlir;
+
+namespace {
+
+std::unique_ptr<Pass> topDownCanonicalizer() {
+  // Top-down, so that the folder finds the importer's constants already at
+  // the top of the function and leaves them (and their locations) in place.
+  GreedyRewriteConfig config;
+  config.useTopDownTraversal = true;
+  return createCanonicalizerPass(config);
+}
+
+} // namespace
+
+std::vector<dlc::PipelineStage>
+dlc::pipelineStages(const PipelineConfig &config) {
+  std::vector<PipelineStage> stages;
+  std::optional<int64_t> batch = config.batch;
+  stages.push_back({"import",
+                    [batch](OpPassManager &pm) {
+                      if (batch) {
+                        SpecializeBatchPassOptions options;
+                        options.batch = *batch;
+                        pm.addPass(createSpecializeBatchPass(options));
+                      }
+                      pm.addPass(topDownCanonicalizer());
+                    },
+                    true});
+  stages.push_back({"simplify",
+                    [](OpPassManager &pm) {
+                      pm.addNestedPass<func::FuncOp>(createSimplifyPass());
+                    },
+                    true});
+  std::string precision = config.fp16 ? "fp16" : "fp32";
+  stages.push_back({"layout",
+                    [precision](OpPassManager &pm) {
+                      AssignLayoutPassOptions options;
+                      options.precision = precision;
+                      pm.addNestedPass<func::FuncOp>(
+                          createAssignLayoutPass(options));
+                      pm.addNestedPass<func::FuncOp>(createSimplifyPass());
+                    },
+                    true});
+  if (config.fp16)
+    stages.push_back({"fp16",
+                      [](OpPassManager &pm) {
+                        pm.addNestedPass<func::FuncOp>(
+                            createLowerToFP16Pass());
+                        pm.addNestedPass<func::FuncOp>(createSimplifyPass());
+                      },
+                      true});
+  bool report = config.reportFusion;
+  stages.push_back({"fuse",
+                    [report](OpPassManager &pm) {
+                      FusePassOptions options;
+                      options.report = report;
+                      pm.addNestedPass<func::FuncOp>(createFusePass(options));
+                    },
+                    true});
+  stages.push_back({"exec",
+                    [](OpPassManager &pm) {
+                      pm.addPass(createLowerToExecPass());
+                    },
+                    false});
+  stages.push_back({"plan",
+                    [](OpPassManager &pm) {
+                      pm.addPass(createPlanMemoryPass());
+                    },
+                    false});
+  return stages;
+}
+
+std::vector<std::string> dlc::allStageNames() {
+  PipelineConfig config;
+  config.fp16 = true;
+  std::vector<std::string> names;
+  for (const PipelineStage &stage : pipelineStages(config))
+    names.push_back(stage.name);
+  return names;
+}
+
+void dlc::buildPipeline(OpPassManager &pm, const PipelineConfig &config) {
+  for (const PipelineStage &stage : pipelineStages(config))
+    stage.build(pm);
+}
+
+namespace {
+struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
+  Option<int64_t> batch{*this, "batch",
+                        llvm::cl::desc("Fix the batch dim (0: leave it)"),
+                        llvm::cl::init(0)};
+  Option<std::string> precision{*this, "precision",
+                                llvm::cl::desc("fp32 or fp16"),
+                                llvm::cl::init("fp32")};
+  Option<bool> reportFusion{
+      *this, "report-fusion",
+      llvm::cl::desc("Remarks on producer/consumer pairs left unfused"),
+      llvm::cl::init(false)};
+};
+} // namespace
+
+void dlc::registerPipelines() {
+  PassPipelineRegistration<PipelineOptions>(
+      "dlc-pipeline", "dlc's whole compilation pipeline, graph to plan",
+      [](OpPassManager &pm, const PipelineOptions &options) {
+        PipelineConfig config;
+        if (options.batch > 0)
+          config.batch = options.batch;
+        config.fp16 = options.precision == "fp16";
+        config.reportFusion = options.reportFusion;
+        buildPipeline(pm, config);
+      });
+}

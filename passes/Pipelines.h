@@ -1,0 +1,53 @@
+//===- Pipelines.h - dlc's compilation pipeline -----------------*- C++ -*-===//
+//
+// The passes `dlc compile` and `dlc run` apply, as named stages, so that the
+// driver can stop after any stage (`--stop-after`) and check every stage
+// against the reference executor. `dlc-opt --dlc-pipeline` runs the same.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_PASSES_PIPELINES_H
+#define DLC_PASSES_PIPELINES_H
+
+#include "mlir/Pass/PassManager.h"
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dlc {
+
+struct PipelineConfig {
+  std::optional<int64_t> batch; ///< fix the batch dim first
+  bool fp16 = false;            ///< run dlc-lower-to-fp16
+  bool reportFusion = false;    ///< dlc-fuse remarks on unfused pairs
+};
+
+/// One stage: a name (`--stop-after` takes it) and the passes it adds to a
+/// module-level pass manager. A stage that does not apply to `config` (fp16
+/// in an fp32 pipeline) is absent.
+struct PipelineStage {
+  std::string name;
+  std::function<void(mlir::OpPassManager &)> build;
+  /// Whether the IR after this stage is still the graph dialect (the
+  /// reference executor runs it as a function of tensors).
+  bool graphLevel;
+};
+
+/// The stages in order: import (batch, canonicalize), simplify, layout,
+/// fp16, fuse, exec, plan.
+std::vector<PipelineStage> pipelineStages(const PipelineConfig &config);
+
+/// Every stage name, fp16 included, in order.
+std::vector<std::string> allStageNames();
+
+/// Adds all of `pipelineStages(config)` to `pm`.
+void buildPipeline(mlir::OpPassManager &pm, const PipelineConfig &config);
+
+/// Registers `dlc-pipeline` (options: batch, precision, report-fusion).
+void registerPipelines();
+
+} // namespace dlc
+
+#endif // DLC_PASSES_PIPELINES_H
