@@ -7,6 +7,7 @@
 #include "compiler/reference/Executor.h"
 #include "dialects/graph/GraphDialect.h"
 #include "passes/Passes.h"
+#include "passes/Pipelines.h"
 #include "passes/ShapeSpecialization.h"
 #include "support/Error.h"
 
@@ -16,6 +17,7 @@
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 #include "mlir/Transforms/Passes.h"
 
+#include <cmath>
 #include <sstream>
 
 using namespace mlir;
@@ -23,28 +25,55 @@ using namespace dlc;
 
 namespace {
 
-/// Collects the first error diagnostic, with the layer its location names.
+/// Collects the first error diagnostic, with the layer its location names;
+/// prints warnings (and remarks, when asked) to stderr as
+/// `dlc: warning: FILE[: layer 'NAME' (CLASS)]: MESSAGE`.
 class FirstError {
 public:
-  explicit FirstError(MLIRContext &context)
-      : handler(&context, [this](Diagnostic &diag) {
-          if (diag.getSeverity() == DiagnosticSeverity::Error &&
-              message.empty()) {
-            message = diag.str();
-            std::tie(layer, layerClass) = keras::layerOf(diag.getLocation());
+  FirstError(MLIRContext &context, std::string file, bool printRemarks)
+      : file_(std::move(file)),
+        handler(&context, [this, printRemarks](Diagnostic &diag) {
+          auto [layer, layerClass] = keras::layerOf(diag.getLocation());
+          switch (diag.getSeverity()) {
+          case DiagnosticSeverity::Error:
+            if (message.empty()) {
+              message = diag.str();
+              this->layer = layer;
+              this->layerClass = layerClass;
+            }
+            break;
+          case DiagnosticSeverity::Warning:
+            print("warning", diag.str(), layer, layerClass);
+            break;
+          case DiagnosticSeverity::Remark:
+            if (printRemarks)
+              print("remark", diag.str(), layer, layerClass);
+            break;
+          default:
+            break;
           }
           return success();
         }) {}
 
-  [[noreturn]] void raise(const std::string &file,
-                          const std::string &fallback) const {
-    throw UserError(message.empty() ? fallback : message, file, layer,
+  [[noreturn]] void raise(const std::string &fallback) const {
+    throw UserError(message.empty() ? fallback : message, file_, layer,
                     layerClass);
   }
 
   std::string message, layer, layerClass;
 
 private:
+  void print(const char *kind, const std::string &text,
+             const std::string &layer, const std::string &layerClass) {
+    std::string line = UserError(text, file_, layer, layerClass).what();
+    // UserError formats "dlc: error: ..."; reuse it with the other kind.
+    const std::string prefix = "dlc: error: ";
+    if (line.rfind(prefix, 0) == 0)
+      line = "dlc: " + std::string(kind) + ": " + line.substr(prefix.size());
+    llvm::errs() << line << "\n";
+  }
+
+  std::string file_;
   ScopedDiagnosticHandler handler;
 };
 
@@ -68,27 +97,95 @@ func::FuncOp driver::mainFunction(ModuleOp module) {
   return func;
 }
 
+bool driver::isGraphStage(const std::string &stage) {
+  PipelineConfig config;
+  config.fp16 = true;
+  for (const PipelineStage &s : pipelineStages(config))
+    if (s.name == stage)
+      return s.graphLevel;
+  return false;
+}
+
+bool driver::usesFp16(ModuleOp module, const PipelineOptions &options) {
+  if (options.fp16)
+    return *options.fp16;
+  auto policy = module->getAttrOfType<StringAttr>("dlc.dtype_policy");
+  return policy && policy.getValue() == "mixed_float16";
+}
+
+driver::StageError driver::compareOutputs(const Tensor &actual, const Tensor &expected,
+                                  bool fp16) {
+  Tensor a = actual.cast(DType::F32), e = expected.cast(DType::F32);
+  if (a.shape() != e.shape())
+    return {INFINITY, 0, "shape"};
+  const float *pa = a.data<float>(), *pe = e.data<float>();
+  double maxDiff = 0, maxRef = 0, diff2 = 0, ref2 = 0;
+  for (int64_t i = 0; i < a.numel(); ++i) {
+    double d = std::abs(static_cast<double>(pa[i]) - pe[i]);
+    if (std::isnan(d))
+      d = INFINITY;
+    maxDiff = std::max(maxDiff, d);
+    maxRef = std::max(maxRef, std::abs(static_cast<double>(pe[i])));
+    diff2 += d * d;
+    ref2 += static_cast<double>(pe[i]) * pe[i];
+  }
+  if (fp16)
+    return {ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2), 1e-2,
+            "relative L2"};
+  return {maxRef > 0 ? maxDiff / maxRef : maxDiff, 1e-5,
+          "max error / max magnitude"};
+}
+
 void driver::runPipeline(ModuleOp module, const PipelineOptions &options,
                          const std::string &modelPath) {
-  PassManager pm(module.getContext());
-  if (options.printIRAfterAll)
-    pm.enableIRPrinting(
-        /*shouldPrintBeforePass=*/[](Pass *, Operation *) { return false; },
-        /*shouldPrintAfterPass=*/[](Pass *, Operation *) { return true; },
-        /*printModuleScope=*/true, /*printAfterOnlyOnChange=*/false);
-  if (options.batch) {
-    SpecializeBatchPassOptions batch;
-    batch.batch = *options.batch;
-    pm.addPass(createSpecializeBatchPass(batch));
+  PipelineConfig config;
+  config.batch = options.batch;
+  config.fp16 = usesFp16(module, options);
+  config.reportFusion = options.reportFusion;
+  std::vector<PipelineStage> stages = pipelineStages(config);
+  if (!options.stopAfter.empty() &&
+      llvm::none_of(stages, [&](const PipelineStage &s) {
+        return s.name == options.stopAfter;
+      }))
+    throw UserError("--stop-after " + options.stopAfter +
+                    ": no such stage in this pipeline");
+
+  FirstError error(*module.getContext(), modelPath, options.reportFusion);
+  std::vector<Tensor> expected;
+  if (options.verifyInputs)
+    expected = runOnCpu(mainFunction(module), *options.verifyInputs);
+  bool lowered = false; // whether an fp16 stage has run
+  for (const PipelineStage &stage : stages) {
+    PassManager pm(module.getContext());
+    if (options.printIRAfterAll)
+      pm.enableIRPrinting(
+          /*shouldPrintBeforePass=*/[](Pass *, Operation *) { return false; },
+          /*shouldPrintAfterPass=*/[](Pass *, Operation *) { return true; },
+          /*printModuleScope=*/true, /*printAfterOnlyOnChange=*/false);
+    stage.build(pm);
+    if (failed(pm.run(module)))
+      error.raise("the compilation pipeline failed in stage '" + stage.name +
+                  "'");
+    lowered |= stage.name == "fp16";
+    if (options.verifyInputs) {
+      std::vector<Tensor> actual =
+          runOnCpu(mainFunction(module), *options.verifyInputs);
+      for (size_t i = 0; i < expected.size(); ++i) {
+        StageError e = compareOutputs(actual[i], expected[i], lowered);
+        if (options.verifyLog)
+          *options.verifyLog << "stage " << stage.name << ": output " << i
+                             << ": " << e.metric << " " << e.error
+                             << " (limit " << e.limit << ")\n";
+        if (!(e.error <= e.limit))
+          throw std::runtime_error(
+              "stage '" + stage.name + "' moved output " + std::to_string(i) +
+              " by " + std::to_string(e.error) + " (" + e.metric +
+              "), more than " + std::to_string(e.limit));
+      }
+    }
+    if (stage.name == options.stopAfter)
+      break;
   }
-  // Top-down, so that the folder finds the importer's constants already at
-  // the top of the function and leaves them (and their locations) in place.
-  GreedyRewriteConfig config;
-  config.useTopDownTraversal = true;
-  pm.addPass(createCanonicalizerPass(config));
-  FirstError error(*module.getContext());
-  if (failed(pm.run(module)))
-    error.raise(modelPath, "the compilation pipeline failed");
 }
 
 std::vector<Tensor> driver::bindInputs(func::FuncOp func,
@@ -134,15 +231,18 @@ std::vector<Tensor> driver::bindInputs(func::FuncOp func,
     t = t.cast(want);
     specialized.push_back(RankedTensorType::get(t.shape(), element));
   }
-  FirstError error(*func.getContext());
+  FirstError error(*func.getContext(), "", /*printRemarks=*/false);
   if (failed(specializeFunction(func, specialized)))
-    error.raise("", "the model does not accept inputs of these shapes");
+    error.raise("the model does not accept inputs of these shapes");
   return inputs;
 }
 
 std::vector<Tensor> driver::runOnCpu(func::FuncOp func,
                                      const std::vector<Tensor> &inputs) {
-  return reference::execute(func, inputs);
+  bool plan = llvm::any_of(func.getArgumentTypes(),
+                           [](Type t) { return isa<MemRefType>(t); });
+  return plan ? reference::executePlan(func, inputs)
+              : reference::execute(func, inputs);
 }
 
 std::string driver::formatLayerTable(const keras::ImportResult &model,

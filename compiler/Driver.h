@@ -32,12 +32,43 @@ mlir::func::FuncOp mainFunction(mlir::ModuleOp module);
 struct PipelineOptions {
   std::optional<int64_t> batch; ///< fix the batch dim first
   bool printIRAfterAll = false; ///< print the IR after every pass (stderr)
+  /// Lower to fp16; unset: fp16 exactly when the model's dtype policy is
+  /// mixed_float16.
+  std::optional<bool> fp16;
+  std::string stopAfter;     ///< a stage name (allStageNames()); "" = all
+  bool reportFusion = false; ///< print dlc-fuse's remarks (stderr)
+  /// When set, the reference executor runs the model on these inputs before
+  /// the first stage and after every stage; a stage that moves an output by
+  /// more than its tolerance (see verifyStage) is an internal error.
+  const std::vector<Tensor> *verifyInputs = nullptr;
+  /// Where --verify-stages reports one line per stage; null: nowhere.
+  std::ostream *verifyLog = nullptr;
 };
 
+/// Whether `stage` (a --stop-after value) ends in the graph dialect, whose
+/// passes accept an open batch dim ("" means the whole pipeline: no).
+bool isGraphStage(const std::string &stage);
+
+/// Whether the pipeline runs in fp16 for this module and these options.
+bool usesFp16(mlir::ModuleOp module, const PipelineOptions &options);
+
 /// The compilation pipeline that precedes code generation (and `dlc run
-/// --device cpu`). Throws UserError with the first diagnostic on failure.
+/// --device cpu`): the stages of passes/Pipelines.h, up to `stopAfter`.
+/// Throws UserError with the first diagnostic on failure; warnings and (with
+/// reportFusion) remarks are printed to stderr as they come.
 void runPipeline(mlir::ModuleOp module, const PipelineOptions &options,
                  const std::string &modelPath);
+
+/// How far `actual` is from `expected`, and the limit for the stage:
+/// fp32 stages: max|a - e| / max|e| (relative to the output's largest
+/// magnitude) <= 1e-5; stages after fp16 lowering: ||a - e||2 / ||e||2 <=
+/// 1e-2, both against the imported model's outputs.
+struct StageError {
+  double error = 0, limit = 0;
+  const char *metric = "";
+};
+StageError compareOutputs(const Tensor &actual, const Tensor &expected,
+                          bool fp16);
 
 /// Checks `inputs` against the entry function's arguments (count, rank,
 /// static dims, dtype), converts them to the argument element types and
@@ -47,7 +78,8 @@ std::vector<Tensor> bindInputs(mlir::func::FuncOp func,
                                std::vector<Tensor> inputs,
                                const std::vector<std::string> &names);
 
-/// Runs the entry function on the CPU reference executor.
+/// Runs the entry function on the CPU reference executor: a function of
+/// graph ops directly, an execution plan (after the exec stage) in its arena.
 std::vector<Tensor> runOnCpu(mlir::func::FuncOp func,
                              const std::vector<Tensor> &inputs);
 

@@ -16,6 +16,7 @@
 #include "compiler/reference/Kernels.h"
 #include "compiler/reference/ThreadPool.h"
 
+#include "dialects/exec/ExecDialect.h"
 #include "support/Error.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -25,6 +26,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <deque>
 #include <thread>
 
 using namespace mlir;
@@ -98,12 +100,13 @@ size_t storageSize(Type element) {
   return elemSize(elemOf(element));
 }
 
-Buffer constantBuffer(ConstantOp op) {
-  RankedTensorType type = resultType(op);
+/// The elements of `value` (a constant's or a weight's) as a buffer of
+/// `type`; `op` names the holder in errors.
+Buffer attributeBuffer(Operation *op, RankedTensorType type,
+                       Attribute value) {
   Type element = type.getElementType();
   Elem elem = elemOf(element);
   const int64_t count = type.getNumElements();
-  Attribute value = op.getValue();
 
   if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
     DenseResourceElementsHandle handle = resource.getRawHandle();
@@ -148,6 +151,10 @@ Buffer constantBuffer(ConstantOp op) {
     return b;
   }
   return fromStorage(type, dense.getRawData().data());
+}
+
+Buffer constantBuffer(ConstantOp op) {
+  return attributeBuffer(op, resultType(op), op.getValue());
 }
 
 /// The argument's buffer; throws "input N: ..." when the tensor does not
@@ -247,7 +254,7 @@ std::vector<Buffer> Interpreter::run(Block &block, std::vector<Buffer> args) {
         values.erase(it);
     }
     if (op.hasTrait<OpTrait::IsTerminator>()) {
-      if (!isa<func::ReturnOp, YieldOp>(op))
+      if (!isa<func::ReturnOp, YieldOp, dlc::exec::YieldOp>(op))
         throwOpError(&op, "unsupported terminator");
       return operands;
     }
@@ -369,4 +376,146 @@ dlc::reference::execute(func::FuncOp func,
   for (size_t i = 0; i < results.size(); ++i)
     outputs.push_back(outputTensor(results[i], resultTypes[i]));
   return outputs;
+}
+
+//===----------------------------------------------------------------------===//
+// Execution plans
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+RankedTensorType tensorTypeOf(Type memref) {
+  auto type = cast<MemRefType>(memref);
+  return RankedTensorType::get(type.getShape(), type.getElementType());
+}
+
+/// The bytes of one plan: the arena, the weight region, the arguments and
+/// the storage of any buffer the plan left unplaced.
+class PlanMemory {
+public:
+  PlanMemory(int64_t arenaSize, int64_t weightsSize)
+      : arena_(arenaSize, kPoison), weights_(weightsSize, 0) {}
+
+  char *place(std::vector<char> &region, const char *what,
+              std::optional<int64_t> offset, int64_t bytes, Operation *op) {
+    if (!offset) {
+      owned_.emplace_back(bytes, kPoison);
+      return owned_.back().data();
+    }
+    if (*offset < 0 || *offset + bytes > static_cast<int64_t>(region.size()))
+      throw std::logic_error(describeOp(op) + ": " + what + " offset " +
+                             std::to_string(*offset) + " + " +
+                             std::to_string(bytes) + " bytes is outside the " +
+                             std::to_string(region.size()) + "-byte region");
+    return region.data() + *offset;
+  }
+  std::vector<char> &arena() { return arena_; }
+  std::vector<char> &weights() { return weights_; }
+  char *own(int64_t bytes) {
+    owned_.emplace_back(bytes, kPoison);
+    return owned_.back().data();
+  }
+
+private:
+  /// Unwritten bytes read as NaN (f32 and f16 alike), so a plan that reads
+  /// a buffer before a kernel wrote it shows in the outputs.
+  static constexpr char kPoison = static_cast<char>(0xff);
+  std::vector<char> arena_, weights_;
+  std::deque<std::vector<char>> owned_;
+};
+
+void store(const Buffer &buffer, RankedTensorType type, char *at) {
+  dlc::Tensor tensor = outputTensor(buffer, type);
+  if (tensor.bytes())
+    std::memcpy(at, tensor.raw(), tensor.bytes());
+}
+
+int64_t attrOr(func::FuncOp func, const char *name) {
+  auto attr = func->getAttrOfType<IntegerAttr>(name);
+  return attr ? attr.getInt() : 0;
+}
+
+} // namespace
+
+std::vector<dlc::Tensor>
+dlc::reference::executePlan(func::FuncOp func,
+                            const std::vector<dlc::Tensor> &inputs,
+                            const ExecOptions &options) {
+  Block &body = func.getBody().front();
+  PlanMemory memory(attrOr(func, exec::kArenaSizeAttr),
+                    attrOr(func, exec::kWeightsSizeAttr));
+  llvm::DenseMap<Value, char *> where;
+  std::vector<std::pair<char *, RankedTensorType>> outputs;
+  size_t nextInput = 0;
+  for (BlockArgument arg : body.getArguments()) {
+    RankedTensorType type = tensorTypeOf(arg.getType());
+    char *at = memory.own(exec::byteSize(cast<MemRefType>(arg.getType())));
+    where[arg] = at;
+    if (func.getArgAttr(arg.getArgNumber(), exec::kOutputAttr)) {
+      outputs.push_back({at, type});
+      continue;
+    }
+    if (nextInput >= inputs.size())
+      throw UserError("expected more than " + std::to_string(inputs.size()) +
+                      " inputs");
+    const dlc::Tensor &t = inputs[nextInput];
+    Buffer b = inputBuffer(nextInput++, t, type);
+    store(b, type, at);
+  }
+  if (nextInput != inputs.size())
+    throw UserError("expected " + std::to_string(nextInput) + " inputs, got " +
+                    std::to_string(inputs.size()));
+
+  unsigned threads = options.threads;
+  if (threads == 0)
+    threads = std::max(1u, std::thread::hardware_concurrency());
+  ThreadPool pool(threads);
+  Interpreter interpreter(pool);
+  for (Operation &op : body) {
+    if (auto weight = dyn_cast<exec::WeightOp>(op)) {
+      RankedTensorType type = tensorTypeOf(weight.getType());
+      char *at = memory.place(memory.weights(), "weight", weight.getOffset(),
+                              exec::byteSize(weight.getType()), &op);
+      store(attributeBuffer(&op, type, weight.getValue()), type, at);
+      where[weight] = at;
+    } else if (auto alloc = dyn_cast<exec::AllocOp>(op)) {
+      where[alloc] = memory.place(memory.arena(), "arena", alloc.getOffset(),
+                                  exec::byteSize(alloc.getType()), &op);
+    } else if (auto view = dyn_cast<exec::ViewOp>(op)) {
+      where[view] = where.lookup(view.getSource());
+    } else if (auto copy = dyn_cast<exec::CopyOp>(op)) {
+      std::memmove(where.lookup(copy.getTarget()),
+                   where.lookup(copy.getSource()),
+                   exec::byteSize(copy.getTarget().getType()));
+    } else if (auto kernel = dyn_cast<exec::KernelOp>(op)) {
+      std::vector<Buffer> args;
+      for (Value in : kernel.getIns())
+        args.push_back(
+            fromStorage(tensorTypeOf(in.getType()), where.lookup(in)).copy());
+      std::vector<Buffer> results =
+          interpreter.run(kernel.getBody().front(), std::move(args));
+      for (auto [result, out] : llvm::zip(results, kernel.getOuts())) {
+        RankedTensorType type = tensorTypeOf(out.getType());
+        if (ArrayRef<int64_t>(result.shape()) != type.getShape())
+          throw std::logic_error(describeOp(&op) +
+                                 ": kernel computed a result of the wrong "
+                                 "shape");
+        store(result, type, where.lookup(out));
+      }
+    } else if (isa<func::ReturnOp>(op)) {
+      break;
+    } else {
+      throwUnsupported(&op);
+    }
+  }
+  std::vector<dlc::Tensor> results;
+  for (auto [at, type] : outputs) {
+    dlc::Tensor t(dtypeOf(type.getElementType()),
+                  std::vector<int64_t>(type.getShape().begin(),
+                                       type.getShape().end()));
+    if (t.bytes())
+      std::memcpy(t.raw(), at, t.bytes());
+    results.push_back(std::move(t));
+  }
+  return results;
 }

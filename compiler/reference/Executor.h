@@ -37,6 +37,16 @@ std::vector<dlc::Tensor> execute(mlir::func::FuncOp func,
                                  const std::vector<dlc::Tensor> &inputs,
                                  const ExecOptions &options = {});
 
+/// Runs an execution plan (a function after dlc-lower-to-exec): inputs are
+/// bound to the `exec.input` arguments in order, and one tensor is returned
+/// per `exec.output` argument. Planned buffers live at their offsets in one
+/// arena and one weight region, exactly as the plan says (unplaced ones get
+/// storage of their own), and unwritten bytes read as NaN, so a wrong memory
+/// plan shows in the outputs. Kernel bodies run as `execute` runs graph ops.
+std::vector<dlc::Tensor> executePlan(mlir::func::FuncOp func,
+                                     const std::vector<dlc::Tensor> &inputs,
+                                     const ExecOptions &options = {});
+
 } // namespace dlc::reference
 
 #endif // DLC_COMPILER_REFERENCE_EXECUTOR_H

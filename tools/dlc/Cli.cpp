@@ -37,7 +37,8 @@ std::vector<CommandSpec> buildCommands() {
   OptionSpec precision =
       value("--precision", "fp32|fp16",
             "Arithmetic precision: fp32, or fp16 storage with fp32 "
-            "accumulation (default fp32)",
+            "accumulation (default: fp16 for mixed_float16 models, else "
+            "fp32)",
             {"fp32", "fp16"});
 
   CommandSpec compile{"compile",
@@ -51,13 +52,19 @@ std::vector<CommandSpec> buildCommands() {
       value("--weights", "FILE",
             "The weights of a model.to_json() file (default: STEM.weights.h5 "
             "or STEM.h5 beside it)");
+  OptionSpec stopAfter =
+      value("--stop-after", "STAGE",
+            "Stop the pipeline after a stage: import, simplify, layout, fp16, "
+            "fuse, exec or plan (default: plan, the whole pipeline)");
   compile.options = {
       out,
       weights,
       precision,
       value("--arch", "sm_XX[,sm_YY...]",
             "GPU architectures to compile for (default sm_80,sm_90)"),
-      positiveInt("--batch", "Fix the batch size (default: 1)"),
+      positiveInt("--batch",
+                  "Fix the batch size (default: 1; kept open when "
+                  "--stop-after names a graph stage)"),
       value("--kernels", "auto|generated|library",
             "Generated kernels, cuDNN/cuBLASLt calls, or the faster of the "
             "two per kernel (default auto)",
@@ -66,6 +73,9 @@ std::vector<CommandSpec> buildCommands() {
             "What to write: the optimized IR, the CUDA sources, or the "
             "artifact (default artifact)",
             {"mlir", "cuda", "artifact"}),
+      stopAfter,
+      flag("--report-fusion",
+           "Say why each adjacent pair of ops was left in different kernels"),
       flag("--mlir-print-ir-after-all", "Print the IR after every pass"),
   };
 
@@ -81,7 +91,19 @@ std::vector<CommandSpec> buildCommands() {
   OptionSpec output = value("--output", "Y.npy",
                             "An output, in the model's output order (repeat)");
   output.repeatable = output.required = true;
-  run.options = {device, input, output, precision, weights};
+  run.options = {
+      device,
+      input,
+      output,
+      precision,
+      weights,
+      stopAfter,
+      flag("--verify-stages",
+           "Check every pipeline stage against the imported model on these "
+           "inputs (fp32 stages: max error <= 1e-5 of the largest output; "
+           "after fp16 lowering: relative L2 <= 1e-2); one line per stage on "
+           "stderr"),
+  };
 
   CommandSpec bench{"bench",
                     "OUT.dlcm",

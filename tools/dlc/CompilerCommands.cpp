@@ -31,6 +31,15 @@ std::string printModule(mlir::ModuleOp module) {
   return os.str();
 }
 
+/// The options `compile` and `run` share.
+driver::PipelineOptions pipelineOptions(const cli::Invocation &inv) {
+  driver::PipelineOptions options;
+  if (inv.has("--precision"))
+    options.fp16 = inv.get("--precision") == "fp16";
+  options.stopAfter = inv.get("--stop-after");
+  return options;
+}
+
 } // namespace
 
 int cli::runCompile(const Invocation &inv) {
@@ -38,10 +47,14 @@ int cli::runCompile(const Invocation &inv) {
   auto context = driver::makeContext();
   keras::ImportResult model =
       keras::loadModel(*context, path, inv.get("--weights"));
-  driver::PipelineOptions options;
+  driver::PipelineOptions options = pipelineOptions(inv);
+  // The graph stages keep an open batch dim; a plan needs it fixed.
   if (inv.has("--batch"))
     options.batch = std::stoll(inv.get("--batch"));
+  else if (!driver::isGraphStage(options.stopAfter))
+    options.batch = 1;
   options.printIRAfterAll = inv.has("--mlir-print-ir-after-all");
+  options.reportFusion = inv.has("--report-fusion");
   driver::runPipeline(*model.module, options, path);
   std::string emit = inv.get("--emit", "artifact");
   if (emit != "mlir")
@@ -67,8 +80,6 @@ int cli::runInspect(const Invocation &inv) {
 int cli::runRun(const Invocation &inv) {
   if (inv.get("--device") == "cuda" || isArtifact(inv.positional))
     return notImplemented("run --device cuda");
-  if (inv.get("--precision", "fp32") != "fp32")
-    return notImplemented("run --precision fp16");
   const std::vector<std::string> &inputPaths = inv.values.at("--input");
   const std::vector<std::string> &outputPaths = inv.values.at("--output");
   std::vector<Tensor> inputs;
@@ -91,7 +102,12 @@ int cli::runRun(const Invocation &inv) {
   } catch (const UserError &e) {
     throw e.inFile(inv.positional);
   }
-  driver::runPipeline(*model.module, {}, inv.positional);
+  driver::PipelineOptions options = pipelineOptions(inv);
+  if (inv.has("--verify-stages")) {
+    options.verifyInputs = &inputs;
+    options.verifyLog = &std::cerr;
+  }
+  driver::runPipeline(*model.module, options, inv.positional);
   std::vector<Tensor> results =
       driver::runOnCpu(driver::mainFunction(*model.module), inputs);
   for (size_t i = 0; i < results.size(); ++i) {

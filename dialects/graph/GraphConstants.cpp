@@ -1,0 +1,109 @@
+//===- GraphConstants.cpp - reading and making constant tensors -----------===//
+
+#include "dialects/graph/GraphConstants.h"
+
+#include "support/Tensor.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+
+#include <cctype>
+#include <cstring>
+
+using namespace mlir;
+
+namespace {
+
+float fromBits(uint16_t bits, Type element) {
+  return element.isF16() ? dlc::halfToFloat(bits) : dlc::bf16ToFloat(bits);
+}
+
+uint16_t toBits(float value, Type element) {
+  return element.isF16() ? dlc::floatToHalf(value) : dlc::floatToBf16(value);
+}
+
+} // namespace
+
+FailureOr<std::vector<float>> dlc::graph::readFloats(ElementsAttr value) {
+  auto type = cast<ShapedType>(value.getType());
+  Type element = type.getElementType();
+  if (!isa<FloatType>(element) ||
+      !(element.isF32() || element.isF16() || element.isBF16()))
+    return failure();
+  const int64_t n = type.getNumElements();
+  std::vector<float> out(n);
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
+    const AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    if (!blob)
+      return failure();
+    ArrayRef<char> data = blob->getData();
+    const size_t width = element.isF32() ? 4 : 2;
+    if (data.size() != static_cast<size_t>(n) * width)
+      return failure();
+    if (width == 4) {
+      std::memcpy(out.data(), data.data(), data.size());
+    } else {
+      for (int64_t i = 0; i < n; ++i) {
+        uint16_t bits;
+        std::memcpy(&bits, data.data() + 2 * i, 2);
+        out[i] = fromBits(bits, element);
+      }
+    }
+    return out;
+  }
+  auto dense = dyn_cast<DenseElementsAttr>(value);
+  if (!dense)
+    return failure();
+  int64_t i = 0;
+  if (dense.isSplat()) {
+    float v = dense.getSplatValue<APFloat>().convertToFloat();
+    std::fill(out.begin(), out.end(), v);
+    return out;
+  }
+  for (APFloat v : dense.getValues<APFloat>()) {
+    bool lost;
+    v.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven, &lost);
+    out[i++] = v.convertToFloat();
+  }
+  return out;
+}
+
+ElementsAttr dlc::graph::makeFloats(RankedTensorType type,
+                                    ArrayRef<float> values, StringRef hint) {
+  Type element = type.getElementType();
+  assert(static_cast<int64_t>(values.size()) == type.getNumElements());
+  if (type.getNumElements() <= kMaxInlineElements) {
+    SmallVector<APFloat> floats;
+    for (float v : values) {
+      APFloat f(v);
+      bool lost;
+      f.convert(cast<FloatType>(element).getFloatSemantics(),
+                APFloat::rmNearestTiesToEven, &lost);
+      floats.push_back(f);
+    }
+    return DenseElementsAttr::get(type, floats);
+  }
+  std::string key = "w_";
+  for (char c : hint.take_front(48))
+    key += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  std::vector<char> bytes;
+  if (element.isF32()) {
+    bytes.resize(values.size() * 4);
+    std::memcpy(bytes.data(), values.data(), bytes.size());
+  } else {
+    bytes.resize(values.size() * 2);
+    for (size_t i = 0; i < values.size(); ++i) {
+      uint16_t bits = toBits(values[i], element);
+      std::memcpy(bytes.data() + 2 * i, &bits, 2);
+    }
+  }
+  auto blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
+      ArrayRef<char>(bytes.data(), bytes.size()), alignof(float));
+  return DenseResourceElementsAttr::get(type, key, std::move(blob));
+}
+
+StringRef dlc::graph::resourceKey(ElementsAttr value) {
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(value))
+    return resource.getRawHandle().getKey();
+  return "";
+}

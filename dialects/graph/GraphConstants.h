@@ -1,0 +1,41 @@
+//===- GraphConstants.h - reading and making constant tensors ---*- C++ -*-===//
+//
+// The passes that rewrite weights (normalization folding, layout, f16
+// conversion) read constants of any encoding (dense, splat, dense_resource)
+// and make new ones: small ones as readable `dense<...>`, larger ones as
+// `dense_resource` blobs, with compiler-made keys.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_DIALECTS_GRAPH_GRAPHCONSTANTS_H
+#define DLC_DIALECTS_GRAPH_GRAPHCONSTANTS_H
+
+#include "mlir/IR/BuiltinAttributeInterfaces.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Support/LogicalResult.h"
+
+#include <vector>
+
+namespace dlc::graph {
+
+/// Constants up to this many elements are made as `dense<...>`.
+constexpr int64_t kMaxInlineElements = 64;
+
+/// The elements of a float constant (f32, f16 or bf16; dense, splat or
+/// dense_resource) widened to float, in row-major order. Failure for other
+/// element types or a resource whose blob is missing or of the wrong size.
+mlir::FailureOr<std::vector<float>> readFloats(mlir::ElementsAttr value);
+
+/// A constant of `type` (f32, f16 or bf16 elements) holding `values` rounded
+/// to the element type. `hint` decorates a dense_resource key (sanitized;
+/// the blob manager keeps keys unique).
+mlir::ElementsAttr makeFloats(mlir::RankedTensorType type,
+                              llvm::ArrayRef<float> values,
+                              llvm::StringRef hint);
+
+/// The key of a dense_resource constant, or "" for other encodings.
+llvm::StringRef resourceKey(mlir::ElementsAttr value);
+
+} // namespace dlc::graph
+
+#endif // DLC_DIALECTS_GRAPH_GRAPHCONSTANTS_H
