@@ -59,10 +59,9 @@ bool usesFp16(mlir::ModuleOp module, const PipelineOptions &options);
 void runPipeline(mlir::ModuleOp module, const PipelineOptions &options,
                  const std::string &modelPath);
 
-/// How far `actual` is from `expected`, and the limit for the stage:
-/// fp32 stages: max|a - e| / max|e| (relative to the output's largest
-/// magnitude) <= 1e-5; stages after fp16 lowering: ||a - e||2 / ||e||2 <=
-/// 1e-2, both against the imported model's outputs.
+/// How far `actual` is from `expected` (the imported model's outputs), as
+/// the relative L2 error ||a - e||2 / ||e||2, and the limit for the stage:
+/// 1e-5 for fp32 stages, 1e-2 after fp16 lowering.
 struct StageError {
   double error = 0, limit = 0;
   const char *metric = "";

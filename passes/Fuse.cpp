@@ -1,15 +1,621 @@
-//===- Fuse.cpp - (in progress) ---------------------------------------------===//
+//===- Fuse.cpp - group graph ops into graph.fusion kernels -----*- C++ -*-===//
+//
+// dlc-fuse partitions a function body into kernels: each graph.fusion it
+// forms is one kernel, and so is each compute op it leaves outside (reshapes
+// are buffer aliases, constants weights). Groups form in three rounds, each
+// in program order; an op joins at most one group.
+//
+// 1. Anchors: conv2d, depthwise_conv2d, conv2d_transpose, matmul.
+//    Prologue: a pad or cast whose only user is the anchor (or a chain of
+//    them).
+//    Epilogue: a chain of ops, each the only user of the previous result:
+//    bias_add, batch_norm, activation, cast and the elementwise binary ops
+//    (add, sub, mul, div, maximum, minimum, prelu, compare) whose result has
+//    the shape of the chain, so that their other operand is a constant or a
+//    value computed elsewhere of the same or a broadcast shape (a residual);
+//    after a convolution, at most one pool2d whose windows tile the chain
+//    (window == strides, no pads, the convolution's layout), then
+//    elementwise ops again; after a matmul, a softmax over the matmul's N
+//    axis (the last one) with N <= 4096, which closes the epilogue.
+// 2. Reductions left over (softmax, layer_norm, global_pool, pool2d): a
+//    prologue of elementwise ops of the reduction's input shape whose results
+//    are used only inside the group (for pool2d, instead, a pad whose only
+//    user it is), and an epilogue of elementwise ops as above.
+// 3. Elementwise ops left over: maximal trees of ops of one shape, grown from
+//    the last op back through producers whose results are used only inside
+//    the tree.
+//
+// So every group has one sink, its last op, whose result is the only value
+// that leaves the group (the fusion has one result), and every other member
+// is used only inside the group. No external operand of a group can then
+// depend on a member (a path out of the group starts at the sink, which
+// comes after every member), so the fused graph stays acyclic: with
+// A -> X -> E and A -> E, A has two users and E does not join A's group.
+// Data movement ops (transpose, concat, slice, pad outside a prologue,
+// upsample, reverse, embedding), recurrent ops, reshapes (buffer aliases)
+// and ops the pass does not know stay outside, as do existing fusions, which
+// the pass neither grows nor nests: running it again changes nothing.
+//
+// A group of two or more ops becomes a graph.fusion at the place of its sink,
+// located at the FusedLoc of its ops. Constants of at most kMaxInlineElements
+// elements used only inside the group move into the body; other constants
+// (weights) and every other external value are inputs.
+//
+// With `report`, every producer/consumer pair of compute ops (constants
+// ignored, reshapes looked through) left in different kernels gets a remark
+// at the consumer: "not fused with '<producer layer>' (<reason>)".
+//
+//===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
+
+#include "dialects/graph/GraphConstants.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallVectorExtras.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <queue>
 
 namespace dlc {
 #define GEN_PASS_DEF_FUSEPASS
 #include "passes/Passes.h.inc"
 } // namespace dlc
 
+using namespace mlir;
+using namespace dlc::graph;
+
 namespace {
+
+/// The largest matmul N whose softmax may close the matmul's epilogue.
+constexpr int64_t kMaxSoftmaxN = 4096;
+
+enum class Kind {
+  Anchor,
+  Elementwise,
+  Reduction,
+  DataMovement,
+  Recurrent,
+  Alias,    // graph.reshape
+  Constant, // graph.constant
+  Other,    // existing fusions, terminators, other dialects
+};
+
+Kind classify(Operation *op) {
+  return llvm::TypeSwitch<Operation *, Kind>(op)
+      .Case<Conv2DOp, DepthwiseConv2DOp, Conv2DTransposeOp, MatmulOp>(
+          [](auto) { return Kind::Anchor; })
+      .Case<BiasAddOp, BatchNormOp, ActivationOp, CastOp, AddOp, SubOp, MulOp,
+            DivOp, MaximumOp, MinimumOp, PReluOp, CompareOp>(
+          [](auto) { return Kind::Elementwise; })
+      .Case<SoftmaxOp, LayerNormOp, GlobalPoolOp, Pool2DOp>(
+          [](auto) { return Kind::Reduction; })
+      .Case<TransposeOp, ConcatOp, SliceOp, PadOp, UpsampleOp, ReverseOp,
+            EmbeddingOp>([](auto) { return Kind::DataMovement; })
+      .Case<LstmOp, GruOp, SimpleRnnOp>([](auto) { return Kind::Recurrent; })
+      .Case<ReshapeOp>([](auto) { return Kind::Alias; })
+      .Case<ConstantOp>([](auto) { return Kind::Constant; })
+      .Default([](Operation *) { return Kind::Other; });
+}
+
+/// A graph op that a kernel computes: not a constant, reshape, fusion or
+/// yield.
+bool isCompute(Operation *op) {
+  switch (classify(op)) {
+  case Kind::Alias:
+  case Kind::Constant:
+  case Kind::Other:
+    return false;
+  default:
+    return true;
+  }
+}
+
+/// The layout of a convolution's activations; none for other ops.
+std::optional<Layout> convolutionLayout(Operation *op) {
+  return llvm::TypeSwitch<Operation *, std::optional<Layout>>(op)
+      .Case<Conv2DOp, DepthwiseConv2DOp, Conv2DTransposeOp>(
+          [](auto conv) { return conv.getDataLayout(); })
+      .Default([](Operation *) { return std::nullopt; });
+}
+
+/// The Keras layer an op comes from: the name of its (first) NameLoc, or the
+/// op's name when it has none.
+std::string layerName(Operation *op) {
+  Location loc = op->getLoc();
+  if (auto fused = dyn_cast<FusedLoc>(loc))
+    loc = fused.getLocations().front();
+  if (auto name = dyn_cast<NameLoc>(loc))
+    return name.getName().str();
+  return op->getName().getStringRef().str();
+}
+
+ArrayRef<int64_t> shapeOf(Value value) {
+  return cast<RankedTensorType>(value.getType()).getShape();
+}
+
+std::string formatPair(ArrayRef<int64_t> pair) {
+  return std::to_string(pair[0]) + "x" + std::to_string(pair[1]);
+}
+
+std::string hasUsers(size_t users) {
+  return "producer has " + std::to_string(users) + " users";
+}
+
+/// The distinct ops that use `op`'s results.
+SmallVector<Operation *> usersOf(Operation *op) {
+  SetVector<Operation *> users;
+  for (Operation *user : op->getUsers())
+    users.insert(user);
+  return users.takeVector();
+}
+
+/// Why `pool` cannot close the epilogue of `anchor`, or "" when it can.
+std::string poolVeto(Pool2DOp pool, Operation *anchor) {
+  std::optional<Layout> layout = convolutionLayout(anchor);
+  if (!layout)
+    return "pool2d only fuses after a convolution";
+  ArrayRef<int64_t> window = pool.getWindow(), strides = pool.getStrides();
+  if (window != strides) {
+    bool overlaps = window[0] > strides[0] || window[1] > strides[1];
+    return "pool window " + formatPair(window) + " stride " +
+           formatPair(strides) + (overlaps ? " overlaps" : " skips inputs");
+  }
+  if (llvm::any_of(pool.getPads(), [](int64_t pad) { return pad != 0; }))
+    return "pool has padding";
+  if (pool.getDataLayout() != *layout)
+    return "pool layout differs from the convolution's";
+  return "";
+}
+
+/// Why `softmax` cannot close the epilogue of `anchor`, or "" when it can.
+std::string softmaxVeto(SoftmaxOp softmax, Operation *anchor) {
+  if (!isa<MatmulOp>(anchor))
+    return "softmax only fuses after a matmul";
+  ArrayRef<int64_t> shape = shapeOf(anchor->getResult(0));
+  FailureOr<int64_t> axis =
+      normalizeAxis(softmax.getAxis(), static_cast<int64_t>(shape.size()));
+  if (failed(axis) || *axis != static_cast<int64_t>(shape.size()) - 1)
+    return "softmax axis is not the matmul's N";
+  if (ShapedType::isDynamic(shape.back()))
+    return "matmul N is dynamic";
+  if (shape.back() > kMaxSoftmaxN)
+    return "matmul N = " + std::to_string(shape.back()) + " exceeds " +
+           std::to_string(kMaxSoftmaxN);
+  return "";
+}
+
+/// A set of ops that becomes one kernel. `sink` is the last op, the only one
+/// whose result leaves the group.
+struct Group {
+  Operation *leader; // the anchor, reduction or elementwise root
+  Operation *sink;
+  SmallVector<Operation *> ops;
+};
+
+/// Forms the groups of one block, outlines them and reports.
+class Fuser {
+public:
+  Fuser(Block &block, bool report) : block(block), report(report) {}
+  void run();
+
+private:
+  unsigned newGroup(Operation *leader);
+  void join(unsigned group, Operation *op);
+  bool inGroup(Operation *op, unsigned group) const;
+  void reject(Operation *producer, Operation *consumer, const Twine &reason);
+
+  void growAnchor(Operation *anchor);
+  void growReduction(Operation *reduction);
+  void growEpilogue(unsigned group);
+  void growProducers(unsigned group, ValueRange roots, ArrayRef<int64_t> shape);
+  std::string epilogueVeto(unsigned group, Operation *op, bool pooled,
+                           bool closed) const;
+  std::string producerVeto(unsigned group, Operation *producer,
+                           ArrayRef<int64_t> shape) const;
+  std::string fusedWith(Operation *op) const;
+
+  void outline(const Group &group);
+  void emitRemarks();
+  std::string reasonFor(Operation *producer, Operation *consumer,
+                        bool throughReshape) const;
+
+  Block &block;
+  bool report;
+  SmallVector<Group> groups;
+  DenseMap<Operation *, unsigned> groupOf;
+  /// The first reason recorded for each producer/consumer pair left apart.
+  DenseMap<std::pair<Operation *, Operation *>, std::string> reasons;
+};
+
+unsigned Fuser::newGroup(Operation *leader) {
+  groups.push_back({leader, leader, {leader}});
+  groupOf[leader] = groups.size() - 1;
+  return groups.size() - 1;
+}
+
+void Fuser::join(unsigned group, Operation *op) {
+  Group &g = groups[group];
+  g.ops.push_back(op);
+  if (g.sink->isBeforeInBlock(op))
+    g.sink = op;
+  groupOf[op] = group;
+}
+
+bool Fuser::inGroup(Operation *op, unsigned group) const {
+  auto it = groupOf.find(op);
+  return it != groupOf.end() && it->second == group;
+}
+
+void Fuser::reject(Operation *producer, Operation *consumer,
+                   const Twine &reason) {
+  if (report)
+    reasons.try_emplace({producer, consumer}, reason.str());
+}
+
+std::string Fuser::fusedWith(Operation *op) const {
+  const Group &g = groups[groupOf.lookup(op)];
+  if (g.ops.size() == 1)
+    return classify(op) == Kind::Anchor ? "an anchor" : "a reduction";
+  return "already fused with '" + layerName(g.leader) + "'";
+}
+
+//===----------------------------------------------------------------------===//
+// Growing groups
+//===----------------------------------------------------------------------===//
+
+void Fuser::growAnchor(Operation *anchor) {
+  unsigned group = newGroup(anchor);
+  for (Value operand : anchor->getOperands()) {
+    Operation *consumer = anchor;
+    Operation *producer = operand.getDefiningOp();
+    while (producer && producer->getBlock() == &block &&
+           isa<PadOp, CastOp>(producer)) {
+      size_t users = usersOf(producer).size();
+      if (users != 1) {
+        reject(producer, consumer, hasUsers(users));
+        break;
+      }
+      if (groupOf.count(producer)) {
+        reject(producer, consumer, "producer is " + fusedWith(producer));
+        break;
+      }
+      join(group, producer);
+      consumer = producer;
+      producer = producer->getOperand(0).getDefiningOp();
+    }
+  }
+  growEpilogue(group);
+}
+
+void Fuser::growReduction(Operation *reduction) {
+  unsigned group = newGroup(reduction);
+  Value input = reduction->getOperand(0);
+  auto pad = input.getDefiningOp<PadOp>();
+  if (pad && isa<Pool2DOp>(reduction) && pad->getBlock() == &block) {
+    size_t users = usersOf(pad).size();
+    if (users != 1)
+      reject(pad, reduction, hasUsers(users));
+    else if (groupOf.count(pad))
+      reject(pad, reduction, "producer is " + fusedWith(pad));
+    else
+      join(group, pad);
+  } else {
+    growProducers(group, input, shapeOf(input));
+  }
+  growEpilogue(group);
+}
+
+std::string Fuser::epilogueVeto(unsigned group, Operation *op, bool pooled,
+                                bool closed) const {
+  if (op->getBlock() != &block)
+    return "consumer is in another region";
+  if (groupOf.count(op))
+    return "consumer is " + fusedWith(op);
+  if (closed)
+    return "softmax closes the epilogue";
+  Operation *leader = groups[group].leader;
+  Operation *sink = groups[group].sink;
+  switch (classify(op)) {
+  case Kind::Elementwise:
+    if (shapeOf(op->getResult(0)) != shapeOf(sink->getResult(0)))
+      return "consumer broadcasts the value to a larger shape";
+    break;
+  case Kind::Reduction:
+    if (classify(leader) != Kind::Anchor)
+      return "consumer is a reduction";
+    if (auto pool = dyn_cast<Pool2DOp>(op)) {
+      if (pooled)
+        return "the epilogue already has a pool";
+      std::string veto = poolVeto(pool, leader);
+      if (!veto.empty())
+        return veto;
+    } else if (auto softmax = dyn_cast<SoftmaxOp>(op)) {
+      std::string veto = softmaxVeto(softmax, leader);
+      if (!veto.empty())
+        return veto;
+    } else {
+      return "consumer is a reduction";
+    }
+    break;
+  case Kind::Anchor:
+    return "consumer is an anchor";
+  case Kind::DataMovement:
+    return isa<PadOp>(op) ? "a pad only fuses as a prologue"
+                          : "data movement op";
+  case Kind::Recurrent:
+    return "recurrent op";
+  case Kind::Alias:
+    return "consumer is a reshape";
+  case Kind::Constant:
+  case Kind::Other:
+    return "'" + op->getName().getStringRef().str() + "' is not fusable";
+  }
+  return "";
+}
+
+void Fuser::growEpilogue(unsigned group) {
+  bool pooled = false, closed = false;
+  while (true) {
+    Operation *sink = groups[group].sink;
+    SmallVector<Operation *> users = usersOf(sink);
+    if (users.size() != 1) {
+      for (Operation *user : users)
+        reject(sink, user, hasUsers(users.size()));
+      return;
+    }
+    Operation *user = users.front();
+    std::string veto = epilogueVeto(group, user, pooled, closed);
+    if (!veto.empty())
+      return reject(sink, user, veto);
+    join(group, user);
+    pooled |= isa<Pool2DOp>(user);
+    closed |= isa<SoftmaxOp>(user);
+  }
+}
+
+std::string Fuser::producerVeto(unsigned group, Operation *producer,
+                                ArrayRef<int64_t> shape) const {
+  SmallVector<Operation *> users = usersOf(producer);
+  if (!llvm::all_of(users, [&](Operation *u) { return inGroup(u, group); }))
+    return hasUsers(users.size());
+  if (groupOf.count(producer))
+    return "producer is " + fusedWith(producer);
+  if (shapeOf(producer->getResult(0)) != shape)
+    return "producer's shape differs from the consumer's";
+  return "";
+}
+
+void Fuser::growProducers(unsigned group, ValueRange roots,
+                          ArrayRef<int64_t> shape) {
+  // Latest producer first, so that a producer is looked at after all of its
+  // users that may join.
+  auto earlier = [](Operation *a, Operation *b) {
+    return a->isBeforeInBlock(b);
+  };
+  std::priority_queue<Operation *, std::vector<Operation *>, decltype(earlier)>
+      queue(earlier);
+  DenseSet<Operation *> queued;
+  auto enqueue = [&](ValueRange values) {
+    for (Value value : values) {
+      Operation *def = value.getDefiningOp();
+      if (def && def->getBlock() == &block && !inGroup(def, group) &&
+          queued.insert(def).second)
+        queue.push(def);
+    }
+  };
+  enqueue(roots);
+  while (!queue.empty()) {
+    Operation *producer = queue.top();
+    queue.pop();
+    if (classify(producer) != Kind::Elementwise)
+      continue;
+    std::string veto = producerVeto(group, producer, shape);
+    if (!veto.empty()) {
+      for (Operation *user : usersOf(producer))
+        if (inGroup(user, group))
+          reject(producer, user, veto);
+      continue;
+    }
+    join(group, producer);
+    enqueue(producer->getOperands());
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Outlining
+//===----------------------------------------------------------------------===//
+
+void Fuser::outline(const Group &group) {
+  SmallVector<Operation *> ops = group.ops;
+  llvm::sort(ops,
+             [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
+  DenseSet<Operation *> members(ops.begin(), ops.end());
+  Operation *sink = group.sink;
+  assert(sink == ops.back() && "the sink is the group's last op");
+
+  SetVector<Value> inputs;
+  SetVector<Operation *> constants;
+  for (Operation *op : ops) {
+    for (Value operand : op->getOperands()) {
+      Operation *def = operand.getDefiningOp();
+      if (def && members.contains(def))
+        continue;
+      auto constant = dyn_cast_or_null<ConstantOp>(def);
+      if (constant &&
+          constant.getValue().getNumElements() <= kMaxInlineElements &&
+          llvm::all_of(constant->getUsers(),
+                       [&](Operation *u) { return members.contains(u); })) {
+        constants.insert(constant);
+        continue;
+      }
+      inputs.insert(operand);
+    }
+  }
+
+  SmallVector<Location> locs =
+      llvm::map_to_vector(ops, [](Operation *op) { return op->getLoc(); });
+  OpBuilder builder(sink);
+  auto fusion = builder.create<FusionOp>(
+      builder.getFusedLoc(locs), sink->getResultTypes(), inputs.getArrayRef());
+  SmallVector<Location> argLocs =
+      llvm::map_to_vector(inputs, [](Value input) { return input.getLoc(); });
+  Block *body =
+      builder.createBlock(&fusion.getBody(), {},
+                          ValueRange(inputs.getArrayRef()).getTypes(), argLocs);
+  for (Operation *constant : constants)
+    constant->moveBefore(body, body->end());
+  for (Operation *op : ops)
+    op->moveBefore(body, body->end());
+  for (auto [input, arg] : llvm::zip(inputs, body->getArguments()))
+    Value(input).replaceUsesWithIf(arg, [&](OpOperand &use) {
+      return fusion->isProperAncestor(use.getOwner());
+    });
+  builder.setInsertionPointToEnd(body);
+  builder.create<YieldOp>(sink->getLoc(), sink->getResults());
+  for (auto [result, fused] :
+       llvm::zip(sink->getResults(), fusion->getResults()))
+    result.replaceUsesWithIf(fused, [&](OpOperand &use) {
+      return !fusion->isProperAncestor(use.getOwner());
+    });
+}
+
+//===----------------------------------------------------------------------===//
+// Report
+//===----------------------------------------------------------------------===//
+
+/// The compute op that computes `value`, looking through reshapes, fusion
+/// boundaries and existing fusions; null for constants and arguments.
+Operation *producerOf(Value value, bool &throughReshape) {
+  while (true) {
+    if (auto arg = dyn_cast<BlockArgument>(value)) {
+      auto fusion = dyn_cast<FusionOp>(arg.getOwner()->getParentOp());
+      if (!fusion)
+        return nullptr;
+      value = fusion.getInputs()[arg.getArgNumber()];
+      continue;
+    }
+    Operation *def = value.getDefiningOp();
+    if (auto reshape = dyn_cast<ReshapeOp>(def)) {
+      throughReshape = true;
+      value = reshape.getInput();
+      continue;
+    }
+    if (auto fusion = dyn_cast<FusionOp>(def)) {
+      Operation *yield = fusion.getBody().front().getTerminator();
+      value = yield->getOperand(cast<OpResult>(value).getResultNumber());
+      continue;
+    }
+    return isCompute(def) ? def : nullptr;
+  }
+}
+
+/// The number of distinct users of `op`'s result, counting for a result that
+/// a fusion yields the users of the fusion's result instead.
+size_t userCount(Operation *op) {
+  SetVector<Operation *> users;
+  for (OpOperand &use : op->getUses()) {
+    if (!isa<YieldOp>(use.getOwner())) {
+      users.insert(use.getOwner());
+      continue;
+    }
+    Value yielded =
+        use.getOwner()->getParentOp()->getResult(use.getOperandNumber());
+    users.insert(yielded.user_begin(), yielded.user_end());
+  }
+  return users.size();
+}
+
+/// The op that is the kernel running `op`: its fusion, or itself.
+Operation *kernelOf(Operation *op) {
+  auto fusion = dyn_cast<FusionOp>(op->getParentOp());
+  return fusion ? fusion.getOperation() : op;
+}
+
+std::string Fuser::reasonFor(Operation *producer, Operation *consumer,
+                             bool throughReshape) const {
+  for (Operation *op : {consumer, producer}) {
+    Kind kind = classify(op);
+    bool inPrologue = isa<PadOp>(op) && isa<FusionOp>(op->getParentOp());
+    if (kind == Kind::DataMovement && !inPrologue)
+      return "data movement op";
+    if (kind == Kind::Recurrent)
+      return "recurrent op";
+  }
+  auto it = reasons.find({producer, consumer});
+  if (it != reasons.end())
+    return it->second;
+  size_t users = userCount(producer);
+  if (users != 1)
+    return hasUsers(users);
+  if (throughReshape)
+    return "a reshape separates them";
+  if (classify(consumer) == Kind::Anchor)
+    return "consumer is an anchor";
+  if (classify(consumer) == Kind::Reduction)
+    return "consumer is a reduction";
+  return "they are in different groups";
+}
+
+void Fuser::emitRemarks() {
+  for (Operation &kernel : block) {
+    SmallVector<Operation *> consumers;
+    if (auto fusion = dyn_cast<FusionOp>(kernel)) {
+      for (Operation &op : fusion.getBody().front().without_terminator())
+        if (isCompute(&op))
+          consumers.push_back(&op);
+    } else if (isCompute(&kernel)) {
+      consumers.push_back(&kernel);
+    }
+    for (Operation *consumer : consumers) {
+      SetVector<Operation *> producers;
+      for (Value operand : consumer->getOperands()) {
+        bool throughReshape = false;
+        Operation *producer = producerOf(operand, throughReshape);
+        if (!producer || kernelOf(producer) == kernelOf(consumer) ||
+            !producers.insert(producer))
+          continue;
+        consumer->emitRemark()
+            << "not fused with '" << layerName(producer) << "' ("
+            << reasonFor(producer, consumer, throughReshape) << ")";
+      }
+    }
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Driver
+//===----------------------------------------------------------------------===//
+
+void Fuser::run() {
+  for (Operation &op : block)
+    if (classify(&op) == Kind::Anchor)
+      growAnchor(&op);
+  for (Operation &op : block)
+    if (classify(&op) == Kind::Reduction && !groupOf.count(&op))
+      growReduction(&op);
+  for (Operation &op : llvm::reverse(block)) {
+    if (classify(&op) != Kind::Elementwise || groupOf.count(&op))
+      continue;
+    unsigned group = newGroup(&op);
+    growProducers(group, op.getOperands(), shapeOf(op.getResult(0)));
+  }
+  for (const Group &group : groups)
+    if (group.ops.size() > 1)
+      outline(group);
+  if (report)
+    emitRemarks();
+}
+
 struct FusePass : public dlc::impl::FusePassBase<FusePass> {
   using FusePassBase::FusePassBase;
-  void runOnOperation() override {}
+
+  void runOnOperation() override {
+    for (Block &block : getOperation().getBody())
+      Fuser(block, report).run();
+  }
 };
+
 } // namespace

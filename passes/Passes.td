@@ -41,11 +41,13 @@ def SimplifyPass : Pass<"dlc-simplify", "mlir::func::FuncOp"> {
     Runs the graph canonicalization patterns and constant folding, then:
     folds an inference BatchNormalization into the preceding conv2d /
     depthwise_conv2d / conv2d_transpose / matmul filter and bias (a
-    standalone one becomes a mul and an add by constants), removes identity
-    ops (linear activations, no-op casts, reshapes and transposes, zero pads,
-    full slices), collapses reshape chains, cancels transpose pairs, folds a
-    transpose of a constant into the constant and folds an explicit zero pad
-    into the following conv or pool where the padding semantics agree.
+    standalone one becomes a mul and a bias_add by constants), removes
+    identity ops (linear activations, no-op casts, reshapes and transposes,
+    zero pads, full slices, x * 1, x + 0, x - 0, x / 1 without broadcasting,
+    zero biases), collapses reshape chains, cancels transpose pairs, folds a
+    transpose or reshape of a constant into the constant and folds an
+    explicit zero pad into the following conv or pool where the padding
+    semantics agree.
   }];
   let dependentDialects = ["::dlc::graph::GraphDialect"];
 }
@@ -91,9 +93,12 @@ def FusePass : Pass<"dlc-fuse", "mlir::func::FuncOp"> {
     (bias_add, batch_norm, activation, elementwise ops with a residual or
     constant operand, cast, pooling whose windows tile the output, softmax
     over a matmul's rows); a reduction (softmax, layer_norm, global_pool,
-    pool2d) with its elementwise consumers; and chains of elementwise ops.
-    An anchor is never duplicated. With `report`, every producer/consumer
-    pair left in different kernels gets a remark that says why.
+    pool2d) with its single-use elementwise producers (for pool2d, a pad)
+    and its elementwise consumers; and trees of the elementwise ops left
+    over. An anchor is never duplicated and each fusion has one result;
+    small constants used only inside a fusion move into its body. With
+    `report`, every producer/consumer pair left in different kernels gets a
+    remark that says why.
   }];
   let options = [
     Option<"report", "report", "bool", /*default=*/"false",

@@ -32,52 +32,49 @@ constexpr int64_t kRowBlock = 72;
 constexpr int kTileRows = 6;
 constexpr int64_t kPanelGroup = 8;
 
-typedef float V8 __attribute__((vector_size(32)));
+typedef float V4F __attribute__((vector_size(16)));
+typedef double V4D __attribute__((vector_size(32)));
 
 /// Rows [0, MR) of a tile: c[i][0:cols] (+)= sum over k < kc of
-/// a[i * lda + k] * b[k * 16 + 0:16]. Always inlined, so that it is compiled
-/// for the ISA of the function it lands in.
+/// a[i * lda + k] * b[k * 16 + 0:16]. The products of two floats are exact in
+/// double and are summed in double, so a block adds one rounding to C, not
+/// one per term: the executor is an oracle, and passes that only reorder a
+/// computation (normalization folded into weights) must not show float32
+/// accumulation noise amplified by a deep network. Always inlined, so that it
+/// is compiled for the ISA of the function it lands in.
 template <int MR>
 __attribute__((always_inline)) inline void
 microKernel(int64_t kc, const float *a, int64_t lda, const float *b, float *c,
             int64_t ldc, int64_t cols, bool overwrite) {
-  V8 acc0[MR], acc1[MR];
+  V4D acc[MR][4];
 #pragma GCC unroll 8
-  for (int i = 0; i < MR; ++i) {
-    acc0[i] = V8{};
-    acc1[i] = V8{};
-  }
+  for (int i = 0; i < MR; ++i)
+    for (int j = 0; j < 4; ++j)
+      acc[i][j] = V4D{};
   for (int64_t k = 0; k < kc; ++k) {
-    V8 b0, b1;
-    std::memcpy(&b0, b + k * kPanel, sizeof(V8));
-    std::memcpy(&b1, b + k * kPanel + 8, sizeof(V8));
+    V4D bv[4];
+#pragma GCC unroll 4
+    for (int j = 0; j < 4; ++j) {
+      V4F f;
+      std::memcpy(&f, b + k * kPanel + 4 * j, sizeof(V4F));
+      bv[j] = __builtin_convertvector(f, V4D);
+    }
 #pragma GCC unroll 8
     for (int i = 0; i < MR; ++i) {
-      float av = a[i * lda + k];
-      acc0[i] += av * b0;
-      acc1[i] += av * b1;
+      double av = a[i * lda + k];
+#pragma GCC unroll 4
+      for (int j = 0; j < 4; ++j)
+        acc[i][j] += av * bv[j];
     }
   }
 #pragma GCC unroll 8
   for (int i = 0; i < MR; ++i) {
     float *row = c + i * ldc;
-    if (cols == kPanel) {
-      if (!overwrite) {
-        V8 c0, c1;
-        std::memcpy(&c0, row, sizeof(V8));
-        std::memcpy(&c1, row + 8, sizeof(V8));
-        acc0[i] += c0;
-        acc1[i] += c1;
-      }
-      std::memcpy(row, &acc0[i], sizeof(V8));
-      std::memcpy(row + 8, &acc1[i], sizeof(V8));
-    } else {
-      float tile[kPanel];
-      std::memcpy(tile, &acc0[i], sizeof(V8));
-      std::memcpy(tile + 8, &acc1[i], sizeof(V8));
-      for (int64_t j = 0; j < cols; ++j)
-        row[j] = overwrite ? tile[j] : row[j] + tile[j];
-    }
+    double tile[kPanel];
+    std::memcpy(tile, acc[i], sizeof(tile));
+    for (int64_t j = 0; j < cols; ++j)
+      row[j] = overwrite ? static_cast<float>(tile[j])
+                         : static_cast<float>(row[j] + tile[j]);
   }
 }
 

@@ -236,12 +236,15 @@ Buffer dlc::reference::detail::evalBatchNorm(BatchNormOp op, Operands operands,
   std::vector<float> gamma = toVector(operands[1]),
                      beta = toVector(operands[2]), mean = toVector(operands[3]),
                      var = toVector(operands[4]);
-  const float eps = static_cast<float>(op.getEpsilon().convertToDouble());
-  // Keras: inv = rsqrt(var + eps) * gamma; y = x * inv + (beta - mean * inv).
+  const double eps = op.getEpsilon().convertToDouble();
+  // Keras: inv = rsqrt(var + eps) * gamma; y = x * inv + (beta - mean * inv),
+  // with inv and the shift computed in double and rounded once (as
+  // dlc-simplify folds them), so that they carry no float32 error of their own.
   std::vector<float> scale(gamma.size()), shift(gamma.size());
   for (size_t c = 0; c < gamma.size(); ++c) {
-    scale[c] = 1.0f / std::sqrt(var[c] + eps) * gamma[c];
-    shift[c] = beta[c] - mean[c] * scale[c];
+    double inv = gamma[c] / std::sqrt(static_cast<double>(var[c]) + eps);
+    scale[c] = static_cast<float>(inv);
+    shift[c] = static_cast<float>(beta[c] - mean[c] * inv);
   }
   return scaleShift(in, axis, scale, shift, pool);
 }

@@ -100,9 +100,8 @@ std::vector<CommandSpec> buildCommands() {
       stopAfter,
       flag("--verify-stages",
            "Check every pipeline stage against the imported model on these "
-           "inputs (fp32 stages: max error <= 1e-5 of the largest output; "
-           "after fp16 lowering: relative L2 <= 1e-2); one line per stage on "
-           "stderr"),
+           "inputs (relative L2 error <= 1e-5 in fp32, <= 1e-2 after fp16 "
+           "lowering); one line per stage on stderr"),
   };
 
   CommandSpec bench{"bench",
