@@ -38,8 +38,9 @@ struct PipelineOptions {
   std::string stopAfter;     ///< a stage name (allStageNames()); "" = all
   bool reportFusion = false; ///< print dlc-fuse's remarks (stderr)
   /// When set, the reference executor runs the model on these inputs before
-  /// the first stage and after every stage; a stage that moves an output by
-  /// more than its tolerance (see verifyStage) is an internal error.
+  /// the first stage and after every stage; a stage with the compiled
+  /// model's numerics (PipelineStage::kernelNumerics) that moves an output by
+  /// more than its tolerance (compareOutputs) is an internal error.
   const std::vector<Tensor> *verifyInputs = nullptr;
   /// Where --verify-stages reports one line per stage; null: nowhere.
   std::ostream *verifyLog = nullptr;

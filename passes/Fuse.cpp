@@ -41,6 +41,16 @@
 // elements used only inside the group move into the body; other constants
 // (weights) and every other external value are inputs.
 //
+// Inside a fusion, 16-bit floats exist only in memory: the kernel loads
+// f16/bf16 inputs into f32 registers, computes its whole body in f32 and
+// rounds once when it stores its result. The body says so: each 16-bit
+// input is cast to f32 where it enters, every 16-bit value computed inside
+// becomes f32, and the result is cast back before the yield. Explicit casts
+// to 16 bits stay: they are roundings the kernel does too (an f32 model
+// input made a tensor-core operand). (The reference
+// executor rounds each op's result to its type, so this is also what makes
+// it round where the kernel does, and no more often.)
+//
 // With `report`, every producer/consumer pair of compute ops (constants
 // ignored, reshapes looked through) left in different kernels gets a remark
 // at the consumer: "not fused with '<producer layer>' (<reason>)".
@@ -589,6 +599,77 @@ void Fuser::emitRemarks() {
 // Driver
 //===----------------------------------------------------------------------===//
 
+/// Whether `type` is a tensor of 16-bit floats.
+bool isHalfTensor(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor &&
+         (tensor.getElementType().isF16() || tensor.getElementType().isBF16());
+}
+
+RankedTensorType widened(Type type) {
+  auto tensor = cast<RankedTensorType>(type);
+  return RankedTensorType::get(tensor.getShape(),
+                               Float32Type::get(type.getContext()));
+}
+
+/// Computes a fusion's body in f32: see the file comment.
+void widenBody(FusionOp fusion) {
+  Block &body = fusion.getBody().front();
+  auto yield = cast<YieldOp>(body.getTerminator());
+  // A 16-bit value is read widened already when its only users are casts to
+  // f32 (a body widened before).
+  auto readWidened = [](Value v) {
+    return llvm::all_of(v.getUsers(), [](Operation *user) {
+      auto cast = dyn_cast<CastOp>(user);
+      return cast && cast.getType().getElementType().isF32();
+    });
+  };
+  OpBuilder builder = OpBuilder::atBlockBegin(&body);
+  for (BlockArgument arg : body.getArguments()) {
+    if (!isHalfTensor(arg.getType()) || readWidened(arg))
+      continue;
+    auto cast =
+        builder.create<CastOp>(arg.getLoc(), widened(arg.getType()), arg);
+    arg.replaceAllUsesExcept(cast, cast);
+  }
+  for (Operation &op : llvm::make_early_inc_range(body.without_terminator())) {
+    // A constant keeps its type, and an explicit cast to 16 bits keeps its
+    // rounding (a tensor-core operand made in the prologue): their users
+    // read them widened.
+    if (isa<ConstantOp>(op) ||
+        (isa<CastOp>(op) && isHalfTensor(op.getResult(0).getType()))) {
+      Value value = op.getResult(0);
+      if (!isHalfTensor(value.getType()) || readWidened(value))
+        continue;
+      builder.setInsertionPointAfter(&op);
+      auto cast =
+          builder.create<CastOp>(op.getLoc(), widened(value.getType()), value);
+      value.replaceAllUsesExcept(cast, cast);
+      continue;
+    }
+    for (Value result : op.getResults())
+      if (isHalfTensor(result.getType()))
+        result.setType(widened(result.getType()));
+  }
+  builder.setInsertionPoint(yield);
+  for (OpOperand &operand : yield->getOpOperands()) {
+    // The value a widened body stores is cast back just before the yield,
+    // unless it is the widened copy of a value of the stored type.
+    Type want = fusion.getResult(operand.getOperandNumber()).getType();
+    Value value = operand.get();
+    if (value.getType() == want)
+      continue;
+    auto widening = value.getDefiningOp<CastOp>();
+    if (widening && widening.getInput().getType() == want) {
+      operand.set(widening.getInput());
+      if (widening->use_empty())
+        widening->erase();
+      continue;
+    }
+    operand.set(builder.create<CastOp>(yield.getLoc(), want, value));
+  }
+}
+
 void Fuser::run() {
   for (Operation &op : block)
     if (classify(&op) == Kind::Anchor)
@@ -605,6 +686,8 @@ void Fuser::run() {
   for (const Group &group : groups)
     if (group.ops.size() > 1)
       outline(group);
+  for (auto fusion : block.getOps<FusionOp>())
+    widenBody(fusion);
   if (report)
     emitRemarks();
 }

@@ -79,9 +79,8 @@ void collectLayers(Location loc, llvm::SetVector<StringRef> &layers) {
 
 bool inlineable(Value value) {
   auto constant = value.getDefiningOp<graph::ConstantOp>();
-  return constant &&
-         cast<ShapedType>(constant.getType()).getNumElements() <=
-             graph::kMaxInlineElements;
+  return constant && cast<ShapedType>(constant.getType()).getNumElements() <=
+                         graph::kMaxInlineElements;
 }
 
 class Lowering {
@@ -114,13 +113,13 @@ LogicalResult Lowering::run() {
   Block &oldBody = func_.getBody().front();
   auto ret = cast<func::ReturnOp>(oldBody.getTerminator());
   FunctionType oldType = func_.getFunctionType();
-  for (Type t : llvm::concat<const Type>(oldType.getInputs(),
-                                         oldType.getResults())) {
+  for (Type t :
+       llvm::concat<const Type>(oldType.getInputs(), oldType.getResults())) {
     auto tensor = dyn_cast<RankedTensorType>(t);
     if (!tensor || !tensor.hasStaticShape())
       return func_.emitOpError()
-             << "needs static tensor arguments and results to plan, got "
-             << t << " (run dlc-specialize-batch first)";
+             << "needs static tensor arguments and results to plan, got " << t
+             << " (run dlc-specialize-batch first)";
   }
 
   // The new body: inputs, then one output buffer per result.
@@ -168,9 +167,9 @@ LogicalResult Lowering::run() {
   MLIRContext *ctx = func_.getContext();
   for (unsigned i = 0; i < argTypes.size(); ++i) {
     bool input = i < numInputs;
-    func_.setArgAttr(i, input ? exec::kInputAttr : exec::kOutputAttr,
-                     IntegerAttr::get(IntegerType::get(ctx, 64),
-                                      input ? i : i - numInputs));
+    func_.setArgAttr(
+        i, input ? exec::kInputAttr : exec::kOutputAttr,
+        IntegerAttr::get(IntegerType::get(ctx, 64), input ? i : i - numInputs));
   }
   func_.setAllResultAttrs(ArrayRef<DictionaryAttr>{});
   return success();
@@ -216,8 +215,8 @@ SmallVector<Value> Lowering::resultBuffers(ValueRange results, OpBuilder &b,
   for (Value r : results) {
     Value out = claimed_.lookup(r);
     if (!out)
-      out = b.create<exec::AllocOp>(loc, bufferType(r.getType()),
-                                    IntegerAttr(), UnitAttr());
+      out = b.create<exec::AllocOp>(loc, bufferType(r.getType()), IntegerAttr(),
+                                    UnitAttr());
     buffers_.map(r, out);
     outs.push_back(out);
   }

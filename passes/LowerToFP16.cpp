@@ -1,15 +1,256 @@
-//===- LowerToFP16.cpp - (in progress) ---------------------------------------------===//
+//===- LowerToFP16.cpp - f16 storage, f32 accumulation ----------*- C++ -*-===//
+//
+// dlc-lower-to-fp16. Every graph op stores its float results in f16, except
+// the ops that need f32's range or precision: softmax, layer_norm,
+// batch_norm, global_pool and the recurrent ops (their cell state). Kernels
+// (and the reference executor) accumulate in f32 whatever the storage type,
+// so an op's types are its storage. The logits (the matmul or conv2d whose
+// result reaches a softmax through at most a bias_add) are computed in f32
+// too: softmax turns an absolute error of its input into a relative error of
+// its output, and f16 logits are only good to 2^-11 of their magnitude.
+//
+// Where a value meets an op of the other precision, a graph.cast converts
+// it. The function's arguments and results keep their types (casts after the
+// arguments and before the return), and so do ops outside this policy
+// (graph.fusion, other dialects). Integer and i1 tensors are never touched.
+//
+// The pass owns the function's float precision: float-to-float casts already
+// in the IR (a mixed_float16 import, an earlier run) are dropped and put back
+// where the rules above need them, so the pass is idempotent and never casts
+// twice.
+//
+// Weight constants are converted at compile time. A weight that f16 cannot
+// hold is kept in f32 with a warning at its user, and that user computes in
+// f32: a finite element is above 65504 in magnitude (the largest f16), or a
+// nonzero element rounds to zero in f16 (magnitude at most 2^-25) although
+// it is at least 2^-11 of the weight's largest magnitude (smaller ones are
+// below the rounding error of that element anyway).
+//
+//===----------------------------------------------------------------------===//
 
 #include "passes/Passes.h"
+
+#include "dialects/graph/GraphConstants.h"
+#include "support/Tensor.h"
+
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <cmath>
+#include <optional>
 
 namespace dlc {
 #define GEN_PASS_DEF_LOWERTOFP16PASS
 #include "passes/Passes.h.inc"
 } // namespace dlc
 
+using namespace mlir;
+using namespace dlc::graph;
+
 namespace {
-struct LowerToFP16Pass : public dlc::impl::LowerToFP16PassBase<LowerToFP16Pass> {
-  using LowerToFP16PassBase::LowerToFP16PassBase;
-  void runOnOperation() override {}
+
+/// The element type an op's float operands and results take.
+enum class Precision { F16, F32, Unchanged };
+
+Precision precisionOf(Operation *op) {
+  if (!isa_and_nonnull<GraphDialect>(op->getDialect()) || isa<FusionOp>(op))
+    return Precision::Unchanged;
+  if (isa<SoftmaxOp, LayerNormOp, BatchNormOp, GlobalPoolOp, SimpleRnnOp,
+          LstmOp, GruOp>(op))
+    return Precision::F32;
+  return Precision::F16;
+}
+
+FloatType floatElement(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor ? dyn_cast<FloatType>(tensor.getElementType()) : FloatType();
+}
+
+bool isFloatCast(Operation *op) {
+  return isa<CastOp>(op) && floatElement(op->getOperand(0).getType()) &&
+         floatElement(op->getResult(0).getType());
+}
+
+/// Why f16 cannot hold `values` (the rule of the file comment), or nullopt
+/// when it can.
+std::optional<std::string> f16Unfit(ArrayRef<float> values) {
+  constexpr float kF16Max = 65504.0f;
+  auto holds = [](float v, StringRef why) {
+    return (llvm::formatv("it holds {0}, ", llvm::format("%g", v)) + why).str();
+  };
+  float largest = 0.0f;
+  for (float v : values) {
+    if (!std::isfinite(v))
+      continue;
+    if (std::fabs(v) > kF16Max)
+      return holds(v, "beyond the largest f16 value 65504");
+    largest = std::max(largest, std::fabs(v));
+  }
+  for (float v : values)
+    if (v != 0.0f && std::fabs(v) >= std::ldexp(largest, -11) &&
+        dlc::halfToFloat(dlc::floatToHalf(v)) == 0.0f)
+      return holds(v, "a nonzero value that f16 rounds to zero");
+  return std::nullopt;
+}
+
+class Lowering {
+public:
+  explicit Lowering(Block &block)
+      : block(block), builder(block.getParentOp()->getContext()),
+        f16(builder.getF16Type()), f32(builder.getF32Type()) {}
+
+  void run();
+
+private:
+  /// `value` with element type `element`: itself, a converted constant or a
+  /// cast right after its definition.
+  Value convert(Value value, FloatType element);
+  /// Collects the logits ops (see the file comment).
+  void findLogits();
+  /// The reason `constant` must stay f32, once per constant.
+  const std::optional<std::string> &unfitReason(ConstantOp constant);
+
+  Block &block;
+  OpBuilder builder;
+  FloatType f16, f32;
+  /// The operand types of the ops whose types do not change, before any
+  /// rewrite.
+  DenseMap<Operation *, SmallVector<Type>> fixedOperandTypes;
+  llvm::SmallPtrSet<Operation *, 4> logits;
+  DenseMap<std::pair<Value, Type>, Value> converted;
+  DenseMap<Operation *, std::optional<std::string>> unfit;
+  Operation *lastArgumentCast = nullptr;
 };
+
+const std::optional<std::string> &Lowering::unfitReason(ConstantOp constant) {
+  auto [it, inserted] = unfit.try_emplace(constant);
+  if (inserted && !floatElement(constant.getType()).isF16())
+    if (FailureOr<std::vector<float>> values = readFloats(constant.getValue());
+        succeeded(values))
+      it->second = f16Unfit(*values);
+  return it->second;
+}
+
+Value Lowering::convert(Value value, FloatType element) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (type.getElementType() == element)
+    return value;
+  Value &result = converted[{value, element}];
+  if (result)
+    return result;
+  RankedTensorType newType = type.clone(element);
+  OpBuilder::InsertionGuard guard(builder);
+  if (auto constant = value.getDefiningOp<ConstantOp>()) {
+    FailureOr<std::vector<float>> values = readFloats(constant.getValue());
+    if (succeeded(values)) {
+      builder.setInsertionPointAfter(constant);
+      result = builder.create<ConstantOp>(
+          constant.getLoc(),
+          makeFloats(newType, *values,
+                     derivedWeightHint(constant.getValue(),
+                                       element.isF16() ? "_f16" : "_f32")));
+      return result;
+    }
+  }
+  if (Operation *def = value.getDefiningOp()) {
+    builder.setInsertionPointAfter(def);
+  } else if (lastArgumentCast) {
+    builder.setInsertionPointAfter(lastArgumentCast);
+  } else {
+    builder.setInsertionPointToStart(&block);
+  }
+  auto castOp = builder.create<CastOp>(value.getLoc(), newType, value);
+  if (isa<BlockArgument>(value))
+    lastArgumentCast = castOp;
+  result = castOp;
+  return result;
+}
+
+void Lowering::findLogits() {
+  for (auto softmax : block.getOps<SoftmaxOp>()) {
+    SmallVector<Operation *> chain;
+    for (Operation *def = softmax.getInput().getDefiningOp();
+         def && def->hasOneUse(); def = def->getOperand(0).getDefiningOp()) {
+      chain.push_back(def);
+      if (isa<MatmulOp, Conv2DOp>(def)) {
+        logits.insert(chain.begin(), chain.end());
+        break;
+      }
+      if (!isa<BiasAddOp>(def) && !isFloatCast(def))
+        break;
+    }
+  }
+}
+
+void Lowering::run() {
+  findLogits();
+  SmallVector<ConstantOp> used;
+  for (Operation &op : block) {
+    if (auto constant = dyn_cast<ConstantOp>(op); constant && !op.use_empty())
+      used.push_back(constant);
+    if (precisionOf(&op) == Precision::Unchanged)
+      fixedOperandTypes[&op] = llvm::to_vector(op.getOperandTypes());
+  }
+
+  for (Operation &op : llvm::make_early_inc_range(block)) {
+    if (isa<ConstantOp>(op))
+      continue;
+    if (isFloatCast(&op)) {
+      op.getResult(0).replaceAllUsesWith(op.getOperand(0));
+      op.erase();
+      continue;
+    }
+    Precision precision =
+        logits.contains(&op) ? Precision::F32 : precisionOf(&op);
+    if (precision == Precision::Unchanged) {
+      for (auto [operand, type] :
+           llvm::zip(op.getOpOperands(), fixedOperandTypes[&op]))
+        if (FloatType element = floatElement(type))
+          operand.set(convert(operand.get(), element));
+      continue;
+    }
+    if (precision == Precision::F16) {
+      for (Value operand : op.getOperands()) {
+        auto constant = operand.getDefiningOp<ConstantOp>();
+        if (!constant || !floatElement(constant.getType()))
+          continue;
+        if (const std::optional<std::string> &reason = unfitReason(constant)) {
+          StringRef key = resourceKey(constant.getValue());
+          InFlightDiagnostic warning = op.emitWarning() << "weight ";
+          if (!key.empty())
+            warning << "'" << key << "' ";
+          warning << "kept in f32: " << *reason;
+          precision = Precision::F32;
+        }
+      }
+    }
+    FloatType element = precision == Precision::F16 ? f16 : f32;
+    // A cast's operand is whatever it converts from (int to float here).
+    if (!isa<CastOp>(op))
+      for (OpOperand &operand : op.getOpOperands())
+        if (floatElement(operand.get().getType()))
+          operand.set(convert(operand.get(), element));
+    for (Value result : op.getResults())
+      if (floatElement(result.getType()))
+        result.setType(cast<RankedTensorType>(result.getType()).clone(element));
+  }
+
+  // The weights that were converted and have no user left.
+  for (ConstantOp constant : used)
+    if (constant.use_empty())
+      constant.erase();
+}
+
+struct LowerToFP16Pass
+    : public dlc::impl::LowerToFP16PassBase<LowerToFP16Pass> {
+  using LowerToFP16PassBase::LowerToFP16PassBase;
+
+  void runOnOperation() override {
+    for (Block &block : getOperation().getBody())
+      Lowering(block).run();
+  }
+};
+
 } // namespace

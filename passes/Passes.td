@@ -55,13 +55,21 @@ def SimplifyPass : Pass<"dlc-simplify", "mlir::func::FuncOp"> {
 def AssignLayoutPass : Pass<"dlc-assign-layout", "mlir::func::FuncOp"> {
   let summary = "Choose NHWC or NCHW per conv/pool region and the filter layouts";
   let description = [{
-    Groups the layout-sensitive ops (convolutions, pooling, normalization
-    along the channel axis) that are connected through layout-agnostic ops
-    into regions and gives each region the layout of lowest cost: the number
-    of transposes at the region's boundary, plus a penalty for NCHW when
-    `precision` is fp16 (tensor cores read NHWC). Filters are rewritten to
-    OHWI (NHWC) or OIHW (NCHW) at compile time. The function's arguments and
-    results keep Keras's layout.
+    Groups the ops with a `data_layout` (convolutions, pooling) that are
+    connected through ops that follow any layout once their axes are
+    remapped (elementwise ops, activation, cast, bias_add, batch_norm,
+    softmax, concat, pad, slice, upsample, reverse, global_pool) into
+    regions, and gives each region the layout of lowest cost: the number of
+    graph.transpose ops left at its boundary after dlc-simplify (constants
+    are permuted at compile time; a transpose that meets an existing one
+    with the inverse permutation cancels), plus, when `precision` is fp16, a
+    penalty for NCHW larger than any transpose count (tensor cores read
+    NHWC). Ties keep the current layout. Switching a region sets
+    `data_layout`, remaps the axis attributes, permutes the region's shapes
+    and puts a graph.transpose on every boundary crossing. Every conv2d
+    filter is then rewritten at compile time to OHWI (NHWC) or OIHW (NCHW);
+    depthwise_conv2d and conv2d_transpose keep their one filter layout. The
+    function's arguments and results keep Keras's layout.
   }];
   let options = [
     Option<"precision", "precision", "std::string", /*default=*/"\"fp32\"",
@@ -75,12 +83,16 @@ def LowerToFP16Pass : Pass<"dlc-lower-to-fp16", "mlir::func::FuncOp"> {
   let description = [{
     Rewrites float tensors to f16 storage: convolution and matmul operands
     (tensor-core inputs; the reference executor and the kernels accumulate
-    in f32), elementwise ops and data movement. Softmax, layer/batch
+    in f32), elementwise ops, pooling and data movement. Softmax, layer/batch
     normalization, global pooling and recurrent layers (cell state) compute
-    in f32, with casts at their boundaries. Weight constants are converted
-    at compile time; a weight that f16 cannot hold (overflow, or a nonzero
-    value that would flush to zero) is kept in f32 with a warning, and its
-    consumer runs in f32. The function's signature is unchanged.
+    in f32, with casts at their boundaries, and so do the logits (a matmul
+    or conv2d whose result reaches a softmax through at most a bias_add).
+    Weight constants are converted at compile time; a weight that f16 cannot
+    hold (a magnitude above 65504, or a nonzero value that rounds to zero
+    while it is at least 2^-11 of the weight's largest magnitude) is kept in
+    f32 with a warning, and its consumer runs in f32. Float-to-float casts
+    already in the IR are dropped and re-derived, so the pass is idempotent.
+    The function's signature is unchanged.
   }];
   let dependentDialects = ["::dlc::graph::GraphDialect"];
 }

@@ -54,11 +54,10 @@ dlc::pipelineStages(const PipelineConfig &config) {
   if (config.fp16)
     stages.push_back({"fp16",
                       [](OpPassManager &pm) {
-                        pm.addNestedPass<func::FuncOp>(
-                            createLowerToFP16Pass());
+                        pm.addNestedPass<func::FuncOp>(createLowerToFP16Pass());
                         pm.addNestedPass<func::FuncOp>(createSimplifyPass());
                       },
-                      true});
+                      true, /*kernelNumerics=*/false});
   bool report = config.reportFusion;
   stages.push_back({"fuse",
                     [report](OpPassManager &pm) {
@@ -67,16 +66,12 @@ dlc::pipelineStages(const PipelineConfig &config) {
                       pm.addNestedPass<func::FuncOp>(createFusePass(options));
                     },
                     true});
-  stages.push_back({"exec",
-                    [](OpPassManager &pm) {
-                      pm.addPass(createLowerToExecPass());
-                    },
-                    false});
-  stages.push_back({"plan",
-                    [](OpPassManager &pm) {
-                      pm.addPass(createPlanMemoryPass());
-                    },
-                    false});
+  stages.push_back(
+      {"exec", [](OpPassManager &pm) { pm.addPass(createLowerToExecPass()); },
+       false});
+  stages.push_back(
+      {"plan", [](OpPassManager &pm) { pm.addPass(createPlanMemoryPass()); },
+       false});
   return stages;
 }
 

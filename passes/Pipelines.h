@@ -33,6 +33,11 @@ struct PipelineStage {
   /// Whether the IR after this stage is still the graph dialect (the
   /// reference executor runs it as a function of tensors).
   bool graphLevel;
+  /// Whether the reference executor reproduces the compiled model's
+  /// numerics after this stage. Not after fp16 lowering and before fusion:
+  /// there every op rounds its result to f16, where a kernel rounds once,
+  /// when it stores.
+  bool kernelNumerics = true;
 };
 
 /// The stages in order: import (batch, canonicalize), simplify, layout,

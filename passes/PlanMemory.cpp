@@ -124,8 +124,7 @@ void Planner::placeInPlace() {
         // element width, and be read by this kernel through one operand.
         if (inSlot.last != at || inType.getShape() != outType.getShape() ||
             exec::byteSize(inType) != exec::byteSize(outType) ||
-            llvm::count(kernel.getIns(), in) != 1 ||
-            &inSlot == &outSlot)
+            llvm::count(kernel.getIns(), in) != 1 || &inSlot == &outSlot)
           continue;
         // Every use of the input inside the body must be elementwise over the
         // full shape (no broadcast of it).

@@ -102,8 +102,7 @@ size_t storageSize(Type element) {
 
 /// The elements of `value` (a constant's or a weight's) as a buffer of
 /// `type`; `op` names the holder in errors.
-Buffer attributeBuffer(Operation *op, RankedTensorType type,
-                       Attribute value) {
+Buffer attributeBuffer(Operation *op, RankedTensorType type, Attribute value) {
   Type element = type.getElementType();
   Elem elem = elemOf(element);
   const int64_t count = type.getNumElements();
@@ -510,9 +509,9 @@ dlc::reference::executePlan(func::FuncOp func,
   }
   std::vector<dlc::Tensor> results;
   for (auto [at, type] : outputs) {
-    dlc::Tensor t(dtypeOf(type.getElementType()),
-                  std::vector<int64_t>(type.getShape().begin(),
-                                       type.getShape().end()));
+    dlc::Tensor t(
+        dtypeOf(type.getElementType()),
+        std::vector<int64_t>(type.getShape().begin(), type.getShape().end()));
     if (t.bytes())
       std::memcpy(t.raw(), at, t.bytes());
     results.push_back(std::move(t));

@@ -22,9 +22,10 @@ void ExecDialect::initialize() {
 
 int64_t dlc::exec::byteSize(MemRefType type) {
   Type element = type.getElementType();
-  int64_t bytes = element.isInteger(1)
-                      ? 1
-                      : static_cast<int64_t>(element.getIntOrFloatBitWidth()) / 8;
+  int64_t bytes =
+      element.isInteger(1)
+          ? 1
+          : static_cast<int64_t>(element.getIntOrFloatBitWidth()) / 8;
   return type.getNumElements() * bytes;
 }
 

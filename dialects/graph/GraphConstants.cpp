@@ -107,3 +107,11 @@ StringRef dlc::graph::resourceKey(ElementsAttr value) {
     return resource.getRawHandle().getKey();
   return "";
 }
+
+std::string dlc::graph::derivedWeightHint(ElementsAttr value,
+                                          StringRef suffix) {
+  StringRef key = resourceKey(value), rest = key;
+  if (rest.consume_front("w") && rest.ltrim("0123456789").starts_with("_"))
+    key = rest.ltrim("0123456789").drop_front();
+  return (key + suffix).str();
+}

@@ -14,6 +14,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Support/LogicalResult.h"
 
+#include <string>
 #include <vector>
 
 namespace dlc::graph {
@@ -35,6 +36,11 @@ mlir::ElementsAttr makeFloats(mlir::RankedTensorType type,
 
 /// The key of a dense_resource constant, or "" for other encodings.
 llvm::StringRef resourceKey(mlir::ElementsAttr value);
+
+/// A makeFloats hint for a constant derived from `value`: its resource key
+/// without the "w<N>_" / "w_" prefix the importer and makeFloats add, then
+/// `suffix` ("conv2d_kernel" + "_ohwi").
+std::string derivedWeightHint(mlir::ElementsAttr value, llvm::StringRef suffix);
 
 } // namespace dlc::graph
 

@@ -343,10 +343,17 @@ func.func @broadcast_ends_epilogue(%x: tensor<1x3x3x4xf32>, %y: tensor<1x3x3x4xf
 // CHECK: %[[PAD:.+]] = graph.pad
 // CHECK-NEXT: %[[CONV:.+]] = graph.conv2d %[[PAD]]
 // CHECK-NEXT: graph.yield %[[CONV]]
+// The f16 matmul computes in f32 inside the kernel: its operands are widened
+// (the cast to f16 stays: it makes the tensor-core operand), its result is
+// rounded once, when stored.
 // CHECK: %[[M:.+]] = graph.fusion(%[[Y]]) : (tensor<2x8xf32>) -> tensor<2x4xf16>
-// CHECK: %[[H:.+]] = graph.cast
-// CHECK-NEXT: %[[MM:.+]] = graph.matmul %[[H]]
-// CHECK-NEXT: graph.yield %[[MM]]
+// CHECK: %[[K:.+]] = graph.constant dense<{{.+}}> : tensor<8x4xf16>
+// CHECK-NEXT: %[[KW:.+]] = graph.cast %[[K]] : tensor<8x4xf16> -> tensor<8x4xf32>
+// CHECK-NEXT: %[[H:.+]] = graph.cast %{{.+}} : tensor<2x8xf32> -> tensor<2x8xf16>
+// CHECK-NEXT: %[[HW:.+]] = graph.cast %[[H]] : tensor<2x8xf16> -> tensor<2x8xf32>
+// CHECK-NEXT: %[[MM:.+]] = graph.matmul %[[HW]], %[[KW]] : (tensor<2x8xf32>, tensor<8x4xf32>) -> tensor<2x4xf32>
+// CHECK-NEXT: %[[R:.+]] = graph.cast %[[MM]] : tensor<2x4xf32> -> tensor<2x4xf16>
+// CHECK-NEXT: graph.yield %[[R]]
 // CHECK: %[[SHARED:.+]] = graph.pad %[[X]]
 // CHECK-NEXT: %[[C2:.+]] = graph.conv2d %[[SHARED]]
 // CHECK-NEXT: return %[[C]], %[[M]], %[[SHARED]], %[[C2]]
@@ -564,4 +571,31 @@ func.func @existing_fusion(%x: tensor<4xf32>) -> tensor<4xf32> {
   }
   %1 = graph.activation <tanh> %0 : tensor<4xf32>
   return %1 : tensor<4xf32>
+}
+
+// -----
+
+// An f16 conv epilogue: f16 in memory, f32 in the kernel. Inputs (the
+// activation, the weight, the residual) are widened where they enter, every
+// op of the body computes in f32, and the result is rounded once.
+// CHECK-LABEL: func.func @widened
+// CHECK: graph.fusion(%{{.+}}, %{{.+}}, %{{.+}}) : (tensor<1x4x4x8xf16>, tensor<8x1x1x8xf16>, tensor<1x4x4x8xf16>) -> tensor<1x4x4x8xf16>
+// CHECK-NEXT: ^bb0(%[[A:.+]]: tensor<1x4x4x8xf16>, %[[B:.+]]: tensor<8x1x1x8xf16>, %[[C:.+]]: tensor<1x4x4x8xf16>):
+// CHECK-DAG: %[[AW:.+]] = graph.cast %[[A]] : tensor<1x4x4x8xf16> -> tensor<1x4x4x8xf32>
+// CHECK-DAG: %[[BW:.+]] = graph.cast %[[B]] : tensor<8x1x1x8xf16> -> tensor<8x1x1x8xf32>
+// CHECK-DAG: %[[CW:.+]] = graph.cast %[[C]] : tensor<1x4x4x8xf16> -> tensor<1x4x4x8xf32>
+// CHECK-DAG: %[[BIAS:.+]] = graph.cast %{{.+}} : tensor<8xf16> -> tensor<8xf32>
+// CHECK: %[[CONV:.+]] = graph.conv2d %[[AW]], %[[BW]] {{.+}} -> tensor<1x4x4x8xf32>
+// CHECK-NEXT: %[[BA:.+]] = graph.bias_add %[[CONV]], %[[BIAS]] : (tensor<1x4x4x8xf32>, tensor<8xf32>) -> tensor<1x4x4x8xf32>
+// CHECK-NEXT: %[[ADD:.+]] = graph.add %[[BA]], %[[CW]] : (tensor<1x4x4x8xf32>, tensor<1x4x4x8xf32>) -> tensor<1x4x4x8xf32>
+// CHECK-NEXT: %[[RELU:.+]] = graph.activation <relu> %[[ADD]] : tensor<1x4x4x8xf32>
+// CHECK-NEXT: %[[OUT:.+]] = graph.cast %[[RELU]] : tensor<1x4x4x8xf32> -> tensor<1x4x4x8xf16>
+// CHECK-NEXT: graph.yield %[[OUT]] : tensor<1x4x4x8xf16>
+func.func @widened(%x: tensor<1x4x4x8xf16>, %r: tensor<1x4x4x8xf16>, %w: tensor<8x1x1x8xf16>) -> tensor<1x4x4x8xf16> {
+  %b = graph.constant dense<0.5> : tensor<8xf16>
+  %0 = graph.conv2d %x, %w {filter_layout = #graph.filter_layout<ohwi>} : (tensor<1x4x4x8xf16>, tensor<8x1x1x8xf16>) -> tensor<1x4x4x8xf16>
+  %1 = graph.bias_add %0, %b : (tensor<1x4x4x8xf16>, tensor<8xf16>) -> tensor<1x4x4x8xf16>
+  %2 = graph.add %1, %r : (tensor<1x4x4x8xf16>, tensor<1x4x4x8xf16>) -> tensor<1x4x4x8xf16>
+  %3 = graph.activation <relu> %2 : tensor<1x4x4x8xf16>
+  return %3 : tensor<1x4x4x8xf16>
 }

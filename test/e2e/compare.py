@@ -16,6 +16,12 @@ failure (dlc's stderr is printed), 2 on a usage error or missing fixture.
 Tolerance: --rtol/--atol when given; otherwise the model's hint in meta.json ("tolerance",
 e.g. looser for the mixed_float16 model); otherwise rtol 1e-4, atol 1e-5.
 
+--verify-stages passes the flag to dlc run: the reference executor checks every pipeline stage
+against the imported model (dlc fails when a stage moves an output too far).
+
+--precision fp16 runs `dlc run --precision fp16` and compares each output by its relative L2
+error ||out - exp|| / ||exp|| <= --l2 (default 1e-2) instead of element-wise.
+
 --inspect runs `dlc inspect MODEL [--weights W]` instead and checks that the `Total params: N`
 line equals Keras's count_params() and that every layer of Keras's table (meta.json "layers"
 for Keras 3 files, "layers_k2" for Keras 2 and TF.js files) appears on a line with its
@@ -88,6 +94,23 @@ def compare_arrays(out, exp, rtol, atol):
     return False, msg, max_abs, max_rel
 
 
+def compare_l2(out, exp, limit):
+    """(ok, message, max_abs, relative L2) for one output."""
+    if out.shape != exp.shape:
+        return False, "shape %s, expected %s" % (out.shape, exp.shape), float("nan"), float("nan")
+    o = out.astype(np.float64)
+    e = exp.astype(np.float64)
+    if o.size == 0:
+        return True, "", 0.0, 0.0
+    num = float(np.linalg.norm(o - e))
+    den = float(np.linalg.norm(e))
+    l2 = num / den if den > 0 else num
+    max_abs = float(np.abs(o - e).max())
+    if l2 <= limit:  # False for NaN
+        return True, "", max_abs, l2
+    return False, "relative L2 %s > %g" % (fmt_err(l2), limit), max_abs, l2
+
+
 def fmt_err(x):
     return "%.3g" % x if np.isfinite(x) else str(x)
 
@@ -100,6 +123,10 @@ def check_run(args, meta, fdir, entry, rtol, atol, tmp):
     if weights:
         cmd += ["--weights", os.path.join(fdir, weights)]
     cmd += ["--device", "cpu"]
+    if args.verify_stages:
+        cmd += ["--verify-stages"]
+    if args.precision:
+        cmd += ["--precision", args.precision]
     for inp in meta["inputs"]:
         cmd += ["--input", os.path.join(fdir, inp["file"])]
     outs = []
@@ -121,15 +148,27 @@ def check_run(args, meta, fdir, entry, rtol, atol, tmp):
             ok_all = False
             msgs.append("output %d: cannot read %s: %s" % (i, out_path, e))
             continue
-        ok, msg, a, r = compare_arrays(out, exp, rtol, atol)
+        if args.precision == "fp16":
+            ok, msg, a, r = compare_l2(out, exp, args.l2)
+        else:
+            ok, msg, a, r = compare_arrays(out, exp, rtol, atol)
         worst_abs = max(worst_abs, a) if np.isfinite(a) else a
         worst_rel = max(worst_rel, r) if np.isfinite(r) else r
         if not ok:
             ok_all = False
             msgs.append("output %d: %s" % (i, msg))
-    print("%s %-14s max_abs %-9s max_rel %-9s (rtol %g atol %g, %d output%s, %s)" % (
-        "ok  " if ok_all else "FAIL", name, fmt_err(worst_abs), fmt_err(worst_rel), rtol, atol,
-        len(outs), "" if len(outs) == 1 else "s", entry["generation"]))
+    if args.precision == "fp16":
+        print("%s %-14s fp16: relative L2 %-9s max_abs %-9s (limit %g, %d output%s, %s)" % (
+            "ok  " if ok_all else "FAIL", name, fmt_err(worst_rel), fmt_err(worst_abs), args.l2,
+            len(outs), "" if len(outs) == 1 else "s", entry["generation"]))
+    else:
+        print("%s %-14s max_abs %-9s max_rel %-9s (rtol %g atol %g, %d output%s, %s)" % (
+            "ok  " if ok_all else "FAIL", name, fmt_err(worst_abs), fmt_err(worst_rel), rtol,
+            atol, len(outs), "" if len(outs) == 1 else "s", entry["generation"]))
+    if args.verify_stages and ok_all:
+        for line in err.splitlines():
+            if line.startswith("stage "):
+                print("     " + line)
     for m in msgs:
         print("     " + m)
     if not ok_all and err.strip():
@@ -224,6 +263,12 @@ def main(argv=None):
     ap.add_argument("--inspect", action="store_true", help="check `dlc inspect` instead")
     ap.add_argument("--timeout", type=int, default=900, help="seconds per dlc command")
     ap.add_argument("--keep", action="store_true", help="keep dlc's outputs (prints where)")
+    ap.add_argument("--verify-stages", action="store_true",
+                    help="check every pipeline stage with the reference executor")
+    ap.add_argument("--precision", choices=["fp32", "fp16"],
+                    help="pass --precision to dlc run; fp16 compares by relative L2")
+    ap.add_argument("--l2", type=float, default=1e-2,
+                    help="relative L2 limit with --precision fp16 (default 1e-2)")
     args = ap.parse_args(argv)
 
     if not (os.path.isfile(args.dlc) and os.access(args.dlc, os.X_OK)):

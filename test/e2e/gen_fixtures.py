@@ -43,6 +43,7 @@ QUANT_DTYPES = ("uint8", "uint16", "float16")
 SOFTMAX_MIN_MAX_PROB = 0.5  # the generator asserts every softmax head row reaches this
 SOFTMAX_TARGET = 0.75  # calibration target for the smallest row maximum
 RESIDUAL_GAMMA = float(os.environ.get("DLC_RESIDUAL_GAMMA", "0.25"))  # see calibrate_bn
+VAR_FLOOR = float(os.environ.get("DLC_VAR_FLOOR", "0.5"))  # see calibrate_bn
 
 
 def log(*a):
@@ -263,8 +264,8 @@ def calibrate_bn(model, keras, xs, rng):
         red = tuple(i for i in range(a.ndim) if i != axis)
         mean, var = a.mean(axis=red), a.var(axis=red)
         # Channels with (almost) no variance on these few samples would get a huge gain that
-        # amplifies every rounding difference downstream: floor at a tenth of the median.
-        var = np.maximum(var, 0.1 * np.median(var))
+        # amplifies every rounding difference downstream: floor at VAR_FLOOR of the median.
+        var = np.maximum(var, VAR_FLOOR * np.median(var))
         if not (np.all(np.isfinite(mean)) and np.all(np.isfinite(var))):
             raise RuntimeError("BatchNormalization calibration overflowed at " + l.name)
         pm = rng.normal(size=mean.shape)

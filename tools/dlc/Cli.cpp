@@ -62,9 +62,8 @@ std::vector<CommandSpec> buildCommands() {
       precision,
       value("--arch", "sm_XX[,sm_YY...]",
             "GPU architectures to compile for (default sm_80,sm_90)"),
-      positiveInt("--batch",
-                  "Fix the batch size (default: 1; kept open when "
-                  "--stop-after names a graph stage)"),
+      positiveInt("--batch", "Fix the batch size (default: 1; kept open when "
+                             "--stop-after names a graph stage)"),
       value("--kernels", "auto|generated|library",
             "Generated kernels, cuDNN/cuBLASLt calls, or the faster of the "
             "two per kernel (default auto)",
