@@ -14,7 +14,9 @@ format with the worst absolute and relative error; exit status 1 on any mismatch
 failure (dlc's stderr is printed), 2 on a usage error or missing fixture.
 
 Tolerance: --rtol/--atol when given; otherwise the model's hint in meta.json ("tolerance",
-e.g. looser for the mixed_float16 model); otherwise rtol 1e-4, atol 1e-5.
+e.g. looser for the mixed_float16 model); otherwise rtol 1e-4, atol 1e-5. A format entry may
+carry its own "tolerance" and "precision" (mixed_float16's `keras_fp32`: the model run with
+`--precision fp32` against Keras's float32 computation, at the default tolerance).
 
 --verify-stages passes the flag to dlc run: the reference executor checks every pipeline stage
 against the imported model (dlc fails when a stage moves an output too far).
@@ -125,8 +127,9 @@ def check_run(args, meta, fdir, entry, rtol, atol, tmp):
     cmd += ["--device", "cpu"]
     if args.verify_stages:
         cmd += ["--verify-stages"]
-    if args.precision:
-        cmd += ["--precision", args.precision]
+    precision = entry.get("precision") or args.precision
+    if precision:
+        cmd += ["--precision", precision]
     for inp in meta["inputs"]:
         cmd += ["--input", os.path.join(fdir, inp["file"])]
     outs = []
@@ -148,7 +151,7 @@ def check_run(args, meta, fdir, entry, rtol, atol, tmp):
             ok_all = False
             msgs.append("output %d: cannot read %s: %s" % (i, out_path, e))
             continue
-        if args.precision == "fp16":
+        if precision == "fp16":
             ok, msg, a, r = compare_l2(out, exp, args.l2)
         else:
             ok, msg, a, r = compare_arrays(out, exp, rtol, atol)
@@ -157,7 +160,7 @@ def check_run(args, meta, fdir, entry, rtol, atol, tmp):
         if not ok:
             ok_all = False
             msgs.append("output %d: %s" % (i, msg))
-    if args.precision == "fp16":
+    if precision == "fp16":
         print("%s %-14s fp16: relative L2 %-9s max_abs %-9s (limit %g, %d output%s, %s)" % (
             "ok  " if ok_all else "FAIL", name, fmt_err(worst_rel), fmt_err(worst_abs), args.l2,
             len(outs), "" if len(outs) == 1 else "s", entry["generation"]))
@@ -301,7 +304,9 @@ def main(argv=None):
             if args.inspect:
                 results.append(check_inspect(args, meta, fdir, e))
             else:
-                results.append(check_run(args, meta, fdir, e, rtol, atol, tmp))
+                t = e.get("tolerance") or {}
+                results.append(check_run(args, meta, fdir, e, t.get("rtol", rtol),
+                                         t.get("atol", atol), tmp))
     finally:
         if args.keep:
             print("outputs kept in " + tmp)

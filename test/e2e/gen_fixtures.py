@@ -339,6 +339,25 @@ def make_inputs(spec, model, rng, batch=None):
     return xs
 
 
+def float32_clone(model, keras):
+    """The model with every dtype policy float32 and the same weights."""
+    def fix(o):
+        if isinstance(o, dict):
+            for k, v in list(o.items()):
+                if k == "dtype" and (v == "mixed_float16" or isinstance(v, dict)):
+                    o[k] = "float32"
+                else:
+                    fix(v)
+        elif isinstance(o, list):
+            for v in o:
+                fix(v)
+    config = model.get_config()
+    fix(config)
+    clone = model.__class__.from_config(config)
+    clone.set_weights(model.get_weights())
+    return clone
+
+
 def to_list(y):
     if isinstance(y, dict):
         raise TypeError("dict outputs are not supported")
@@ -578,6 +597,14 @@ def gen_model(spec, outdir, keras, tf_keras, tfjs, verify):
 
     if verify:
         verify_k3(spec, d, keras, xs, ys, formats, notes)
+    if spec.name == "mixed_float16":
+        # The same model and weights computed in float32 by Keras: `dlc run --precision fp32`
+        # must reproduce it at the default tolerance (the float16 outputs above only within
+        # float16's precision).
+        exp32 = save_outputs(d, "expected_k3_fp32", run_k3(float32_clone(m, keras), keras, xs))
+        formats.append({"format": "keras_fp32", "generation": "k3", "precision": "fp32",
+                        "tolerance": {"rtol": 1e-4, "atol": 1e-5},
+                        "files": {"model": "model.keras", "weights": None}, "expected": exp32})
 
     t_k3 = time.time() - t0
     table_k2 = None
