@@ -1,18 +1,33 @@
 //===- Runtime.cpp - dlc runtime entry points -------------------*- C++ -*-===//
 //
-// Version, status and device queries of the C API. Errors are recorded per
-// thread so that concurrent sessions do not overwrite each other's messages.
+// The C API: each entry point runs its body under `entry`, which turns
+// exceptions into a status and the calling thread's message. Errors are
+// recorded per thread so that concurrent sessions do not overwrite each
+// other's messages.
 //
 //===----------------------------------------------------------------------===//
 
 #include "dlc/runtime.h"
 
-#include <cuda_runtime_api.h>
+#include "runtime/src/Session.h"
 
+#include <cstring>
+#include <fstream>
+#include <new>
 #include <string>
 
 #define DLC_STRINGIFY2(x) #x
 #define DLC_STRINGIFY(x) DLC_STRINGIFY2(x)
+
+using namespace dlc;
+
+struct dlcModel_ {
+  std::shared_ptr<const rt::Model> model;
+};
+
+struct dlcSession_ {
+  std::unique_ptr<rt::Session> session;
+};
 
 namespace {
 thread_local std::string lastError;
@@ -21,6 +36,57 @@ dlcStatus fail(dlcStatus status, std::string message) {
   lastError = std::move(message);
   return status;
 }
+
+/// Runs an entry point's body, mapping every exception to a status.
+template <typename Body> dlcStatus entry(Body &&body) {
+  try {
+    body();
+    return DLC_STATUS_SUCCESS;
+  } catch (const rt::RuntimeError &e) {
+    return fail(e.status(), e.what());
+  } catch (const std::bad_alloc &) {
+    return fail(DLC_STATUS_OUT_OF_MEMORY, "out of host memory");
+  } catch (const std::exception &e) {
+    return fail(DLC_STATUS_INTERNAL_ERROR, e.what());
+  }
+}
+
+void require(bool condition, const char *message) {
+  if (!condition)
+    rt::raise(DLC_STATUS_INVALID_ARGUMENT, message);
+}
+
+/// Reads a whole file, checking its size before allocating.
+std::string readArtifactFile(const char *path) {
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
+  if (!in)
+    rt::raise(DLC_STATUS_IO_ERROR,
+              std::string("cannot open the artifact: ") + std::strerror(errno));
+  std::streamoff size = in.tellg();
+  if (size < 0 || uint64_t(size) > (uint64_t(64) << 30))
+    rt::raise(DLC_STATUS_IO_ERROR, "cannot read the artifact (not a regular "
+                                   "file, or larger than 64 GiB)");
+  std::string bytes(size_t(size), '\0');
+  in.seekg(0);
+  if (!in.read(bytes.data(), size))
+    rt::raise(DLC_STATUS_IO_ERROR, "cannot read the artifact");
+  return bytes;
+}
+
+dlcStatus tensorInfo(dlcModel model, size_t index, dlcTensorInfo *info,
+                     bool input) {
+  return entry([&] {
+    require(model && info, "model and info must not be null");
+    const auto &list = input ? model->model->inputs() : model->model->outputs();
+    if (index >= list.size())
+      rt::raise(DLC_STATUS_INVALID_ARGUMENT,
+                std::string(input ? "input " : "output ") +
+                    std::to_string(index) + " does not exist (the model has " +
+                    std::to_string(list.size()) + ")");
+    *info = list[index];
+  });
+}
+
 } // namespace
 
 extern "C" const char *dlcGetVersion(void) {
@@ -40,8 +106,33 @@ extern "C" const char *dlcGetStatusName(dlcStatus status) {
     return "DLC_STATUS_CUDA_ERROR";
   case DLC_STATUS_NOT_IMPLEMENTED:
     return "DLC_STATUS_NOT_IMPLEMENTED";
+  case DLC_STATUS_IO_ERROR:
+    return "DLC_STATUS_IO_ERROR";
+  case DLC_STATUS_INVALID_ARTIFACT:
+    return "DLC_STATUS_INVALID_ARTIFACT";
+  case DLC_STATUS_UNSUPPORTED_DEVICE:
+    return "DLC_STATUS_UNSUPPORTED_DEVICE";
+  case DLC_STATUS_OUT_OF_MEMORY:
+    return "DLC_STATUS_OUT_OF_MEMORY";
+  case DLC_STATUS_SESSION_POISONED:
+    return "DLC_STATUS_SESSION_POISONED";
+  case DLC_STATUS_INTERNAL_ERROR:
+    return "DLC_STATUS_INTERNAL_ERROR";
   }
   return "DLC_STATUS_UNKNOWN";
+}
+
+extern "C" const char *dlcGetDTypeName(dlcDType dtype) {
+  switch (dtype) {
+  case DLC_DTYPE_FLOAT32:
+  case DLC_DTYPE_FLOAT16:
+  case DLC_DTYPE_BFLOAT16:
+  case DLC_DTYPE_INT32:
+  case DLC_DTYPE_INT64:
+  case DLC_DTYPE_BOOL:
+    return artifact::elementTypeName(artifact::ElementType(dtype));
+  }
+  return "unknown";
 }
 
 extern "C" const char *dlcGetLastErrorMessage(void) {
@@ -64,4 +155,84 @@ extern "C" dlcStatus dlcGetDeviceCount(int *count) {
                 std::string("cudaGetDeviceCount: ") + cudaGetErrorString(err));
   }
   return DLC_STATUS_SUCCESS;
+}
+
+extern "C" dlcStatus dlcModelLoadFromFile(const char *path, dlcModel *model) {
+  return entry([&] {
+    require(path && model, "path and model must not be null");
+    *model = nullptr;
+    std::string bytes = readArtifactFile(path);
+    *model = new dlcModel_{rt::Model::load(bytes)};
+  });
+}
+
+extern "C" dlcStatus dlcModelLoadFromMemory(const void *data, size_t size,
+                                            dlcModel *model) {
+  return entry([&] {
+    require(model && (data || !size), "data and model must not be null");
+    *model = nullptr;
+    *model = new dlcModel_{rt::Model::load(
+        std::string_view(static_cast<const char *>(data), size))};
+  });
+}
+
+extern "C" dlcStatus dlcModelDestroy(dlcModel model) {
+  delete model;
+  return DLC_STATUS_SUCCESS;
+}
+
+extern "C" dlcStatus dlcModelGetInputCount(dlcModel model, size_t *count) {
+  return entry([&] {
+    require(model && count, "model and count must not be null");
+    *count = model->model->inputs().size();
+  });
+}
+
+extern "C" dlcStatus dlcModelGetOutputCount(dlcModel model, size_t *count) {
+  return entry([&] {
+    require(model && count, "model and count must not be null");
+    *count = model->model->outputs().size();
+  });
+}
+
+extern "C" dlcStatus dlcModelGetInputInfo(dlcModel model, size_t index,
+                                          dlcTensorInfo *info) {
+  return tensorInfo(model, index, info, /*input=*/true);
+}
+
+extern "C" dlcStatus dlcModelGetOutputInfo(dlcModel model, size_t index,
+                                           dlcTensorInfo *info) {
+  return tensorInfo(model, index, info, /*input=*/false);
+}
+
+extern "C" dlcStatus dlcSessionCreate(dlcModel model, dlcSession *session) {
+  return entry([&] {
+    require(model && session, "model and session must not be null");
+    *session = nullptr;
+    auto impl = std::make_unique<rt::Session>(model->model);
+    *session = new dlcSession_{std::move(impl)};
+  });
+}
+
+extern "C" dlcStatus dlcSessionDestroy(dlcSession session) {
+  delete session;
+  return DLC_STATUS_SUCCESS;
+}
+
+extern "C" dlcStatus dlcSessionRun(dlcSession session,
+                                   const void *const *inputs,
+                                   void *const *outputs, cudaStream_t stream) {
+  return entry([&] {
+    require(session, "session must not be null");
+    session->session->run(inputs, outputs, stream);
+  });
+}
+
+extern "C" dlcStatus dlcSessionRunHost(dlcSession session,
+                                       const void *const *inputs,
+                                       void *const *outputs) {
+  return entry([&] {
+    require(session, "session must not be null");
+    session->session->runHost(inputs, outputs);
+  });
 }

@@ -22,5 +22,6 @@ if ninja -C "$build" -t commands | grep -Ei 'llvm|mlir'; then
   exit 1
 fi
 test -f "$build/lib/libdlc_runtime.a"
+test -x "$build/bin/dlc-embed-example"
 "$build/bin/dlc" --version | grep -q "runtime only"
 echo "runtime-only build: ok (no LLVM/MLIR on any compile or link line)"

@@ -21,6 +21,10 @@ namespace {
 
 int dispatch(const dlc::cli::Invocation &inv) {
   using namespace dlc::cli;
+  if (isArtifactPath(inv.positional) && inv.command == "run")
+    return runArtifact(inv);
+  if (isArtifactPath(inv.positional) && inv.command == "inspect")
+    return inspectArtifact(inv);
 #ifdef DLC_HAVE_COMPILER
   if (inv.command == "compile")
     return runCompile(inv);
@@ -29,21 +33,14 @@ int dispatch(const dlc::cli::Invocation &inv) {
   if (inv.command == "inspect")
     return runInspect(inv);
 #else
-  bool isArtifact =
-      inv.positional.size() > 5 &&
-      inv.positional.compare(inv.positional.size() - 5, 5, ".dlcm") == 0;
-  if (inv.command == "compile" || (inv.command == "inspect" && !isArtifact) ||
-      (inv.command == "run" && inv.get("--device") == "cpu")) {
+  // Models (not artifacts) need the compiler.
+  if (inv.command != "bench") {
     std::cerr << "dlc: error: this dlc was built without the compiler "
                  "(DLC_BUILD_COMPILER=OFF): 'dlc "
               << inv.command << "' needs it\n";
     return 2;
   }
 #endif
-  if (inv.command == "run")
-    return notImplemented("run --device cuda");
-  if (inv.command == "inspect")
-    return notImplemented("inspect OUT.dlcm");
   return notImplemented(inv.command);
 }
 

@@ -1,14 +1,27 @@
 /*===- dlc/runtime.h - the dlc runtime C API ------------------------------===*
  *
- * The runtime loads compiled dlc artifacts and runs them on NVIDIA GPUs. It
- * depends on the CUDA runtime only: no LLVM or MLIR. Every function returns a
- * dlcStatus; dlcGetLastErrorMessage() gives the calling thread's message for
- * the last failure.
+ * The runtime loads compiled dlc artifacts (.dlcm) and runs them on NVIDIA
+ * GPUs. It depends on the CUDA runtime only: no LLVM or MLIR. Every function
+ * returns a dlcStatus; dlcGetLastErrorMessage() gives the calling thread's
+ * message for the last failure.
+ *
+ * A model is loaded once (the artifact is checksum- and version-checked on the
+ * host; no GPU is needed for that) and may be used from any number of threads.
+ * A session owns the device memory of one run (its arena) and belongs to one
+ * thread at a time; create one per thread or stream. The weights are uploaded
+ * once per model and device and shared by that device's sessions. A CUDA
+ * error that corrupts the device context (an illegal address in a kernel...)
+ * poisons the session: every later run returns DLC_STATUS_SESSION_POISONED.
  *
  *===----------------------------------------------------------------------===*/
 
 #ifndef DLC_RUNTIME_H
 #define DLC_RUNTIME_H
+
+#include <cuda_runtime_api.h>
+
+#include <stddef.h>
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -20,13 +33,44 @@ typedef enum dlcStatus {
   DLC_STATUS_NO_DEVICE = 2,
   DLC_STATUS_CUDA_ERROR = 3,
   DLC_STATUS_NOT_IMPLEMENTED = 4,
+  DLC_STATUS_IO_ERROR = 5,           /* the artifact file cannot be read */
+  DLC_STATUS_INVALID_ARTIFACT = 6,   /* corrupt, truncated, wrong version */
+  DLC_STATUS_UNSUPPORTED_DEVICE = 7, /* no code for this GPU's arch */
+  DLC_STATUS_OUT_OF_MEMORY = 8,      /* host or device */
+  DLC_STATUS_SESSION_POISONED = 9,   /* an earlier CUDA error; destroy it */
+  DLC_STATUS_INTERNAL_ERROR = 10,
 } dlcStatus;
+
+/* Element types of model inputs and outputs. */
+typedef enum dlcDType {
+  DLC_DTYPE_FLOAT32 = 0,
+  DLC_DTYPE_FLOAT16 = 1,
+  DLC_DTYPE_BFLOAT16 = 2,
+  DLC_DTYPE_INT32 = 3,
+  DLC_DTYPE_INT64 = 4,
+  DLC_DTYPE_BOOL = 5,
+} dlcDType;
+
+typedef struct dlcModel_ *dlcModel;
+typedef struct dlcSession_ *dlcSession;
+
+/* A model input or output. The pointers stay valid while the model lives. */
+typedef struct dlcTensorInfo {
+  const char *name;
+  dlcDType dtype;
+  size_t rank;
+  const int64_t *shape; /* fixed at compile time, batch included */
+  size_t bytes;         /* the size of the buffer a run reads or writes */
+} dlcTensorInfo;
 
 /* The runtime's version, "MAJOR.MINOR.PATCH". */
 const char *dlcGetVersion(void);
 
 /* A short constant name for a status ("DLC_STATUS_NO_DEVICE"). */
 const char *dlcGetStatusName(dlcStatus status);
+
+/* NumPy's name of a dtype ("float32"); "unknown" for other values. */
+const char *dlcGetDTypeName(dlcDType dtype);
 
 /* The calling thread's message for the last failed call, "" if none. */
 const char *dlcGetLastErrorMessage(void);
@@ -35,6 +79,50 @@ const char *dlcGetLastErrorMessage(void);
  * DLC_STATUS_NO_DEVICE, with a message, when there is no usable device or
  * driver; *count is then 0. */
 dlcStatus dlcGetDeviceCount(int *count);
+
+/* Loads an artifact from a file or from memory (copied: the caller may free
+ * it on return). Verifies the checksum, the format version and every offset
+ * before anything is used; needs no GPU. */
+dlcStatus dlcModelLoadFromFile(const char *path, dlcModel *model);
+dlcStatus dlcModelLoadFromMemory(const void *data, size_t size,
+                                 dlcModel *model);
+
+/* Releases the caller's reference; sessions keep the model alive. NULL is a
+ * no-op. */
+dlcStatus dlcModelDestroy(dlcModel model);
+
+dlcStatus dlcModelGetInputCount(dlcModel model, size_t *count);
+dlcStatus dlcModelGetOutputCount(dlcModel model, size_t *count);
+dlcStatus dlcModelGetInputInfo(dlcModel model, size_t index,
+                               dlcTensorInfo *info);
+dlcStatus dlcModelGetOutputInfo(dlcModel model, size_t index,
+                                dlcTensorInfo *info);
+
+/* Creates a session on the calling thread's current CUDA device: allocates
+ * its arena, uploads the weights if no other session of this model on this
+ * device has, and loads the kernels (the cubin for the device's arch, else the
+ * PTX, JIT-compiled). */
+dlcStatus dlcSessionCreate(dlcModel model, dlcSession *session);
+
+/* Frees the session's arena (and the model's device copy with the last
+ * session on that device). NULL is a no-op. Work queued by dlcSessionRun must
+ * have completed. */
+dlcStatus dlcSessionDestroy(dlcSession session);
+
+/* Enqueues one run on `stream` (0: the legacy default stream) and returns
+ * without waiting. `inputs` and `outputs` hold one device pointer per model
+ * input and output, each 256-byte aligned and of the size dlcTensorInfo gives.
+ * The first run with a given set of pointers captures the program into a CUDA
+ * graph that later runs with the same pointers replay (runs on a stream that
+ * cannot be captured launch the kernels directly). Errors of the kernels
+ * themselves surface at the next synchronizing call. */
+dlcStatus dlcSessionRun(dlcSession session, const void *const *inputs,
+                        void *const *outputs, cudaStream_t stream);
+
+/* Runs on host buffers: copies the inputs to the device, runs on the
+ * session's own stream, copies the outputs back and waits. */
+dlcStatus dlcSessionRunHost(dlcSession session, const void *const *inputs,
+                            void *const *outputs);
 
 #ifdef __cplusplus
 }

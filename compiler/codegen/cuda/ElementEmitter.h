@@ -1,0 +1,292 @@
+//===- ElementEmitter.h - CUDA C++ for one element of a value ---*- C++ -*-===//
+//
+// The core of the CUDA code generator, shared by every kernel family: for a
+// value of an exec.kernel body and a multi-index (one C++ expression per
+// dim), ElementEmitter writes the statements that compute that element and
+// returns an expression of it. It recurses through the body: elementwise ops
+// with NumPy broadcasting, index remapping (transpose, reshape, slice, pad,
+// concat, upsample, reverse), constants and loads of the kernel's inputs,
+// and, as inline loops, the ops that read many elements per result (the
+// convolutions, matmul, pooling, softmax, layer_norm, embedding). Families
+// that compute an op their own way (a GEMM, a warp per softmax row) bind its
+// result at the indices they have, and seal it so that no other index is
+// computed inline.
+//
+// Values are computed as C++ `float` for every float type (f16/bf16 results
+// rounded where the IR's type says so, as the reference executor does),
+// `int` for i32, `long long` for i64 and `bool` for i1.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_COMPILER_CODEGEN_CUDA_ELEMENTEMITTER_H
+#define DLC_COMPILER_CODEGEN_CUDA_ELEMENTEMITTER_H
+
+#include "compiler/codegen/cuda/CudaKernel.h"
+#include "compiler/codegen/cuda/Emitter.h"
+
+#include "dialects/exec/ExecDialect.h"
+#include "dialects/graph/GraphDialect.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallVector.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace dlc::codegen::detail {
+
+using Index = llvm::SmallVector<std::string, 4>;
+
+/// Lines of C++ with indentation.
+class CodeWriter {
+public:
+  /// One line at the current indentation.
+  CodeWriter &line(const llvm::Twine &text);
+  /// "head {" and one level deeper.
+  void open(const llvm::Twine &head);
+  /// One level shallower and "}" + tail.
+  void close(llvm::StringRef tail = "");
+  /// Appends another writer's text, each line at this one's indentation.
+  void append(const CodeWriter &other);
+  const std::string &str() const { return text_; }
+
+private:
+  std::string text_;
+  int depth_ = 0;
+};
+
+/// How C++ holds the elements of a tensor type.
+enum class Scalar { F32, F16, BF16, I32, I64, I1 };
+Scalar scalarOf(mlir::Type elementType);
+bool isFloat(Scalar s);
+/// The type of a computed element ("float", "int", "long long", "bool").
+const char *valueType(Scalar s);
+/// The type of a stored element ("float", "__half", "__nv_bfloat16", "int",
+/// "long long", "unsigned char").
+const char *storageType(Scalar s);
+/// Bytes per stored element.
+int storageBytes(Scalar s);
+/// `expr` (a stored element) as a computed one, and back.
+std::string loadConversion(Scalar s, llvm::StringRef expr);
+std::string storeConversion(Scalar s, llvm::StringRef expr);
+
+/// A float literal that reads back as `v` (non-finite values by their bits).
+std::string floatLiteral(float v);
+/// An integer literal of C++ type `s` (I32 or I64).
+std::string intLiteral(int64_t v, Scalar s);
+
+/// `a + b`, `a * b` on index expressions, folding integer literals.
+std::string addIndex(llvm::StringRef a, int64_t b);
+std::string mulIndex(llvm::StringRef a, int64_t b);
+/// The row-major offset of `index` in `shape`.
+std::string linearize(llvm::ArrayRef<std::string> index,
+                      llvm::ArrayRef<int64_t> shape);
+
+/// The kernel being generated: its signature, the file-scope constants and
+/// the code. Copyable, so that a family can be tried on a copy.
+struct KernelContext {
+  KernelContext(exec::KernelOp op, const EmitOptions &options);
+
+  mutable exec::KernelOp op; // op accessors are not const-correct
+  EmitOptions options;
+  CudaKernel kernel;
+  /// `dlc_idx` is int, or long long when a tensor has 2^31 elements or more.
+  bool wideIndex = false;
+  /// Whether __restrict__ may qualify the parameters (no out is in place).
+  bool restrict = true;
+  bool needsTensorCoreGemm = false, needsSimtGemm = false;
+  /// File-scope constant arrays, and the names given to constants.
+  CodeWriter globals;
+  llvm::DenseMap<mlir::Operation *, std::string> constantArrays;
+  llvm::DenseMap<mlir::Operation *, std::string> halfArrays;
+  /// Device functions and the __global__ function.
+  CodeWriter code;
+  /// Why a family could not generate the kernel.
+  std::string error;
+
+  /// "in3" / "out0": the parameter of a body argument or of an out.
+  static std::string inName(unsigned i) { return "in" + std::to_string(i); }
+  static std::string outName(unsigned i) { return "out" + std::to_string(i); }
+  Scalar inScalar(unsigned i) const;
+  Scalar outScalar(unsigned i) const;
+  llvm::ArrayRef<int64_t> outShape(unsigned i) const;
+  /// "const float *__restrict__ in0, ..., float *__restrict__ out0".
+  std::string parameterList() const;
+  /// "in0, in1, out0".
+  std::string argumentList() const;
+  /// The parameters as members of a struct ("const float *in0;" lines).
+  void writeMembers(CodeWriter &w) const;
+  /// The statement that stores `value` (a computed element) into out `i` at
+  /// `offset`.
+  std::string storeStatement(unsigned i, llvm::StringRef offset,
+                             llvm::StringRef value) const;
+  /// The whole translation unit.
+  std::string source() const;
+};
+
+/// Writes the code of elements of body values; see the file comment.
+class ElementEmitter {
+public:
+  ElementEmitter(KernelContext &context, CodeWriter &code);
+
+  /// Writes the statements computing `value` at `index` (one expression per
+  /// dim) and returns an expression of the element. Failure when the body
+  /// holds an op that cannot be computed per element, or reads a sealed value
+  /// at an index it was not bound at; error() says which.
+  mlir::FailureOr<std::string> emit(mlir::Value value,
+                                    llvm::ArrayRef<std::string> index);
+
+  /// Code goes to `code` from now on, with no value computed yet.
+  void startFunction(CodeWriter &code);
+  CodeWriter &code() { return *code_; }
+  /// Values computed inside a scope are forgotten at its end: the scope of a
+  /// C++ block.
+  void pushScope();
+  void popScope();
+  /// Makes `expr` the element of `value` at `index` in the current scope.
+  void bind(mlir::Value value, llvm::ArrayRef<std::string> index,
+            llvm::StringRef expr);
+  /// From now on `op`'s results are only what bind() says.
+  void seal(mlir::Operation *op) { sealed_.insert(op); }
+
+  /// A new local name ("v12", "k3").
+  std::string fresh(llvm::StringRef prefix);
+  /// Declares a local initialized to `expr` and returns its name.
+  std::string local(Scalar s, llvm::StringRef expr);
+  /// Declares index locals for `linear` split over `shape` (literal "0" for
+  /// dims of size 1).
+  Index delinearize(llvm::StringRef linear, llvm::ArrayRef<int64_t> shape);
+  /// The row-major offset of `index` in `shape`: the linear expression it
+  /// was split from, when delinearize() made it.
+  std::string offset(llvm::ArrayRef<std::string> index,
+                     llvm::ArrayRef<int64_t> shape);
+
+  /// Declares an index local for `expr` (unless it is a name or a literal).
+  std::string indexLocal(llvm::StringRef expr);
+
+  const std::string &error() const { return error_; }
+  /// Records why `op` cannot be emitted; a failure.
+  mlir::FailureOr<std::string> fail(mlir::Operation *op,
+                                    const llvm::Twine &message);
+
+  /// The name of the file-scope array holding a constant's elements, or
+  /// failure for an attribute it cannot read.
+  mlir::FailureOr<std::string> constantArray(graph::ConstantOp op);
+  /// The same constant's f16/bf16 bits as a 16-byte aligned array of
+  /// `elem` (for tensor-core operands).
+  mlir::FailureOr<std::string> halfArray(graph::ConstantOp op,
+                                         llvm::StringRef elem);
+  /// The activation applied to `x` (a local name), as an expression.
+  std::string activation(graph::ActivationAttr fn, llvm::StringRef x);
+
+  KernelContext &context() { return context_; }
+
+private:
+  mlir::FailureOr<std::string> compute(mlir::Value value,
+                                       llvm::ArrayRef<std::string> index);
+  mlir::FailureOr<std::string> computeOp(mlir::Operation *op,
+                                         llvm::ArrayRef<std::string> index);
+  /// The index of a broadcast operand of type `operand` in a result indexed
+  /// by `index`.
+  Index broadcastIndex(mlir::Value operand, llvm::ArrayRef<std::string> index);
+  /// Rounds a float result to its declared 16-bit type.
+  std::string rounded(mlir::Value result, llvm::StringRef expr);
+
+  mlir::FailureOr<std::string> emitConstant(graph::ConstantOp op,
+                                            llvm::ArrayRef<std::string> index);
+  mlir::FailureOr<std::string> emitBinary(mlir::Operation *op,
+                                          llvm::ArrayRef<std::string> index);
+  mlir::FailureOr<std::string> emitCast(graph::CastOp op,
+                                        llvm::ArrayRef<std::string> index);
+  mlir::FailureOr<std::string> emitBatchNorm(graph::BatchNormOp op,
+                                             llvm::ArrayRef<std::string> index);
+  mlir::FailureOr<std::string> emitConcat(graph::ConcatOp op,
+                                          llvm::ArrayRef<std::string> index);
+  mlir::FailureOr<std::string> emitPad(graph::PadOp op,
+                                       llvm::ArrayRef<std::string> index);
+  // The inline loops (Reductions and convolutions, one result element each).
+  mlir::FailureOr<std::string> emitConv2D(graph::Conv2DOp op,
+                                          llvm::ArrayRef<std::string> index);
+  mlir::FailureOr<std::string>
+  emitDepthwise(graph::DepthwiseConv2DOp op, llvm::ArrayRef<std::string> index);
+  mlir::FailureOr<std::string>
+  emitConvTranspose(graph::Conv2DTransposeOp op,
+                    llvm::ArrayRef<std::string> index);
+  mlir::FailureOr<std::string> emitMatmul(graph::MatmulOp op,
+                                          llvm::ArrayRef<std::string> index);
+  mlir::FailureOr<std::string> emitPool2D(graph::Pool2DOp op,
+                                          llvm::ArrayRef<std::string> index);
+  mlir::FailureOr<std::string> emitGlobalPool(graph::GlobalPoolOp op,
+                                              llvm::ArrayRef<std::string> index);
+  mlir::FailureOr<std::string> emitSoftmax(graph::SoftmaxOp op,
+                                           llvm::ArrayRef<std::string> index);
+  mlir::FailureOr<std::string> emitLayerNorm(graph::LayerNormOp op,
+                                             llvm::ArrayRef<std::string> index);
+  mlir::FailureOr<std::string> emitEmbedding(graph::EmbeddingOp op,
+                                             llvm::ArrayRef<std::string> index);
+
+  KernelContext &context_;
+  CodeWriter *code_;
+  /// Computed elements per scope: (value, joined index) -> expression.
+  std::vector<std::map<std::pair<void *, std::string>, std::string>> scopes_;
+  llvm::DenseSet<mlir::Operation *> sealed_;
+  /// delinearize()'s results: (joined index, joined shape) -> linear.
+  std::map<std::pair<std::string, std::string>, std::string> linearOf_;
+  unsigned nextName_ = 0;
+  std::string error_;
+};
+
+/// The spatial geometry of a sliding-window op in NHWC terms.
+struct Window {
+  int64_t kh, kw, sh, sw, dh, dw, padTop, padLeft;
+};
+
+/// Positions of N, H, W and C in a tensor of `layout`.
+struct LayoutDims {
+  unsigned n, h, w, c;
+};
+LayoutDims layoutDims(graph::Layout layout);
+
+/// The index of a rank-4 tensor of `layout` from its N, H, W, C parts.
+Index layoutIndex(graph::Layout layout, llvm::StringRef n, llvm::StringRef h,
+                  llvm::StringRef w, llvm::StringRef c);
+
+/// Conv2D's filter dims and the index of filter element (o, ky, kx, i).
+struct FilterGeometry {
+  int64_t out, kh, kw, in;
+};
+FilterGeometry filterGeometry(graph::Conv2DOp op);
+Index filterIndex(graph::FilterLayout layout, llvm::StringRef o,
+                  llvm::StringRef ky, llvm::StringRef kx, llvm::StringRef i);
+
+/// The device helpers every kernel source starts with (dlc_max_nan,
+/// dlc_warp_sum, dlc_vec, ...).
+const char *preludeSource();
+
+//===----------------------------------------------------------------------===//
+// Kernel families; each fills in context.code and context.kernel (family,
+// launch, tiling) or fails, leaving the caller to try the next one.
+//===----------------------------------------------------------------------===//
+
+/// One thread per output element (16-byte vectors where the body allows),
+/// every op inline: elementwise trees, data movement, and the direct forms of
+/// pooling, depthwise and transposed convolution, gathers and reductions.
+mlir::LogicalResult emitPerElementKernel(KernelContext &context,
+                                         llvm::StringRef family);
+
+/// softmax / layer_norm whose reduced axes are the innermost ones: a warp or
+/// a block per row; other axes: a thread per row.
+mlir::LogicalResult emitRowKernel(KernelContext &context, mlir::Operation *op);
+
+/// conv2d / matmul through dlc_gemm_tc or dlc_gemm_simt.
+mlir::LogicalResult emitGemmKernel(KernelContext &context, mlir::Operation *op);
+
+/// simple_rnn / lstm / gru: one CTA per batch row runs the whole sequence.
+mlir::LogicalResult emitRecurrentKernel(KernelContext &context,
+                                        mlir::Operation *op);
+
+} // namespace dlc::codegen::detail
+
+#endif // DLC_COMPILER_CODEGEN_CUDA_ELEMENTEMITTER_H

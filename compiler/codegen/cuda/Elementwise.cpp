@@ -1,0 +1,157 @@
+//===- Elementwise.cpp - one thread per output element ----------*- C++ -*-===//
+//
+// The per-element kernel: a grid-stride loop over each output, every op of
+// the body computed inline by the ElementEmitter. Where the result is an
+// elementwise tree of float values and its innermost dim allows, each thread
+// handles one 16-byte vector: the inputs of the result's shape are loaded as
+// float4 / 8 x half vectors (the others, broadcast, element by element) and
+// the result is stored as one vector.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/codegen/cuda/ElementEmitter.h"
+#include "compiler/codegen/cuda/GemmHeuristic.h"
+
+#include "llvm/ADT/DenseSet.h"
+
+using namespace mlir;
+using namespace dlc;
+using namespace dlc::graph;
+using namespace dlc::codegen;
+using namespace dlc::codegen::detail;
+
+namespace {
+
+constexpr int64_t kThreads = 256;
+
+/// Ops whose element reads only the same (or a broadcast) element of their
+/// operands.
+bool isElementwise(Operation *op) {
+  return isa<AddOp, SubOp, MulOp, DivOp, MaximumOp, MinimumOp, PReluOp,
+             ActivationOp, CastOp, BiasAddOp, BatchNormOp, ConstantOp>(op);
+}
+
+/// Elements per 16-byte vector for out `out` computing `result`, or 1 when
+/// the body does not allow vectors. `vectorArgs` gets the body arguments of
+/// the result's shape (read at the result's index, so loaded as vectors).
+int64_t vectorWidth(const KernelContext &context, Value result, unsigned out,
+                    SmallVectorImpl<unsigned> &vectorArgs) {
+  ArrayRef<int64_t> shape = context.outShape(out);
+  if (shape.empty() || !isFloat(context.outScalar(out)))
+    return 1;
+  int bytes = storageBytes(context.outScalar(out));
+  SmallVector<Value> work{result};
+  llvm::DenseSet<Value> seen;
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (!seen.insert(v).second)
+      continue;
+    if (auto arg = dyn_cast<BlockArgument>(v)) {
+      Scalar s = context.inScalar(arg.getArgNumber());
+      if (!isFloat(s))
+        return 1;
+      if (cast<ShapedType>(arg.getType()).getShape() == shape) {
+        vectorArgs.push_back(arg.getArgNumber());
+        bytes = std::max(bytes, storageBytes(s));
+      }
+      continue;
+    }
+    Operation *op = v.getDefiningOp();
+    if (!isElementwise(op))
+      return 1;
+    for (Type t : op->getResultTypes())
+      if (!isFloat(scalarOf(cast<ShapedType>(t).getElementType())))
+        return 1;
+    llvm::append_range(work, op->getOperands());
+  }
+  const int64_t width = 16 / bytes;
+  return shape.back() % width == 0 ? width : 1;
+}
+
+} // namespace
+
+LogicalResult codegen::detail::emitPerElementKernel(KernelContext &context,
+                                           StringRef family) {
+  auto yield =
+      cast<exec::YieldOp>(context.op.getBody().front().getTerminator());
+  context.kernel.family = family.str();
+  CodeWriter &w = context.code;
+  ElementEmitter e(context, w);
+  int64_t maxTotal = 1;
+  w.open("extern \"C\" __global__ void __launch_bounds__(" +
+         std::to_string(kThreads) + ") " + context.kernel.entry + "(" +
+         context.parameterList() + ")");
+  for (auto [i, value] : llvm::enumerate(yield.getValues())) {
+    const unsigned out = static_cast<unsigned>(i);
+    ArrayRef<int64_t> shape = context.outShape(out);
+    SmallVector<unsigned> vectorArgs;
+    const int64_t width = vectorWidth(context, value, out, vectorArgs);
+    int64_t total = 1;
+    for (int64_t d : shape)
+      total *= d;
+    total /= width;
+    maxTotal = std::max(maxTotal, total);
+    w.open("for (dlc_idx e = (dlc_idx)blockIdx.x * blockDim.x + threadIdx.x; "
+           "e < " +
+           std::to_string(total) + "; e += (dlc_idx)gridDim.x * blockDim.x)");
+    e.pushScope();
+    std::string linear =
+        width == 1 ? "e" : e.indexLocal("e * " + std::to_string(width));
+    Index index = e.delinearize(linear, shape);
+    if (width == 1) {
+      FailureOr<std::string> v = e.emit(value, index);
+      if (failed(v)) {
+        context.error = e.error();
+        return failure();
+      }
+      w.line(context.storeStatement(out, linear, *v));
+    } else {
+      auto lane = [&](int64_t l) {
+        Index at(index.begin(), index.end());
+        at.back() = addIndex(index.back(), l);
+        return at;
+      };
+      for (unsigned arg : vectorArgs) {
+        const std::string vec = "dlc_vec<" +
+                                std::string(storageType(context.inScalar(arg))) +
+                                ", " + std::to_string(width) + ">";
+        const std::string name = e.fresh("a");
+        w.line("const " + vec + " " + name + " = *reinterpret_cast<const " +
+               vec + " *>(" + KernelContext::inName(arg) + " + " + linear +
+               ");");
+        for (int64_t l = 0; l < width; ++l)
+          e.bind(context.op.getBody().getArgument(arg), lane(l),
+                 e.local(Scalar::F32, "dlc_to_float(" + name + ".v[" +
+                                          std::to_string(l) + "])"));
+      }
+      const std::string vec = "dlc_vec<" +
+                              std::string(storageType(context.outScalar(out))) +
+                              ", " + std::to_string(width) + ">";
+      const std::string result = e.fresh("o");
+      w.line(vec + " " + result + ";");
+      for (int64_t l = 0; l < width; ++l) {
+        FailureOr<std::string> v = e.emit(value, lane(l));
+        if (failed(v)) {
+          context.error = e.error();
+          return failure();
+        }
+        w.line(result + ".v[" + std::to_string(l) +
+               "] = " + storeConversion(context.outScalar(out), *v) + ";");
+      }
+      w.line("*reinterpret_cast<" + vec + " *>(" + KernelContext::outName(out) +
+             " + " + linear + ") = " + result + ";");
+    }
+    e.popScope();
+    w.close();
+  }
+  w.close();
+  // Enough CTAs to fill the GPU (8 of 256 threads per SM); the loop covers
+  // the rest.
+  const int64_t block = std::min(kThreads, (maxTotal + 31) / 32 * 32);
+  const int64_t grid = std::min((maxTotal + block - 1) / block,
+                                int64_t(smCount(context.options.smVersion)) *
+                                    8 * kThreads / block);
+  context.kernel.launch.grid = {static_cast<uint32_t>(grid), 1, 1};
+  context.kernel.launch.block = {static_cast<uint32_t>(block), 1, 1};
+  return success();
+}

@@ -1,0 +1,62 @@
+//===- Emitter.h - CUDA C++ for exec kernels --------------------*- C++ -*-===//
+//
+// The CUDA code generator's entry points: one NVRTC translation unit per
+// `exec.kernel` of a planned function, with the kernel ABI of CudaKernel.h.
+//
+// Each kernel's body is computed as the reference executor computes it (the
+// semantics of the graph ops), by one of these families, chosen in order:
+//   recurrent      simple_rnn / lstm / gru: one CTA per batch row runs the
+//                  whole sequence (first cut; see Recurrent.cpp);
+//   reduction      softmax / layer_norm: a warp or a block per row;
+//   conv_tc/gemm_tc, conv_simt/gemm_simt
+//                  conv2d / matmul through the dlc_gemm_tc (f16/bf16
+//                  operands) or dlc_gemm_simt templates, with the prologue
+//                  folded into the operand loads and the epilogue into the
+//                  stores;
+//   per element    everything else, and anchors whose epilogue reads their
+//                  result at other indices (a pooling epilogue): one thread
+//                  per output element, family named after the main op
+//                  ("elementwise", "copy", "pool", "depthwise",
+//                  "conv_transpose", "gather", "reduction", "conv_simt",
+//                  "gemm_simt").
+// Generated names come from the kernel's sym_name only.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_COMPILER_CODEGEN_CUDA_EMITTER_H
+#define DLC_COMPILER_CODEGEN_CUDA_EMITTER_H
+
+#include "compiler/codegen/cuda/CudaKernel.h"
+
+#include "mlir/Support/LogicalResult.h"
+
+#include <vector>
+
+namespace mlir::func {
+class FuncOp;
+} // namespace mlir::func
+
+namespace dlc::exec {
+class KernelOp;
+} // namespace dlc::exec
+
+namespace dlc::codegen {
+
+struct EmitOptions {
+  /// The arch the heuristics (tile sizes, grid sizes) aim at; the source
+  /// itself compiles for sm_80 and newer.
+  int smVersion = 80;
+};
+
+/// The CUDA source of one kernel; failure (with a diagnostic at the kernel)
+/// when its body holds an op the generator does not handle.
+mlir::FailureOr<CudaKernel> emitKernel(exec::KernelOp kernel,
+                                       const EmitOptions &options);
+
+/// Every exec.kernel of a planned function, in program order.
+mlir::FailureOr<std::vector<CudaKernel>>
+emitKernels(mlir::func::FuncOp plan, const EmitOptions &options);
+
+} // namespace dlc::codegen
+
+#endif // DLC_COMPILER_CODEGEN_CUDA_EMITTER_H

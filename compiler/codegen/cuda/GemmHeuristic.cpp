@@ -1,0 +1,228 @@
+//===- GemmHeuristic.cpp - tile sizes of the generated GEMMs --------------===//
+//
+// The rule documented in GemmHeuristic.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/codegen/cuda/GemmHeuristic.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+
+namespace dlc::codegen {
+namespace {
+
+/// A CTA tile and its subdivision: the warp tile (WM x WN) for tensor cores,
+/// the per-thread block (TM x TN) for SIMT.
+struct TileShape {
+  int bm, bn, sub1, sub2;
+};
+
+// Largest first (rule step 1).
+constexpr TileShape kTensorCoreTiles[] = {
+    {128, 128, 64, 32}, {128, 64, 64, 32}, {64, 128, 32, 64}, {64, 64, 32, 32},
+    {64, 32, 32, 16},   {32, 64, 16, 32},  {32, 32, 16, 16},  {16, 64, 16, 16},
+    {16, 32, 16, 16},   {16, 16, 16, 16}};
+constexpr TileShape kSimtTiles[] = {
+    {128, 128, 8, 8}, {128, 64, 8, 4}, {64, 128, 4, 8}, {64, 64, 4, 4},
+    {64, 32, 4, 4},   {32, 64, 4, 4},  {32, 32, 4, 4},  {16, 64, 4, 4},
+    {16, 32, 4, 4},   {16, 16, 4, 4}};
+
+constexpr int kTensorCoreBK = 32;
+constexpr int kMaxStages = 4;
+constexpr int kSimtBK = 8;
+
+int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/// Rule step 2: the largest tile side allowed for a problem side.
+int64_t tileLimit(int64_t dim) {
+  int64_t limit = 16;
+  while (limit < dim)
+    limit *= 2;
+  return limit;
+}
+
+template <size_t N>
+std::vector<TileShape> fittingTiles(const TileShape (&tiles)[N], int64_t m,
+                                    int64_t n) {
+  std::vector<TileShape> result;
+  for (const TileShape &tile : tiles)
+    if (tile.bm <= tileLimit(m) && tile.bn <= tileLimit(n))
+      result.push_back(tile);
+  return result;
+}
+
+int tensorCoreStageBytes(int bm, int bn, int bk) { return (bm + bn) * bk * 2; }
+
+GemmTiling makeTiling(const TileShape &tile, bool tensorCores, int bk,
+                      int stages) {
+  GemmTiling tiling;
+  tiling.tensorCores = tensorCores;
+  tiling.bm = tile.bm;
+  tiling.bn = tile.bn;
+  tiling.bk = bk;
+  if (tensorCores) {
+    tiling.wm = tile.sub1;
+    tiling.wn = tile.sub2;
+    tiling.stages = stages;
+  } else {
+    tiling.tm = tile.sub1;
+    tiling.tn = tile.sub2;
+  }
+  return tiling;
+}
+
+/// Rule step 3: clocks per unit of K on the busiest SM.
+double estimateClocks(const TileShape &tile, bool tensorCores, int64_t m,
+                      int64_t n, int smVersion) {
+  const int64_t ctas = ceilDiv(m, tile.bm) * ceilDiv(n, tile.bn);
+  const double perSm = static_cast<double>(ceilDiv(ctas, smCount(smVersion)));
+  const int units = (tile.bm / tile.sub1) * (tile.bn / tile.sub2);
+  const int threads = tensorCores ? units * 32 : units;
+  const double warps = static_cast<double>(ceilDiv(threads, 32));
+  // Sub-partitions (schedulers) the CTAs of the SM keep busy.
+  const double schedulers = std::min(4.0, perSm * warps);
+  double compute, global, shared;
+  if (tensorCores) {
+    compute = tile.bm * tile.bn / 256.0 / schedulers;
+    global = (tile.bm + tile.bn) * 2 / 32.0;
+    shared = warps * (tile.sub1 + tile.sub2) * 2 / 128.0;
+  } else {
+    // Issue slots of a warp per k: TM*TN FMAs (2 clocks: 16 lanes), the
+    // float4 shared reads, and its share of the slice loads (~4 each).
+    const double issue = 2.0 * tile.sub1 * tile.sub2 +
+                         (tile.sub1 + tile.sub2) / 4.0 +
+                         4.0 * (tile.bm + tile.bn) / threads;
+    compute = warps * issue / schedulers;
+    global = (tile.bm + tile.bn) * 4 / 32.0;
+    shared = threads * (tile.sub1 + tile.sub2) * 4 / 128.0;
+  }
+  return perSm * std::max({compute, global, shared});
+}
+
+/// Rule step 3: the tile for the shape among those of step 2.
+TileShape pickTile(const std::vector<TileShape> &tiles, bool tensorCores,
+                   int64_t m, int64_t n, int smVersion) {
+  assert(!tiles.empty() && "the 16x16 tile always fits");
+  auto padded = [&](const TileShape &t) {
+    return ceilDiv(m, t.bm) * t.bm * ceilDiv(n, t.bn) * t.bn;
+  };
+  TileShape best = tiles.front();
+  double bestClocks = estimateClocks(best, tensorCores, m, n, smVersion);
+  for (const TileShape &tile : tiles) {
+    const double clocks = estimateClocks(tile, tensorCores, m, n, smVersion);
+    // Equal estimates: keep the larger tile (listed first), unless this one
+    // pads less.
+    const bool tie = std::abs(clocks - bestClocks) <= 1e-9 * bestClocks;
+    if ((!tie && clocks < bestClocks) ||
+        (tie && tile.bm * tile.bn == best.bm * best.bn &&
+         padded(tile) < padded(best))) {
+      best = tile;
+      bestClocks = clocks;
+    }
+  }
+  return best;
+}
+
+} // namespace
+
+int GemmTiling::threads() const {
+  return tensorCores ? (bm / wm) * (bn / wn) * 32 : (bm / tm) * (bn / tn);
+}
+
+int GemmTiling::dynamicSharedBytes() const {
+  return tensorCores ? stages * tensorCoreStageBytes(bm, bn, bk) : 0;
+}
+
+int GemmTiling::sharedBytes() const {
+  // dlc_gemm_simt_smem_bytes: two buffers of A (rows padded by 4) and B.
+  return tensorCores ? dynamicSharedBytes() : 2 * bk * ((bm + 4) + bn) * 4;
+}
+
+std::array<uint32_t, 3> GemmTiling::grid(int64_t m, int64_t n) const {
+  return {static_cast<uint32_t>(ceilDiv(n, bn)),
+          static_cast<uint32_t>(ceilDiv(m, bm)), 1};
+}
+
+std::string GemmTiling::templateArgs() const {
+  auto s = [](int v) { return std::to_string(v); };
+  std::string args = s(bm) + ", " + s(bn) + ", " + s(bk) + ", ";
+  if (tensorCores)
+    return args + s(wm) + ", " + s(wn) + ", " + s(stages);
+  return args + s(tm) + ", " + s(tn);
+}
+
+std::string GemmTiling::str() const {
+  auto s = [](int v) { return std::to_string(v); };
+  std::string text = "BM=" + s(bm) + " BN=" + s(bn) + " BK=" + s(bk);
+  if (tensorCores)
+    return text + " WM=" + s(wm) + " WN=" + s(wn) + " stages=" + s(stages);
+  return text + " TM=" + s(tm) + " TN=" + s(tn);
+}
+
+bool GemmTiling::operator==(const GemmTiling &other) const {
+  return tensorCores == other.tensorCores && bm == other.bm && bn == other.bn &&
+         bk == other.bk && wm == other.wm && wn == other.wn &&
+         stages == other.stages && tm == other.tm && tn == other.tn;
+}
+
+int smCount(int smVersion) { return smVersion >= 90 ? 132 : 108; }
+
+int maxSharedBytesPerBlock(int smVersion) {
+  switch (smVersion) {
+  case 80:
+  case 87:
+    return 163 * 1024;
+  case 90:
+  case 100:
+  case 103:
+    return 227 * 1024;
+  default: // sm_86, sm_89, sm_120
+    return 99 * 1024;
+  }
+}
+
+GemmTiling chooseTiling(int64_t m, int64_t n, int64_t k, int smVersion,
+                        bool tensorCores) {
+  assert(m > 0 && n > 0 && k > 0 && "empty GEMM");
+  if (!tensorCores)
+    return makeTiling(
+        pickTile(fittingTiles(kSimtTiles, m, n), false, m, n, smVersion), false,
+        kSimtBK, 0);
+  const TileShape tile =
+      pickTile(fittingTiles(kTensorCoreTiles, m, n), true, m, n, smVersion);
+  // Rule step 4.
+  const int stageBytes = tensorCoreStageBytes(tile.bm, tile.bn, kTensorCoreBK);
+  int stages = static_cast<int>(
+      std::clamp<int64_t>(ceilDiv(k, kTensorCoreBK), 2, kMaxStages));
+  while (stages > 2 &&
+         stages * stageBytes > maxSharedBytesPerBlock(smVersion) / 2)
+    --stages;
+  return makeTiling(tile, true, kTensorCoreBK, stages);
+}
+
+std::vector<GemmTiling> tilingCandidates(int64_t m, int64_t n, int64_t k,
+                                         int smVersion, bool tensorCores) {
+  std::vector<GemmTiling> result{chooseTiling(m, n, k, smVersion, tensorCores)};
+  auto add = [&](const GemmTiling &tiling) {
+    if (tiling.sharedBytes() <= maxSharedBytesPerBlock(smVersion) &&
+        std::find(result.begin(), result.end(), tiling) == result.end())
+      result.push_back(tiling);
+  };
+  if (tensorCores) {
+    for (const TileShape &tile : fittingTiles(kTensorCoreTiles, m, n)) {
+      add(makeTiling(tile, true, 32, 3));
+      add(makeTiling(tile, true, 32, 4));
+      add(makeTiling(tile, true, 64, 3));
+    }
+  } else {
+    for (const TileShape &tile : fittingTiles(kSimtTiles, m, n)) {
+      add(makeTiling(tile, false, 8, 0));
+      add(makeTiling(tile, false, 16, 0));
+    }
+  }
+  return result;
+}
+
+} // namespace dlc::codegen

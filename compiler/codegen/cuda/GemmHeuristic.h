@@ -1,0 +1,108 @@
+//===- GemmHeuristic.h - tile sizes of the generated GEMMs ------*- C++ -*-===//
+//
+// The template parameters of `dlc_gemm_tc` and `dlc_gemm_simt`
+// (GemmTemplates.h) for one GEMM shape: a rule, and the candidates an
+// autotuner measures instead. Plain C++ (no MLIR).
+//
+// The rule, for C[M,N] += A[M,K] * B[K,N]:
+//  1. CTA tiles, largest first. Tensor cores (warp tile in parentheses; 4
+//     warps unless noted):
+//       128x128 (64x32, 8 warps), 128x64 (64x32), 64x128 (32x64),
+//       64x64 (32x32), 64x32 (32x16), 32x64 (16x32), 32x32 (16x16),
+//       16x64 (16x16), 16x32 (16x16, 2 warps), 16x16 (16x16, 1 warp).
+//     Warp tiles stay at most 64x32 (64 f32 accumulators per thread), which
+//     leaves room below 255 registers for the Problem's address arithmetic.
+//     SIMT (per-thread block TM x TN, 256 threads down to 16):
+//       128x128 (8x8), 128x64 (8x4), 64x128 (4x8), 64x64, 64x32, 32x64,
+//       32x32, 16x64, 16x32, 16x16 (4x4).
+//  2. A tile side may not exceed its problem side rounded up to a power of two
+//     (at least 16): no tile is mostly padding (M = 1 gets BM = 16, N = 64 at
+//     most BN = 64).
+//  3. Of those, the tile of least estimated time: clocks per unit of K on
+//     the busiest SM, ceil(CTAs / SMs) (108 SMs on sm_8x, 132 on sm_90 and
+//     newer) times the largest of
+//       compute: tensor cores BM*BN/256 (one m16n8k16 per 8 clocks per
+//                scheduler); SIMT the issue slots of the CTA's warps (2 per
+//                FMA, the float4 shared reads, ~4 per element of the slice
+//                loads); both spread over the schedulers the SM's warps
+//                occupy (at most 4);
+//       global:  (BM + BN) * element bytes / 32 (L2 to SM bytes per clock);
+//       shared:  tensor cores warps * (WM + WN) * 2 / 128 (ldmatrix), SIMT
+//                threads * (TM + TN) * 4 / 128 (float4 reads).
+//     Ties go to the larger tile, then to the one with less padding. Large
+//     problems get large tiles (fewer loads per FMA, balanced waves); the
+//     small grids of batch-1 layers get tiles small enough to spread over
+//     the SMs. The templates have no split-K: M = 1 dense layers stay short
+//     of filling the GPU.
+//  4. Tensor cores: BK = 32 (two mma k-steps per stage); STAGES = 4, fewer
+//     when K has fewer k-tiles (at least 2), and fewer while the stages would
+//     take more than half the arch's shared memory per block (two CTAs per
+//     SM): 163 KiB on sm_80, 99 KiB on sm_86/sm_89, 227 KiB on sm_90. The
+//     largest tile takes 64 KiB at 4 stages. SIMT: BK = 8, double-buffered
+//     static shared memory.
+//
+// tilingCandidates() lists what an autotuner measures, the rule's choice
+// first: every tile allowed by step 2, for tensor cores with BK 32 at 3 and
+// 4 stages and BK 64 at 3 stages, for SIMT with BK 8 and 16; none above the
+// arch's shared-memory limit. (128x128 with four 64x64 warp tiles is not
+// among them: with an implicit-GEMM convolution's address arithmetic it
+// reaches 255 registers and spills on sm_90.)
+
+// A source compiled for several archs carries one tiling: choose it for the
+// oldest arch (its shared-memory limit is the binding one for sm_80/sm_90).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_COMPILER_CODEGEN_CUDA_GEMMHEURISTIC_H
+#define DLC_COMPILER_CODEGEN_CUDA_GEMMHEURISTIC_H
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace dlc::codegen {
+
+/// Template parameters of one GEMM instantiation.
+struct GemmTiling {
+  bool tensorCores = true;
+  int bm = 0, bn = 0, bk = 0;
+  int wm = 0, wn = 0, stages = 0; ///< dlc_gemm_tc only
+  int tm = 0, tn = 0;             ///< dlc_gemm_simt only
+
+  /// Threads per CTA (the block is one-dimensional).
+  int threads() const;
+  /// Dynamic shared memory of a launch: dlc_gemm_tc_smem_bytes (0 for SIMT,
+  /// whose tiles are static).
+  int dynamicSharedBytes() const;
+  /// Shared memory per CTA, dynamic or static.
+  int sharedBytes() const;
+  /// (ceil(N/BN), ceil(M/BM), 1).
+  std::array<uint32_t, 3> grid(int64_t m, int64_t n) const;
+  /// The template arguments before the Problem: "128, 128, 32, 64, 64, 4"
+  /// (dlc_gemm_tc) or "128, 128, 8, 8, 8" (dlc_gemm_simt).
+  std::string templateArgs() const;
+  /// For CudaKernel::tiling: "BM=128 BN=128 BK=32 WM=64 WN=64 stages=4".
+  std::string str() const;
+
+  bool operator==(const GemmTiling &other) const;
+};
+
+/// Streaming multiprocessors assumed for an arch (80 for sm_80, ...): 108
+/// (A100) for sm_8x, 132 (H100 SXM) for sm_90 and newer.
+int smCount(int smVersion);
+/// The most shared memory one CTA can have on an arch (opt-in limit).
+int maxSharedBytesPerBlock(int smVersion);
+
+/// The rule's tiling for an M x N x K GEMM (K a multiple of 8 for tensor
+/// cores).
+GemmTiling chooseTiling(int64_t m, int64_t n, int64_t k, int smVersion,
+                        bool tensorCores);
+
+/// What an autotuner measures for this shape, chooseTiling's result first.
+std::vector<GemmTiling> tilingCandidates(int64_t m, int64_t n, int64_t k,
+                                         int smVersion, bool tensorCores);
+
+} // namespace dlc::codegen
+
+#endif // DLC_COMPILER_CODEGEN_CUDA_GEMMHEURISTIC_H

@@ -1,0 +1,393 @@
+//===- ImplicitGemm.cpp - conv2d and matmul on the GEMM templates -*- C++ -*-=//
+//
+// conv2d (NHWC, one group) is the implicit GEMM m = (n, oy, ox),
+// k = (ky, kx, ci), n = co; matmul with a rank-2 rhs is the GEMM of its lhs
+// rows. The kernel defines the `Problem` of GemmTemplates.h and calls
+// dlc_gemm_tc or dlc_gemm_simt with the tiles of GemmHeuristic.h.
+//
+// Tensor cores when both operands are f16 (or both bf16) values in memory
+// cast to f32 in the body (a kernel input or a constant, possibly reshaped),
+// with a_ptr / b_ptr addressing 8 channels at a time: a conv2d with C % 8 ==
+// 0 and an OHWI filter (padding gives nullptr), a matmul with K % 8 == 0 and
+// rhs [N, K] (transpose_rhs). Otherwise the SIMT template, whose a() / b()
+// compute the operand elements through the ElementEmitter, so any prologue
+// (a pad, a cast) folds into the loads.
+//
+// The epilogue is the kernel's body after the anchor, computed per result
+// element through the ElementEmitter with the accumulator bound to the
+// anchor's result. A body that reads the anchor's result at other indices
+// (a pooling epilogue) fails here and takes the per-element kernel.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/codegen/cuda/ElementEmitter.h"
+#include "compiler/codegen/cuda/GemmHeuristic.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+using namespace mlir;
+using namespace dlc;
+using namespace dlc::graph;
+using namespace dlc::codegen;
+using namespace dlc::codegen::detail;
+
+namespace {
+
+/// The 16-bit value a tensor-core operand is a cast of, or null.
+Value halfSource(Value operand) {
+  auto cast = operand.getDefiningOp<CastOp>();
+  if (!cast || !cast.getType().getElementType().isF32())
+    return {};
+  Type element = cast.getInput().getType().getElementType();
+  return element.isF16() || element.isBF16() ? cast.getInput() : Value();
+}
+
+/// An expression of the address of element `linear` (row-major) of `value`,
+/// a kernel input or a constant, possibly through reshapes; failure for any
+/// other value.
+FailureOr<std::string> addressOf(ElementEmitter &e, Value value,
+                                 StringRef linear, StringRef elem) {
+  while (auto reshape = value.getDefiningOp<ReshapeOp>())
+    value = reshape.getInput();
+  if (auto arg = dyn_cast<BlockArgument>(value))
+    return "(" + KernelContext::inName(arg.getArgNumber()) + " + " +
+           linear.str() + ")";
+  if (auto constant = value.getDefiningOp<ConstantOp>()) {
+    FailureOr<std::string> array = e.halfArray(constant, elem);
+    if (failed(array))
+      return failure();
+    return "(" + *array + " + " + linear.str() + ")";
+  }
+  return failure();
+}
+
+class GemmKernel {
+public:
+  GemmKernel(KernelContext &context, Operation *op)
+      : context_(context), op_(op), e_(context, context.code) {}
+
+  LogicalResult emit();
+
+private:
+  /// Shapes and operands; failure when the op is not a GEMM of the
+  /// templates' form.
+  LogicalResult analyze();
+  /// Whether the tensor-core path applies (sets elem_).
+  bool tensorCoresApply();
+  // The Problem's member functions.
+  LogicalResult emitTensorCoreLoads(CodeWriter &w);
+  LogicalResult emitSimtLoads(CodeWriter &w);
+  LogicalResult emitEpilogue(CodeWriter &w, bool pairs);
+  /// The result's index from the GEMM's m and an n expression.
+  Index resultIndex(ArrayRef<std::string> mIndex, StringRef n);
+  /// Declares (ky, kx, ci) and (b, oy, ox) of a conv2d and the input
+  /// coordinates; returns the bounds tests of the input pixel.
+  SmallVector<std::string> convCoordinates(Index &pixel, Index &tap,
+                                           std::string &iy, std::string &ix);
+  LogicalResult fail(StringRef why) {
+    context_.error = why.str();
+    return failure();
+  }
+  LogicalResult failEmitter() { return fail(e_.error()); }
+
+  KernelContext &context_;
+  Operation *op_;
+  ElementEmitter e_;
+  Conv2DOp conv_;
+  MatmulOp matmul_;
+  Value yield_;
+  int64_t m_ = 0, n_ = 0, k_ = 0;
+  /// The lhs shape without K (matmul) or [N, OH, OW] (conv2d).
+  SmallVector<int64_t> mShape_;
+  std::string elem_;
+  Value aSource_, bSource_;
+};
+
+LogicalResult GemmKernel::analyze() {
+  auto yield = cast<exec::YieldOp>(context_.op.getBody().front().getTerminator());
+  if (yield.getValues().size() != 1)
+    return fail("a GEMM kernel stores one result");
+  yield_ = yield.getValues().front();
+  ArrayRef<int64_t> resultShape =
+      cast<ShapedType>(op_->getResult(0).getType()).getShape();
+  if (cast<ShapedType>(yield_.getType()).getShape() != resultShape)
+    return fail("the kernel's result is not the GEMM's shape");
+  if ((conv_ = dyn_cast<Conv2DOp>(op_))) {
+    if (conv_.getDataLayout() != Layout::NHWC || conv_.getGroups() != 1)
+      return fail("only ungrouped NHWC conv2d is an implicit GEMM here");
+    const FilterGeometry f = filterGeometry(conv_);
+    mShape_.assign(resultShape.begin(), resultShape.end() - 1);
+    n_ = f.out;
+    k_ = f.kh * f.kw * f.in;
+  } else {
+    matmul_ = cast<MatmulOp>(op_);
+    if (matmul_.getRhs().getType().getRank() != 2)
+      return fail("batched matmul is not a single GEMM");
+    mShape_.assign(resultShape.begin(), resultShape.end() - 1);
+    n_ = resultShape.back();
+    k_ = matmul_.getLhs().getType().getShape().back();
+  }
+  m_ = 1;
+  for (int64_t d : mShape_)
+    m_ *= d;
+  constexpr int64_t kLimit = int64_t(1) << 31;
+  if (m_ == 0 || n_ == 0 || k_ == 0 || m_ >= kLimit || n_ >= kLimit ||
+      k_ >= kLimit)
+    return fail("GEMM dims out of the templates' range");
+  return success();
+}
+
+bool GemmKernel::tensorCoresApply() {
+  Value a = halfSource(op_->getOperand(0)), b = halfSource(op_->getOperand(1));
+  if (!a || !b ||
+      cast<ShapedType>(a.getType()).getElementType() !=
+          cast<ShapedType>(b.getType()).getElementType())
+    return false;
+  if (conv_) {
+    const int64_t c = conv_.getInput().getType().getShape()[3];
+    if (c % 8 != 0 || conv_.getFilterLayout() != FilterLayout::OHWI)
+      return false;
+  } else if (k_ % 8 != 0 || !matmul_.getTransposeRhs()) {
+    return false;
+  }
+  aSource_ = a;
+  bSource_ = b;
+  elem_ = cast<ShapedType>(a.getType()).getElementType().isF16()
+              ? "__half"
+              : "__nv_bfloat16";
+  return true;
+}
+
+SmallVector<std::string> GemmKernel::convCoordinates(Index &pixel, Index &tap,
+                                                     std::string &iy,
+                                                     std::string &ix) {
+  ArrayRef<int64_t> in = conv_.getInput().getType().getShape();
+  ArrayRef<int64_t> out = conv_.getType().getShape();
+  const FilterGeometry f = filterGeometry(conv_);
+  ArrayRef<int64_t> strides = conv_.getStrides(),
+                    dilations = conv_.getDilations(), pads = conv_.getPads();
+  pixel = e_.delinearize("m", mShape_);
+  tap = e_.delinearize("k", {f.kh, f.kw, f.in});
+  auto coord = [&](StringRef o, int64_t stride, int64_t pad, StringRef k,
+                   int64_t dilation) {
+    std::string a = addIndex(mulIndex(o, stride), -pad);
+    std::string b = mulIndex(k, dilation);
+    return e_.indexLocal(b == "0" ? a : a == "0" ? b : a + " + " + b);
+  };
+  iy = coord(pixel[1], strides[0], pads[0], tap[0], dilations[0]);
+  ix = coord(pixel[2], strides[1], pads[2], tap[1], dilations[1]);
+  SmallVector<std::string> tests;
+  auto bounds = [&](const std::string &v, int64_t pad, int64_t outSize,
+                    int64_t stride, int64_t kernel, int64_t dilation,
+                    int64_t size) {
+    if (pad > 0)
+      tests.push_back(v + " >= 0");
+    if ((outSize - 1) * stride - pad + (kernel - 1) * dilation >= size)
+      tests.push_back(v + " < " + std::to_string(size));
+  };
+  bounds(iy, pads[0], out[1], strides[0], f.kh, dilations[0], in[1]);
+  bounds(ix, pads[2], out[2], strides[1], f.kw, dilations[1], in[2]);
+  return tests;
+}
+
+LogicalResult GemmKernel::emitTensorCoreLoads(CodeWriter &w) {
+  const std::string elemPtr = "const " + elem_ + " *";
+  // A(m, k..k+7).
+  w.open("__device__ __forceinline__ " + elemPtr + "a_ptr(int m, int k) const");
+  e_.startFunction(w);
+  std::string linear;
+  if (conv_) {
+    Index pixel, tap;
+    std::string iy, ix;
+    SmallVector<std::string> tests = convCoordinates(pixel, tap, iy, ix);
+    if (!tests.empty()) {
+      w.line("if (!(" + llvm::join(tests, " && ") + "))");
+      w.line("  return nullptr;");
+    }
+    linear = linearize(Index{pixel[0], iy, ix, tap[2]},
+                       conv_.getInput().getType().getShape());
+  } else {
+    linear = "(dlc_idx)m * " + std::to_string(k_) + " + k";
+  }
+  FailureOr<std::string> a = addressOf(e_, aSource_, linear, elem_);
+  if (failed(a))
+    return fail("the lhs is not a 16-bit tensor in memory");
+  w.line("return " + *a + ";");
+  w.close();
+  // B(k..k+7, n): an OHWI filter and an [N, K] rhs are both [N, K] matrices.
+  w.open("__device__ __forceinline__ " + elemPtr + "b_ptr(int n, int k) const");
+  e_.startFunction(w);
+  FailureOr<std::string> b = addressOf(
+      e_, bSource_, "(dlc_idx)n * " + std::to_string(k_) + " + k", elem_);
+  if (failed(b))
+    return fail("the rhs is not a 16-bit tensor in memory");
+  w.line("return " + *b + ";");
+  w.close();
+  return success();
+}
+
+LogicalResult GemmKernel::emitSimtLoads(CodeWriter &w) {
+  // A(m, k).
+  w.open("__device__ __forceinline__ float a(int m, int k) const");
+  e_.startFunction(w);
+  FailureOr<std::string> a;
+  if (conv_) {
+    Index pixel, tap;
+    std::string iy, ix;
+    SmallVector<std::string> tests = convCoordinates(pixel, tap, iy, ix);
+    if (!tests.empty()) {
+      w.line("if (!(" + llvm::join(tests, " && ") + "))");
+      w.line("  return 0.0f;");
+    }
+    a = e_.emit(conv_.getInput(), Index{pixel[0], iy, ix, tap[2]});
+  } else {
+    Index index = e_.delinearize("m", mShape_);
+    index.push_back("k");
+    a = e_.emit(matmul_.getLhs(), index);
+  }
+  if (failed(a))
+    return failEmitter();
+  w.line("return " + *a + ";");
+  w.close();
+  // B(k, n).
+  w.open("__device__ __forceinline__ float b(int k, int n) const");
+  e_.startFunction(w);
+  FailureOr<std::string> b;
+  if (conv_) {
+    const FilterGeometry f = filterGeometry(conv_);
+    Index tap = e_.delinearize("k", {f.kh, f.kw, f.in});
+    b = e_.emit(conv_.getFilter(), filterIndex(conv_.getFilterLayout(), "n",
+                                               tap[0], tap[1], tap[2]));
+  } else {
+    b = e_.emit(matmul_.getRhs(), matmul_.getTransposeRhs()
+                                      ? Index{"n", "k"}
+                                      : Index{"k", "n"});
+  }
+  if (failed(b))
+    return failEmitter();
+  w.line("return " + *b + ";");
+  w.close();
+  return success();
+}
+
+Index GemmKernel::resultIndex(ArrayRef<std::string> mIndex, StringRef n) {
+  Index index(mIndex.begin(), mIndex.end());
+  index.push_back(n.str());
+  return index;
+}
+
+LogicalResult GemmKernel::emitEpilogue(CodeWriter &w, bool pairs) {
+  e_.seal(op_);
+  Value result = op_->getResult(0);
+  // The element (m, n) with the accumulator `acc`, stored.
+  auto element = [&](ArrayRef<std::string> mIndex, StringRef n,
+                     StringRef acc) -> FailureOr<std::string> {
+    Index index = resultIndex(mIndex, n);
+    e_.bind(result, index, acc);
+    return e_.emit(yield_, index);
+  };
+  if (!context_.needsTensorCoreGemm) {
+    w.open("__device__ __forceinline__ void epilogue(int m, int n, float acc) "
+           "const");
+    e_.startFunction(w);
+    Index mIndex = e_.delinearize("m", mShape_);
+    FailureOr<std::string> v = element(mIndex, "n", "acc");
+    if (failed(v))
+      return failEmitter();
+    w.line(context_.storeStatement(0, "(dlc_idx)m * N + n", *v));
+    w.close();
+    return success();
+  }
+  w.open("__device__ __forceinline__ void epilogue(int m, int n, float c0, "
+         "float c1) const");
+  e_.startFunction(w);
+  Index mIndex = e_.delinearize("m", mShape_);
+  // The result is [M, N] row-major.
+  const std::string offset = "(dlc_idx)m * N + n";
+  FailureOr<std::string> v0 = element(mIndex, "n", "c0");
+  if (failed(v0))
+    return failEmitter();
+  if (pairs) {
+    // N is even: C(m, n) and C(m, n + 1) are one aligned pair.
+    FailureOr<std::string> v1 = element(mIndex, "(n + 1)", "c1");
+    if (failed(v1))
+      return failEmitter();
+    const std::string &a = *v0, &b = *v1;
+    switch (context_.outScalar(0)) {
+    case Scalar::F16:
+      w.line("*reinterpret_cast<__half2 *>(out0 + " + offset +
+             ") = __floats2half2_rn(" + a + ", " + b + ");");
+      break;
+    case Scalar::BF16:
+      w.line("*reinterpret_cast<__nv_bfloat162 *>(out0 + " + offset +
+             ") = __floats2bfloat162_rn(" + a + ", " + b + ");");
+      break;
+    default:
+      w.line("*reinterpret_cast<float2 *>(out0 + " + offset +
+             ") = make_float2(" + a + ", " + b + ");");
+      break;
+    }
+  } else {
+    w.line(context_.storeStatement(0, offset, *v0));
+    w.open("if (n + 1 < N)");
+    e_.pushScope();
+    FailureOr<std::string> v1 = element(mIndex, "(n + 1)", "c1");
+    if (failed(v1))
+      return failEmitter();
+    w.line(context_.storeStatement(0, offset + " + 1", *v1));
+    e_.popScope();
+    w.close();
+  }
+  w.close();
+  return success();
+}
+
+LogicalResult GemmKernel::emit() {
+  if (failed(analyze()))
+    return failure();
+  const bool tensorCores = tensorCoresApply();
+  context_.needsTensorCoreGemm = tensorCores;
+  context_.needsSimtGemm = !tensorCores;
+  const GemmTiling tiling =
+      chooseTiling(m_, n_, k_, context_.options.smVersion, tensorCores);
+  const Scalar out = context_.outScalar(0);
+  const bool pairs = tensorCores && n_ % 2 == 0 &&
+                     (out == Scalar::F32 || out == Scalar::F16 ||
+                      out == Scalar::BF16);
+
+  CodeWriter &w = context_.code;
+  w.open("struct dlc_problem");
+  if (tensorCores)
+    w.line("using Elem = " + elem_ + ";");
+  w.line("static constexpr int M = " + std::to_string(m_) + ", N = " +
+         std::to_string(n_) + ", K = " + std::to_string(k_) + ";");
+  context_.writeMembers(w);
+  if (failed(tensorCores ? emitTensorCoreLoads(w) : emitSimtLoads(w)) ||
+      failed(emitEpilogue(w, pairs)))
+    return failure();
+  w.close(";");
+  w.line("");
+  w.open("extern \"C\" __global__ void __launch_bounds__(" +
+         std::to_string(tiling.threads()) + ") " + context_.kernel.entry + "(" +
+         context_.parameterList() + ")");
+  w.line("const dlc_problem p{" + context_.argumentList() + "};");
+  w.line(std::string(tensorCores ? "dlc_gemm_tc<" : "dlc_gemm_simt<") +
+         tiling.templateArgs() + ", dlc_problem>(p);");
+  w.close();
+
+  CudaKernel &kernel = context_.kernel;
+  kernel.family = std::string(conv_ ? "conv" : "gemm") +
+                  (tensorCores ? "_tc" : "_simt");
+  kernel.tiling = tiling.str();
+  kernel.launch.grid = tiling.grid(m_, n_);
+  kernel.launch.block = {static_cast<uint32_t>(tiling.threads()), 1, 1};
+  kernel.launch.dynamicSharedBytes =
+      static_cast<uint32_t>(tiling.dynamicSharedBytes());
+  return success();
+}
+
+} // namespace
+
+LogicalResult codegen::detail::emitGemmKernel(KernelContext &context, Operation *op) {
+  return GemmKernel(context, op).emit();
+}

@@ -1,0 +1,150 @@
+//===- dlc_gemm_simt.cuh - f32 SIMT GEMM -----------------------*- CUDA -*-===//
+//
+// Embedded in dlc (codegen::gemmSimtHeader) and put in front of the generated
+// kernels that need it; compiled by NVRTC.
+//
+// C[m][n] = sum_k A(m,k) * B(k,n) in f32 FMA. One CTA computes a BM x BN tile
+// of C with (BM/TM) x (BN/TN) threads; each thread a TM x TN register block
+// made of 4 x 4 sub-blocks spread BM/(TM/4) rows and BN/(TN/4) columns apart,
+// so that the float4 shared-memory reads of a warp are conflict free. The K
+// loop stages BK-deep slices of A (transposed, K-major) and B in two shared
+// buffers: the next slice is loaded into registers while the current one is
+// multiplied, then stored to the other buffer (one barrier per slice).
+//
+// Problem (all __device__; M, N, K compile-time):
+//   static constexpr int M, N, K;
+//   float a(int m, int k) const;  // A(m, k)
+//   float b(int k, int n) const;  // B(k, n)
+//   void epilogue(int m, int n, float c) const;  // C(m, n)
+// a/b are called only for m < M, n < N, k < K, epilogue only for m < M,
+// n < N.
+//
+// Launch: grid (ceil(N/BN), ceil(M/BM)), dlc_gemm_simt_threads<BM,BN,TM,TN>()
+// threads (declare them in __launch_bounds__), no dynamic shared memory
+// (dlc_gemm_simt_smem_bytes<BM,BN,BK>() bytes of static shared memory).
+#ifndef DLC_GEMM_SIMT_CUH
+#define DLC_GEMM_SIMT_CUH
+
+template <int BM, int BN, int TM, int TN>
+__host__ __device__ constexpr int dlc_gemm_simt_threads() {
+  return (BM / TM) * (BN / TN);
+}
+
+// Rows of the shared A slice are padded by 4 floats: the transposing stores
+// of a warp then spread over all banks.
+template <int BM, int BN, int BK>
+__host__ __device__ constexpr int dlc_gemm_simt_smem_bytes() {
+  return 2 * BK * ((BM + 4) + BN) * 4;
+}
+
+template <int BM, int BN, int BK, int TM, int TN, class Problem>
+__device__ __forceinline__ void dlc_gemm_simt(const Problem &p) {
+  constexpr int M = Problem::M, N = Problem::N, K = Problem::K;
+  constexpr int TX = BN / TN;
+  constexpr int THREADS = dlc_gemm_simt_threads<BM, BN, TM, TN>();
+  constexpr int GM = TM / 4, GN = TN / 4;           // 4x4 sub-blocks per thread
+  constexpr int SPAN_M = BM / GM, SPAN_N = BN / GN; // their spacing
+  constexpr int A_LOADS = (BM * BK + THREADS - 1) / THREADS;
+  constexpr int B_LOADS = (BN * BK + THREADS - 1) / THREADS;
+  constexpr int KTILES = (K + BK - 1) / BK;
+  static_assert(TM % 4 == 0 && TN % 4 == 0 && BM % TM == 0 && BN % TN == 0,
+                "dlc_gemm_simt: register blocks of 4x4 sub-blocks");
+
+  __shared__ __align__(16) float as[2][BK][BM + 4];
+  __shared__ __align__(16) float bs[2][BK][BN];
+
+  const int tid = threadIdx.x, tx = tid % TX, ty = tid / TX;
+  const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+
+  // Element j of a thread's share of a slice: A element (tid + j*THREADS)
+  // with k fastest (consecutive threads read along a row of A), B element
+  // with n fastest.
+  float ra[A_LOADS], rb[B_LOADS];
+  auto load_slice = [&](int kt) {
+#pragma unroll
+    for (int j = 0; j < A_LOADS; ++j) {
+      const int e = tid + j * THREADS, m = m0 + e / BK, k = kt * BK + e % BK;
+      ra[j] = (BM * BK % THREADS == 0 || e < BM * BK) && m < M && k < K
+                  ? p.a(m, k)
+                  : 0.f;
+    }
+#pragma unroll
+    for (int j = 0; j < B_LOADS; ++j) {
+      const int e = tid + j * THREADS, n = n0 + e % BN, k = kt * BK + e / BN;
+      rb[j] = (BN * BK % THREADS == 0 || e < BN * BK) && n < N && k < K
+                  ? p.b(k, n)
+                  : 0.f;
+    }
+  };
+  auto store_slice = [&](int buf) {
+#pragma unroll
+    for (int j = 0; j < A_LOADS; ++j) {
+      const int e = tid + j * THREADS;
+      if (BM * BK % THREADS == 0 || e < BM * BK)
+        as[buf][e % BK][e / BK] = ra[j];
+    }
+#pragma unroll
+    for (int j = 0; j < B_LOADS; ++j) {
+      const int e = tid + j * THREADS;
+      if (BN * BK % THREADS == 0 || e < BN * BK)
+        bs[buf][e / BN][e % BN] = rb[j];
+    }
+  };
+
+  float acc[TM][TN] = {};
+
+  load_slice(0);
+  store_slice(0);
+  __syncthreads();
+  for (int kt = 0; kt < KTILES; ++kt) {
+    const int buf = kt & 1;
+    if (kt + 1 < KTILES)
+      load_slice(kt + 1);
+#pragma unroll
+    for (int k = 0; k < BK; ++k) {
+      float fa[TM], fb[TN];
+#pragma unroll
+      for (int g = 0; g < GM; ++g) {
+        const float4 v =
+            *reinterpret_cast<const float4 *>(&as[buf][k][g * SPAN_M + ty * 4]);
+        fa[4 * g] = v.x;
+        fa[4 * g + 1] = v.y;
+        fa[4 * g + 2] = v.z;
+        fa[4 * g + 3] = v.w;
+      }
+#pragma unroll
+      for (int g = 0; g < GN; ++g) {
+        const float4 v =
+            *reinterpret_cast<const float4 *>(&bs[buf][k][g * SPAN_N + tx * 4]);
+        fb[4 * g] = v.x;
+        fb[4 * g + 1] = v.y;
+        fb[4 * g + 2] = v.z;
+        fb[4 * g + 3] = v.w;
+      }
+#pragma unroll
+      for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j)
+          acc[i][j] = fmaf(fa[i], fb[j], acc[i][j]);
+    }
+    if (kt + 1 < KTILES) {
+      // The other buffer was last read in iteration kt-1, before the barrier
+      // that ended it.
+      store_slice(buf ^ 1);
+      __syncthreads();
+    }
+  }
+
+#pragma unroll
+  for (int i = 0; i < TM; ++i) {
+    const int m = m0 + (i / 4) * SPAN_M + ty * 4 + i % 4;
+#pragma unroll
+    for (int j = 0; j < TN; ++j) {
+      const int n = n0 + (j / 4) * SPAN_N + tx * 4 + j % 4;
+      if (m < M && n < N)
+        p.epilogue(m, n, acc[i][j]);
+    }
+  }
+}
+
+#endif // DLC_GEMM_SIMT_CUH

@@ -1,0 +1,272 @@
+//===- dlc_gemm_tc.cuh - tensor-core GEMM, sm_80 and newer -----*- CUDA -*-===//
+//
+// Embedded in dlc (codegen::gemmTensorCoreHeader) and put in front of the
+// generated kernels that need it; compiled by NVRTC.
+//
+// C[m][n] = sum_k A(m,k) * B(k,n), f16 or bf16 operands (Problem::Elem), f32
+// accumulation on mma.sync.m16n8k16.
+//
+// One CTA computes a BM x BN tile of C with (BM/WM) x (BN/WN) warps, each warp
+// a WM x WN sub-tile of (WM/16) x (WN/8) mma tiles. The K loop is a STAGES-deep
+// cp.async pipeline: k-tile kt+STAGES-1 is copied global->shared (16-byte
+// cp.async.cg, zero-filled for nullptr chunks and out-of-range rows/columns)
+// while k-tile kt is multiplied. Shared tiles keep K contiguous, in 16-byte
+// chunks that are XOR-swizzled within 128-byte lines, so the eight rows that
+// one ldmatrix 8x8 matrix reads hit eight different bank groups. Fragments
+// are loaded by ldmatrix.x4 (A and B alike: B is stored N-major, which is the
+// "col" operand of mma.row.col) one k-step ahead into a second register
+// buffer.
+//
+// Problem (all __device__; M, N, K compile-time, K % 8 == 0):
+//   using Elem = __half | __nv_bfloat16;
+//   static constexpr int M, N, K;
+//   const Elem *a_ptr(int m, int k) const;  // A(m, k..k+7), 16-byte aligned,
+//                                           // or nullptr for zeros
+//   const Elem *b_ptr(int n, int k) const;  // B(k..k+7, n), likewise
+//   void epilogue(int m, int n, float c0, float c1) const;
+//                                           // C(m, n) and C(m, n + 1)
+// a_ptr/b_ptr are called only for m < M, n < N, k < K; epilogue only for
+// m < M, n < N (n even): it checks n + 1 < N itself.
+//
+// Launch: grid (ceil(N/BN), ceil(M/BM)), dlc_gemm_tc_threads<BM,BN,WM,WN>()
+// threads (declare them in __launch_bounds__), and
+// dlc_gemm_tc_smem_bytes<BM,BN,BK,STAGES,Elem>() bytes of dynamic shared
+// memory (above 48 KiB only after cuFuncSetAttribute(...,
+// CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes)).
+#ifndef DLC_GEMM_TC_CUH
+#define DLC_GEMM_TC_CUH
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
+#error "dlc_gemm_tc.cuh needs sm_80 or newer (cp.async, ldmatrix, bf16 mma)"
+#endif
+
+template <int BM, int BN, int BK, int STAGES, class Elem>
+__host__ __device__ constexpr int dlc_gemm_tc_smem_bytes() {
+  return STAGES * (BM + BN) * BK * static_cast<int>(sizeof(Elem));
+}
+
+template <int BM, int BN, int WM, int WN>
+__host__ __device__ constexpr int dlc_gemm_tc_threads() {
+  return (BM / WM) * (BN / WN) * 32;
+}
+
+namespace dlc_tc {
+
+template <class T, class U> struct is_same {
+  static constexpr bool value = false;
+};
+template <class T> struct is_same<T, T> { static constexpr bool value = true; };
+
+// Byte offset of 16-byte chunk `chunk` of row `row` in a shared tile with CPR
+// chunks per row: linear chunk i = row * CPR + chunk lives in 128-byte line
+// i / 8, at slot (i % 8) ^ (line % 8).
+template <int CPR>
+__device__ __forceinline__ unsigned swizzle(int row, int chunk) {
+  const unsigned i = static_cast<unsigned>(row * CPR + chunk);
+  const unsigned line = i >> 3;
+  return (line << 7) | (((i & 7u) ^ (line & 7u)) << 4);
+}
+
+// The PTX primitives. A host build (the emulation of
+// test/unit/GemmEmulationTest.cpp) defines its own smem_addr, cp_async_16,
+// cp_async_commit, cp_async_wait, ldmatrix_x4 and mma_16816 in dlc_tc.
+#ifdef __CUDA_ARCH__
+
+__device__ __forceinline__ unsigned smem_addr(const void *p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+// 16-byte global->shared copy; src == nullptr writes zeros (src-size 0).
+__device__ __forceinline__ void cp_async_16(unsigned dst, const void *src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst),
+               "l"(src), "r"(src ? 16 : 0));
+}
+
+__device__ __forceinline__ void cp_async_commit() {
+  asm volatile("cp.async.commit_group;\n" ::);
+}
+
+template <int N> __device__ __forceinline__ void cp_async_wait() {
+  asm volatile("cp.async.wait_group %0;\n" ::"n"(N));
+}
+
+__device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], unsigned addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 "
+               "{%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+
+template <class Elem>
+__device__ __forceinline__ void mma_16816(float (&d)[4], const unsigned (&a)[4],
+                                          const unsigned (&b)[2]) {
+  if constexpr (is_same<Elem, __nv_bfloat16>::value) {
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 "
+                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+                 "{%0, %1, %2, %3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]),
+                   "r"(b[1]));
+  } else {
+    static_assert(is_same<Elem, __half>::value,
+                  "dlc_gemm_tc: Problem::Elem must be __half or __nv_bfloat16");
+    asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 "
+                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+                 "{%0, %1, %2, %3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]),
+                   "r"(b[1]));
+  }
+}
+
+#endif // __CUDA_ARCH__
+
+} // namespace dlc_tc
+
+template <int BM, int BN, int BK, int WM, int WN, int STAGES, class Problem>
+__device__ __forceinline__ void dlc_gemm_tc(const Problem &p) {
+  using Elem = typename Problem::Elem;
+  constexpr int M = Problem::M, N = Problem::N, K = Problem::K;
+  constexpr int WARPS_N = BN / WN;
+  constexpr int THREADS = dlc_gemm_tc_threads<BM, BN, WM, WN>();
+  constexpr int CPR = BK / 8;              // 16-byte chunks per tile row
+  constexpr int MI = WM / 16, NI = WN / 8; // mma tiles per warp
+  constexpr int KSTEPS = BK / 16;          // mma k-steps per k-tile
+  constexpr int A_BYTES = BM * BK * 2, STAGE_BYTES = (BM + BN) * BK * 2;
+  constexpr int A_CHUNKS = BM * CPR, B_CHUNKS = BN * CPR;
+  constexpr int KTILES = (K + BK - 1) / BK;
+  static_assert(sizeof(Elem) == 2, "dlc_gemm_tc: 16-bit operands");
+  static_assert(K % 8 == 0, "dlc_gemm_tc: K must be a multiple of 8");
+  static_assert(BK == 32 || BK == 64, "dlc_gemm_tc: BK must be 32 or 64");
+  static_assert(BM % WM == 0 && BN % WN == 0 && WM % 16 == 0 && WN % 16 == 0,
+                "dlc_gemm_tc: warp tiles must divide the CTA tile in 16s");
+  static_assert(STAGES >= 2, "dlc_gemm_tc: at least two pipeline stages");
+
+  extern __shared__ __align__(128) unsigned char dlc_gemm_tc_smem[];
+  const unsigned smem = dlc_tc::smem_addr(dlc_gemm_tc_smem);
+
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int warp_m = warp / WARPS_N, warp_n = warp % WARPS_N;
+  const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+
+  // Copies k-tile `kt` into pipeline stage `stage` (one cp.async per chunk).
+  auto load_tile = [&](int stage, int kt) {
+    const unsigned sa = smem + stage * STAGE_BYTES, sb = sa + A_BYTES;
+#pragma unroll
+    for (int j = 0; j < (A_CHUNKS + THREADS - 1) / THREADS; ++j) {
+      const int i = tid + j * THREADS;
+      if (A_CHUNKS % THREADS != 0 && i >= A_CHUNKS)
+        break;
+      const int row = i / CPR, chunk = i % CPR;
+      const int m = m0 + row, k = kt * BK + chunk * 8;
+      dlc_tc::cp_async_16(sa + dlc_tc::swizzle<CPR>(row, chunk),
+                          m < M && k < K ? p.a_ptr(m, k) : nullptr);
+    }
+#pragma unroll
+    for (int j = 0; j < (B_CHUNKS + THREADS - 1) / THREADS; ++j) {
+      const int i = tid + j * THREADS;
+      if (B_CHUNKS % THREADS != 0 && i >= B_CHUNKS)
+        break;
+      const int row = i / CPR, chunk = i % CPR;
+      const int n = n0 + row, k = kt * BK + chunk * 8;
+      dlc_tc::cp_async_16(sb + dlc_tc::swizzle<CPR>(row, chunk),
+                          n < N && k < K ? p.b_ptr(n, k) : nullptr);
+    }
+  };
+
+  // ldmatrix.x4 lane addresses: for A, lanes 0-15 point at rows 0-15 of the
+  // 16x16 fragment at k 0-7 and lanes 16-31 at k 8-15 (registers a0..a3 of
+  // mma); for B, one x4 covers two 8-column mma tiles: lanes 0-7 rows 0-7 k
+  // 0-7, 8-15 rows 0-7 k 8-15, 16-23 rows 8-15 k 0-7, 24-31 rows 8-15 k 8-15.
+  // With CPR >= 4, swizzle(row + 16 j, c) = swizzle(row, 0) + j * ROW16 and
+  // the chunk only XORs the slot: swizzle(row, c) = swizzle(row, 0) ^ 16 c.
+  constexpr unsigned ROW16 = 16 * BK * 2;
+  const unsigned a_lane =
+      dlc_tc::swizzle<CPR>(warp_m * WM + (lane & 15), lane >> 4);
+  const unsigned b_lane = dlc_tc::swizzle<CPR>(
+      warp_n * WN + (lane & 7) + ((lane >> 4) << 3), (lane >> 3) & 1);
+
+  unsigned af[2][MI][4], bf[2][NI][2];
+  auto load_fragments = [&](int buf, int stage, int ks) {
+    const unsigned sa = smem + stage * STAGE_BYTES, sb = sa + A_BYTES;
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi)
+      dlc_tc::ldmatrix_x4(af[buf][mi], sa + mi * ROW16 + (a_lane ^ (ks * 32)));
+#pragma unroll
+    for (int nj = 0; nj < NI / 2; ++nj) {
+      unsigned r[4];
+      dlc_tc::ldmatrix_x4(r, sb + nj * ROW16 + (b_lane ^ (ks * 32)));
+      bf[buf][2 * nj][0] = r[0];
+      bf[buf][2 * nj][1] = r[1];
+      bf[buf][2 * nj + 1][0] = r[2];
+      bf[buf][2 * nj + 1][1] = r[3];
+    }
+  };
+
+  float acc[MI][NI][4] = {};
+
+  // Prologue: k-tiles 0..STAGES-2 in flight, one commit group each (empty
+  // groups past the end keep the group count uniform).
+#pragma unroll
+  for (int s = 0; s < STAGES - 1; ++s) {
+    if (s < KTILES)
+      load_tile(s, s);
+    dlc_tc::cp_async_commit();
+  }
+  dlc_tc::cp_async_wait<STAGES - 2>();
+  __syncthreads();
+  load_fragments(0, 0, 0);
+
+  int read_stage = 0, write_stage = STAGES - 1;
+  for (int kt = 0; kt < KTILES; ++kt) {
+#pragma unroll
+    for (int ks = 0; ks < KSTEPS; ++ks) {
+      if (ks == KSTEPS - 1) {
+        // k-tile kt+1 has landed (its group is STAGES-2 behind the newest),
+        // and after the barrier every warp is done with stage kt, which the
+        // next iteration's copies overwrite.
+        dlc_tc::cp_async_wait<STAGES - 2>();
+        __syncthreads();
+        read_stage = read_stage == STAGES - 1 ? 0 : read_stage + 1;
+      }
+      if (ks < KSTEPS - 1 || kt + 1 < KTILES)
+        load_fragments((ks + 1) & 1, read_stage, (ks + 1) % KSTEPS);
+      if (ks == 0) {
+        // Refill the stage that k-tile kt-1 used: the barrier of the last
+        // iteration ordered all reads of it before these writes.
+        if (kt + STAGES - 1 < KTILES)
+          load_tile(write_stage, kt + STAGES - 1);
+        dlc_tc::cp_async_commit();
+        write_stage = write_stage == STAGES - 1 ? 0 : write_stage + 1;
+      }
+#pragma unroll
+      for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+        for (int ni = 0; ni < NI; ++ni)
+          dlc_tc::mma_16816<Elem>(acc[mi][ni], af[ks & 1][mi], bf[ks & 1][ni]);
+    }
+  }
+  dlc_tc::cp_async_wait<0>();
+
+  // Accumulator tile (mi, ni): lane holds rows g and g+8, columns 2q, 2q+1.
+  const int g = lane >> 2, q = lane & 3;
+#pragma unroll
+  for (int mi = 0; mi < MI; ++mi) {
+    const int m = m0 + warp_m * WM + mi * 16 + g;
+#pragma unroll
+    for (int ni = 0; ni < NI; ++ni) {
+      const int n = n0 + warp_n * WN + ni * 8 + 2 * q;
+      if (n < N) {
+        if (m < M)
+          p.epilogue(m, n, acc[mi][ni][0], acc[mi][ni][1]);
+        if (m + 8 < M)
+          p.epilogue(m + 8, n, acc[mi][ni][2], acc[mi][ni][3]);
+      }
+    }
+  }
+}
+
+#endif // DLC_GEMM_TC_CUH

@@ -1,0 +1,185 @@
+//===- Artifact.h - the .dlcm artifact format -------------------*- C++ -*-===//
+//
+// One compiled model in one file, written by `dlc compile` and read by the
+// runtime and `dlc inspect`. Plain C++ (no CUDA, no LLVM): the compiler links
+// the writer from here and the runtime the reader.
+//
+// Layout (little-endian):
+//   [0, 128)    header: magic "DLCM\r\n\x1a\n", format version, header size,
+//               payload size, SHA-256 of the payload, dlc version, archs, the
+//               PTX arch
+//   [128, 136)  manifest size M
+//   [136, +M)   manifest: a JSON object (tensors, buffers, kernels with their
+//               launch parameters and resources, library calls, the program)
+//   [D, end)    data, D = 128 + 8 + M rounded up to 256: the weight blob,
+//               the cubins and the PTX, each at a 256-byte aligned offset
+//               relative to D that the manifest records
+// The payload is everything after the header; its checksum is verified before
+// any of it is parsed. Every size and offset is checked against the file
+// before anything is allocated or copied.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_RUNTIME_SRC_ARTIFACT_H
+#define DLC_RUNTIME_SRC_ARTIFACT_H
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dlc::artifact {
+
+constexpr uint32_t kFormatVersion = 1;
+constexpr size_t kHeaderBytes = 128;
+constexpr uint64_t kAlignment = 256;
+constexpr size_t kMaxArchs = 12;
+constexpr size_t kMaxRank = 8;
+
+/// A malformed artifact, or an invalid one handed to the writer. The message
+/// is one line and names no file.
+class FormatError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+enum class ElementType : uint8_t { F32, F16, BF16, I32, I64, Bool };
+
+/// NumPy's names: "float32", "float16", "bfloat16", "int32", "int64", "bool".
+const char *elementTypeName(ElementType type);
+size_t elementTypeSize(ElementType type);
+std::optional<ElementType> parseElementType(std::string_view name);
+
+/// A model input or output, in the model's order.
+struct TensorSpec {
+  std::string name;
+  ElementType type = ElementType::F32;
+  std::vector<int64_t> shape;
+  /// Where kernels find the tensor: -1 for the caller's buffer (kernel
+  /// parameters in region Input/Output), else a byte offset in the arena that
+  /// the runtime copies the caller's input into before the program (or the
+  /// output out of, after it).
+  int64_t arenaOffset = -1;
+
+  /// Element count times element size (validated not to overflow).
+  uint64_t bytes() const;
+};
+
+enum class Region : uint8_t { Arena, Weights, Input, Output };
+
+/// "arena", "weights", "input", "output".
+const char *regionName(Region region);
+
+/// The bytes one kernel parameter points to.
+struct BufferRef {
+  Region region = Region::Arena;
+  uint32_t index = 0;  ///< the input's or output's position (Input, Output)
+  uint64_t offset = 0; ///< from the start of the region (or tensor)
+  uint64_t bytes = 0;
+
+  friend bool operator==(const BufferRef &a, const BufferRef &b) {
+    return a.region == b.region && a.index == b.index && a.offset == b.offset &&
+           a.bytes == b.bytes;
+  }
+};
+
+/// What ptxas reported for one kernel on one arch.
+struct KernelResources {
+  uint32_t arch = 0; ///< 80 for sm_80
+  uint32_t registers = 0;
+  uint32_t sharedBytes = 0; ///< static shared memory
+  uint32_t localBytes = 0;  ///< stack frame (local memory) per thread
+  uint32_t spillStoreBytes = 0;
+  uint32_t spillLoadBytes = 0;
+
+  friend bool operator==(const KernelResources &a, const KernelResources &b) {
+    return a.arch == b.arch && a.registers == b.registers &&
+           a.sharedBytes == b.sharedBytes && a.localBytes == b.localBytes &&
+           a.spillStoreBytes == b.spillStoreBytes &&
+           a.spillLoadBytes == b.spillLoadBytes;
+  }
+};
+
+/// One generated kernel: launch parameters, code for every arch, resources.
+struct Kernel {
+  std::string name;   ///< "k3_conv2d"
+  std::string entry;  ///< the extern "C" __global__ function
+  std::string family; ///< "gemm_tc", "elementwise", ...
+  std::string tiling; ///< "BM=128 BN=128 BK=32 stages=3", or ""
+  std::vector<std::string> layers;
+  std::array<uint32_t, 3> grid{1, 1, 1};
+  std::array<uint32_t, 3> block{1, 1, 1};
+  uint32_t dynamicSharedBytes = 0;
+  /// One per kernel parameter, in the ABI's order: the first `numIns` are
+  /// read, the rest written.
+  std::vector<BufferRef> params;
+  uint32_t numIns = 0;
+  /// One per arch of the artifact, in the artifact's arch order.
+  std::vector<std::string> cubins;
+  std::vector<KernelResources> resources;
+  /// PTX for the artifact's ptxArch (JIT on newer GPUs); "" when it has none.
+  std::string ptx;
+};
+
+/// A cuDNN / cuBLASLt call. The format carries them; no compiler emits them
+/// yet and the runtime refuses artifacts that have any.
+struct LibraryCall {
+  std::string name;    ///< "l4_conv2d"
+  std::string library; ///< "cudnn" or "cublaslt"
+  std::string op;      ///< "conv2d_bias_act", "gemm_epilogue", ...
+  std::vector<std::string> layers;
+  std::string descriptor; ///< a JSON object: the call's parameters
+  std::vector<BufferRef> params;
+  uint64_t workspaceBytes = 0;
+};
+
+/// One step of the program: a kernel launch or a library call.
+struct Step {
+  enum class Kind : uint8_t { Kernel, LibraryCall };
+  Kind kind = Kind::Kernel;
+  uint32_t index = 0; ///< into Artifact::kernels or Artifact::libraryCalls
+
+  friend bool operator==(const Step &a, const Step &b) {
+    return a.kind == b.kind && a.index == b.index;
+  }
+};
+
+/// A whole artifact, as the writer takes it and the reader returns it.
+struct Artifact {
+  std::string dlcVersion;      ///< the writer fills in its own when empty
+  std::vector<uint32_t> archs; ///< ascending: {80, 90} for sm_80, sm_90
+  uint32_t ptxArch = 0;        ///< compute_XX of the kernels' PTX, 0: none
+  std::string source;          ///< the model file it was compiled from
+  std::string precision;       ///< "fp32" or "fp16"
+  std::vector<TensorSpec> inputs, outputs;
+  uint64_t arenaBytes = 0;
+  std::string weights; ///< the weight region's initial bytes
+  std::vector<Kernel> kernels;
+  std::vector<LibraryCall> libraryCalls;
+  /// The order of execution. The writer fills in every kernel in order when
+  /// it is empty.
+  std::vector<Step> program;
+};
+
+/// Checks an artifact's internal consistency (what the reader checks after
+/// parsing): archs, shapes, launch dimensions, every buffer inside its
+/// region, code for every arch. Throws FormatError.
+void validate(const Artifact &artifact);
+
+/// The bytes of the .dlcm file. Validates first; throws FormatError.
+std::string serialize(const Artifact &artifact);
+
+/// Parses a .dlcm file: header, checksum, version, manifest, every range.
+/// Throws FormatError with a one-line reason; reads nothing outside `bytes`
+/// and allocates no more than a small multiple of bytes.size().
+Artifact parse(std::string_view bytes);
+
+/// The "0.1.0" of this build, written into artifacts.
+const char *libraryVersion();
+
+} // namespace dlc::artifact
+
+#endif // DLC_RUNTIME_SRC_ARTIFACT_H

@@ -1,0 +1,426 @@
+//===- GemmTemplatesTest.cpp - GEMM templates, tile heuristic ---*- C++ -*-===//
+//
+// The GEMM device templates (GemmTemplates.h), instantiated with the tile
+// heuristic's choice (GemmHeuristic.h) for the GEMM shapes of the Keras
+// fixtures, compiled by NVRTC (no GPU needed) to cubin for sm_80 and sm_90
+// with ptxas -v, and to PTX for compute_80: no local memory (no spills, no
+// stack frame), at most 255 registers, shared memory within the arch's limit.
+// The registers and shared memory of every kernel are printed.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/codegen/cuda/GemmTemplates.h"
+#include "compiler/codegen/cuda/GemmHeuristic.h"
+
+#include <gtest/gtest.h>
+#include <nvrtc.h>
+
+#include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using namespace dlc::codegen;
+
+namespace {
+
+struct Shape {
+  const char *name;
+  int64_t m, n, k;
+};
+
+// GEMMs of the fixtures at batch 1 (64x64 and 96x96 images) and of the same
+// networks at 224x224; convolutions as implicit GEMMs: M output pixels, N
+// filters, K = kh * kw * cin padded to a multiple of 8.
+const Shape kShapes[] = {
+    {"mnist_dense_10", 1, 10, 64},          // mnist_cnn: 64 -> 10
+    {"mnist_conv_3x3x1", 676, 32, 16},      // mnist_cnn: K 9 padded
+    {"mnist_conv_3x3x32", 121, 64, 288},    // mnist_cnn: 11x11 output
+    {"vgg_dense_256", 1, 256, 2048},        // vgg16_transfer head
+    {"vgg_conv_3x3x64", 4096, 64, 576},     // vgg16_transfer: 64x64
+    {"resnet_conv1", 1024, 64, 152},        // resnet50: 7x7x3, K 147 padded
+    {"resnet_1x1_16px", 256, 256, 64},      // resnet50: 16x16 expansion
+    {"resnet_3x3_2px", 4, 512, 4608},       // resnet50: last stage
+    {"resnet_1x1_2px", 4, 2048, 512},       // resnet50: last stage
+    {"mobilenet_conv0", 2304, 32, 32},      // mobilenet_v2: K 27 padded
+    {"mobilenet_1x1_3px", 9, 1280, 320},    // mobilenet_v2: last 1x1
+    {"imagenet_conv1", 50176, 64, 152},     // 224x224 7x7x3 stride 1
+    {"imagenet_3x3_56", 3136, 64, 576},     // resnet50 at 224x224: 56x56
+    {"imagenet_3x3_28", 784, 128, 1152},    // 28x28
+    {"imagenet_3x3_14", 196, 256, 2304},    // 14x14
+    {"imagenet_classifier", 1, 1000, 2048}, // 1000 classes
+};
+
+const int kArchs[] = {80, 90};
+
+constexpr int kMaxRegisters = 255;
+
+enum class Variant { F16, BF16, Simt };
+
+struct Kernel {
+  std::string name; ///< of the __global__ function
+  Variant variant;
+  Shape shape;
+  GemmTiling tiling;
+};
+
+Kernel makeKernel(Variant variant, const Shape &shape, int sm) {
+  const char *prefix = variant == Variant::F16    ? "tc_f16_"
+                       : variant == Variant::BF16 ? "tc_bf16_"
+                                                  : "simt_";
+  return {
+      prefix + std::string(shape.name), variant, shape,
+      chooseTiling(shape.m, shape.n, shape.k, sm, variant != Variant::Simt)};
+}
+
+/// `prefix` and the tiling as an identifier: "conv_BM_128_BN_64_...".
+std::string tiledName(const std::string &prefix, const GemmTiling &tiling) {
+  std::string name = prefix + "_" + tiling.str();
+  for (char &c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c)))
+      c = '_';
+  return name;
+}
+
+/// A kernel computing C = A * B with row-major A [M, K], N-major B [N, K]
+/// (tensor cores) or row-major B [K, N] (SIMT), and row-major C [M, N].
+std::string kernelSource(const Kernel &kernel) {
+  const Variant variant = kernel.variant;
+  const Shape &shape = kernel.shape;
+  const std::string &name = kernel.name;
+  const std::string elem = variant == Variant::F16    ? "__half"
+                           : variant == Variant::BF16 ? "__nv_bfloat16"
+                                                      : "float";
+  std::ostringstream os;
+  os << "struct Problem_" << name << " {\n";
+  if (variant != Variant::Simt)
+    os << "  using Elem = " << elem << ";\n";
+  os << "  static constexpr int M = " << shape.m << ", N = " << shape.n
+     << ", K = " << shape.k << ";\n"
+     << "  const " << elem << " *A, *B;\n  " << elem << " *C;\n";
+  if (variant == Variant::Simt) {
+    os << "  __device__ float a(int m, int k) const { return A[m * K + k]; }\n"
+          "  __device__ float b(int k, int n) const { return B[k * N + n]; }\n"
+          "  __device__ void epilogue(int m, int n, float c) const {\n"
+          "    C[m * N + n] = c;\n  }\n";
+  } else {
+    os << "  __device__ const Elem *a_ptr(int m, int k) const {\n"
+          "    return A + m * K + k;\n  }\n"
+          "  __device__ const Elem *b_ptr(int n, int k) const {\n"
+          "    return B + n * K + k;\n  }\n"
+          "  __device__ void epilogue(int m, int n, float c0, float c1) "
+          "const {\n"
+          "    C[m * N + n] = Elem(c0);\n"
+          "    if (n + 1 < N)\n      C[m * N + n + 1] = Elem(c1);\n  }\n";
+  }
+  os << "};\n"
+     << "extern \"C\" __global__ void __launch_bounds__("
+     << kernel.tiling.threads() << ")\n"
+     << name << "(const " << elem << " *a, const " << elem << " *b, " << elem
+     << " *c) {\n  "
+     << (variant == Variant::Simt ? "dlc_gemm_simt<" : "dlc_gemm_tc<")
+     << kernel.tiling.templateArgs() << ">(Problem_" << name
+     << "{a, b, c});\n}\n";
+  return os.str();
+}
+
+/// The fixture shapes with the rule's tiling for `sm`, f16 and SIMT, plus
+/// two bf16 instances.
+std::vector<Kernel> fixtureKernels(int sm) {
+  std::vector<Kernel> kernels;
+  for (const Shape &shape : kShapes) {
+    kernels.push_back(makeKernel(Variant::F16, shape, sm));
+    kernels.push_back(makeKernel(Variant::Simt, shape, sm));
+  }
+  for (const Shape &shape : {kShapes[5], kShapes[13]})
+    kernels.push_back(makeKernel(Variant::BF16, shape, sm));
+  return kernels;
+}
+
+std::string programSource(const std::vector<Kernel> &kernels) {
+  std::string source = gemmTensorCoreHeader();
+  source += gemmSimtHeader();
+  for (const Kernel &kernel : kernels)
+    source += kernelSource(kernel);
+  return source;
+}
+
+struct Compiled {
+  bool ok = false;
+  std::string log;
+  std::string binary; ///< cubin or PTX
+  double seconds = 0;
+};
+
+/// Compiles `source` for `arch` ("sm_80": cubin with ptxas -v; "compute_80":
+/// PTX).
+Compiled compile(const std::string &source, const std::string &arch) {
+  Compiled result;
+  const auto start = std::chrono::steady_clock::now();
+  nvrtcProgram program;
+  if (nvrtcCreateProgram(&program, source.c_str(), "gemm.cu", 0, nullptr,
+                         nullptr) != NVRTC_SUCCESS)
+    return result;
+  const std::string archOption = "--gpu-architecture=" + arch;
+  const std::string include =
+      std::string("--include-path=") + DLC_CUDA_INCLUDE_DIR;
+  std::vector<const char *> options = {archOption.c_str(), include.c_str(),
+                                       "--std=c++17"};
+  const bool cubin = arch.rfind("sm_", 0) == 0;
+  if (cubin)
+    options.push_back("--ptxas-options=-v");
+  result.ok = nvrtcCompileProgram(program, static_cast<int>(options.size()),
+                                  options.data()) == NVRTC_SUCCESS;
+  size_t size = 0;
+  nvrtcGetProgramLogSize(program, &size);
+  result.log.resize(size);
+  nvrtcGetProgramLog(program, result.log.data());
+  if (result.ok) {
+    if (cubin) {
+      nvrtcGetCUBINSize(program, &size);
+      result.binary.resize(size);
+      nvrtcGetCUBIN(program, result.binary.data());
+    } else {
+      nvrtcGetPTXSize(program, &size);
+      result.binary.resize(size);
+      nvrtcGetPTX(program, result.binary.data());
+    }
+  }
+  nvrtcDestroyProgram(&program);
+  result.seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
+  return result;
+}
+
+struct Resources {
+  int registers = -1, staticSmem = 0, stack = -1, spillStores = -1,
+      spillLoads = -1;
+};
+
+/// Per entry function, what `ptxas -v` reported.
+std::map<std::string, Resources> parsePtxasLog(const std::string &log) {
+  static const std::regex entry(R"(Compiling entry function '(\w+)')");
+  static const std::regex frame(
+      R"((\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads)");
+  static const std::regex used(R"(Used (\d+) registers)");
+  static const std::regex smem(R"((\d+) bytes smem)");
+  std::map<std::string, Resources> result;
+  Resources *current = nullptr;
+  std::istringstream lines(log);
+  std::smatch match;
+  for (std::string line; std::getline(lines, line);) {
+    if (std::regex_search(line, match, entry))
+      current = &result[match[1]];
+    if (!current)
+      continue;
+    if (std::regex_search(line, match, frame)) {
+      current->stack = std::stoi(match[1]);
+      current->spillStores = std::stoi(match[2]);
+      current->spillLoads = std::stoi(match[3]);
+    }
+    if (std::regex_search(line, match, used))
+      current->registers = std::stoi(match[1]);
+    if (std::regex_search(line, match, smem))
+      current->staticSmem = std::stoi(match[1]);
+  }
+  return result;
+}
+
+/// Compiles the kernels (`source`, by default the program of kernelSource)
+/// for sm_<sm> and checks every one's resources.
+void expectNoLocalMemory(const std::vector<Kernel> &kernels, int sm,
+                         const std::string &source = "") {
+  const Compiled compiled =
+      compile(source.empty() ? programSource(kernels) : source,
+              "sm_" + std::to_string(sm));
+  ASSERT_TRUE(compiled.ok) << compiled.log;
+  EXPECT_FALSE(compiled.binary.empty());
+  std::printf("sm_%d: %zu kernels compiled in %.2f s\n", sm, kernels.size(),
+              compiled.seconds);
+  const std::map<std::string, Resources> resources =
+      parsePtxasLog(compiled.log);
+  for (const Kernel &kernel : kernels) {
+    const std::string &name = kernel.name;
+    const auto it = resources.find(name);
+    ASSERT_NE(it, resources.end()) << name << " missing in\n" << compiled.log;
+    const Resources &r = it->second;
+    const int smem = r.staticSmem + kernel.tiling.dynamicSharedBytes();
+    std::printf("  %-28s %5lldx%-5lldx%-5lld %-42s %4d thr %3d regs %6d B "
+                "smem\n",
+                name.c_str(), static_cast<long long>(kernel.shape.m),
+                static_cast<long long>(kernel.shape.n),
+                static_cast<long long>(kernel.shape.k),
+                kernel.tiling.str().c_str(), kernel.tiling.threads(),
+                r.registers, smem);
+    EXPECT_EQ(r.spillStores, 0) << name;
+    EXPECT_EQ(r.spillLoads, 0) << name;
+    EXPECT_EQ(r.stack, 0) << name << ": local memory";
+    EXPECT_GT(r.registers, 0) << name;
+    EXPECT_LE(r.registers, kMaxRegisters) << name;
+    EXPECT_LE(smem, maxSharedBytesPerBlock(sm)) << name;
+    EXPECT_EQ(smem, kernel.tiling.sharedBytes()) << name;
+  }
+}
+
+class GemmTemplatesArch : public ::testing::TestWithParam<int> {};
+
+TEST_P(GemmTemplatesArch, FixtureShapesCompileWithoutSpills) {
+  expectNoLocalMemory(fixtureKernels(GetParam()), GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(Archs, GemmTemplatesArch, ::testing::ValuesIn(kArchs),
+                         [](const ::testing::TestParamInfo<int> &info) {
+                           return "sm_" + std::to_string(info.param);
+                         });
+
+TEST(GemmTemplates, CompilesToPtx) {
+  const Compiled compiled =
+      compile(programSource(fixtureKernels(80)), "compute_80");
+  ASSERT_TRUE(compiled.ok) << compiled.log;
+  std::printf("compute_80: PTX of %zu bytes in %.2f s\n",
+              compiled.binary.size(), compiled.seconds);
+  for (const char *instruction :
+       {"cp.async.cg.shared.global", "cp.async.commit_group",
+        "cp.async.wait_group", "ldmatrix.sync.aligned.m8n8.x4.shared.b16",
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32",
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32",
+        "ld.shared.v4.f32", "fma.rn.f32"})
+    EXPECT_NE(compiled.binary.find(instruction), std::string::npos)
+        << instruction;
+}
+
+TEST(GemmTemplates, TensorCoresNeedSm80) {
+  const Compiled compiled = compile(
+      programSource({makeKernel(Variant::F16, kShapes[0], 80)}), "sm_75");
+  EXPECT_FALSE(compiled.ok);
+  EXPECT_NE(compiled.log.find("needs sm_80 or newer"), std::string::npos)
+      << compiled.log;
+}
+
+// An implicit-GEMM 3x3 convolution (NHWC, OHWI, padding 1) with a bias and
+// ReLU epilogue: its address arithmetic must fit beside the largest tiles.
+TEST(GemmTemplates, ConvolutionProblemFitsTheLargestTiles) {
+  const char *convolution = R"cuda(
+template <int H, int W, int C, int F>
+struct Conv3x3 {
+  using Elem = __half;
+  static constexpr int M = H * W, N = F, K = 9 * C;
+  const __half *x, *w, *bias;
+  __half *y;
+  __device__ const __half *a_ptr(int m, int k) const {
+    const int oh = m / W, ow = m % W, c = k % C, kw = (k / C) % 3;
+    const int ih = oh - 1 + k / (3 * C), iw = ow - 1 + kw;
+    if (ih < 0 || ih >= H || iw < 0 || iw >= W)
+      return nullptr;
+    return x + (ih * W + iw) * C + c;
+  }
+  __device__ const __half *b_ptr(int n, int k) const { return w + n * K + k; }
+  __device__ void epilogue(int m, int n, float c0, float c1) const {
+    c0 = fmaxf(c0 + __half2float(bias[n]), 0.f);
+    if (n + 1 < N) {
+      c1 = fmaxf(c1 + __half2float(bias[n + 1]), 0.f);
+      *reinterpret_cast<__half2 *>(y + m * N + n) = __floats2half2_rn(c0, c1);
+    } else {
+      y[m * N + n] = __float2half(c0);
+    }
+  }
+};
+)cuda";
+  const Shape shape{"conv", 56 * 56, 256, 9 * 64};
+  std::vector<Kernel> kernels;
+  std::string source = std::string(gemmTensorCoreHeader()) + convolution;
+  for (const GemmTiling &tiling :
+       tilingCandidates(shape.m, shape.n, shape.k, 80, /*tensorCores=*/true)) {
+    if (tiling.bm != 128)
+      continue;
+    const Kernel kernel{tiledName("conv", tiling), Variant::F16, shape, tiling};
+    source += "extern \"C\" __global__ void __launch_bounds__(" +
+              std::to_string(tiling.threads()) + ")\n" + kernel.name +
+              "(const __half *x, const __half *w, const __half *b, __half "
+              "*y) {\n  dlc_gemm_tc<" +
+              tiling.templateArgs() +
+              ">(Conv3x3<56, 56, 64, 256>{x, w, b, y});\n}\n";
+    kernels.push_back(kernel);
+  }
+  ASSERT_EQ(kernels.size(), 6u);
+  expectNoLocalMemory(kernels, 90, source);
+}
+
+// Every tiling an autotuner may pick, on a shape that admits all tiles.
+TEST(GemmTemplates, AutotuneCandidatesCompileWithoutSpills) {
+  const Shape shape{"candidate", 3136, 256, 576};
+  std::vector<Kernel> kernels;
+  for (bool tensorCores : {true, false}) {
+    for (const GemmTiling &tiling :
+         tilingCandidates(shape.m, shape.n, shape.k, 80, tensorCores)) {
+      kernels.push_back({tiledName("candidate", tiling),
+                         tensorCores ? Variant::F16 : Variant::Simt, shape,
+                         tiling});
+    }
+  }
+  expectNoLocalMemory(kernels, 80);
+}
+
+// The rule on the fixture shapes (GemmHeuristic.h).
+TEST(GemmHeuristic, FixtureShapes) {
+  struct Expected {
+    int64_t m, n, k;
+    int sm;
+    bool tensorCores;
+    const char *tiling;
+  };
+  const Expected expected[] = {
+      // M = 1: 16-row tiles, as many CTAs as N allows; 2 k-tiles, 2 stages.
+      {1, 10, 64, 80, true, "BM=16 BN=16 BK=32 WM=16 WN=16 stages=2"},
+      {1, 1000, 2048, 80, true, "BM=16 BN=16 BK=32 WM=16 WN=16 stages=4"},
+      // Large M: large tiles, N = 64 caps BN.
+      {50176, 64, 152, 80, true, "BM=128 BN=64 BK=32 WM=64 WN=32 stages=4"},
+      {3136, 256, 64, 80, true, "BM=64 BN=128 BK=32 WM=32 WN=64 stages=2"},
+      {4096, 4096, 4096, 80, true, "BM=128 BN=128 BK=32 WM=64 WN=32 stages=4"},
+      // Batch-1 grids: tiles small enough for about one CTA per SM.
+      {3136, 64, 576, 80, true, "BM=64 BN=32 BK=32 WM=32 WN=16 stages=4"},
+      {784, 128, 1152, 80, true, "BM=32 BN=32 BK=32 WM=16 WN=16 stages=4"},
+      {49, 512, 4608, 80, true, "BM=16 BN=32 BK=32 WM=16 WN=16 stages=4"},
+      // 132 SMs: 128 CTAs of 16x16 fit in one wave.
+      {49, 512, 4608, 90, true, "BM=16 BN=16 BK=32 WM=16 WN=16 stages=4"},
+      {4096, 4096, 4096, 90, false, "BM=128 BN=128 BK=8 TM=8 TN=8"},
+      {3136, 64, 576, 80, false, "BM=64 BN=32 BK=8 TM=4 TN=4"},
+      {1, 10, 64, 80, false, "BM=16 BN=16 BK=8 TM=4 TN=4"},
+  };
+  for (const Expected &e : expected)
+    EXPECT_EQ(chooseTiling(e.m, e.n, e.k, e.sm, e.tensorCores).str(), e.tiling)
+        << e.m << "x" << e.n << "x" << e.k << " sm_" << e.sm;
+}
+
+TEST(GemmHeuristic, StagesFitHalfTheSharedMemory) {
+  // sm_86 has 99 KiB per block: 128x128 tiles get 3 stages (48 KiB).
+  EXPECT_EQ(chooseTiling(4096, 4096, 4096, 86, true).stages, 3);
+  EXPECT_EQ(chooseTiling(4096, 4096, 4096, 80, true).stages, 4);
+}
+
+TEST(GemmHeuristic, CandidatesStartWithTheRuleAndFit) {
+  for (const Shape &shape : kShapes)
+    for (int sm : {80, 86, 90})
+      for (bool tensorCores : {true, false}) {
+        const std::vector<GemmTiling> candidates =
+            tilingCandidates(shape.m, shape.n, shape.k, sm, tensorCores);
+        ASSERT_FALSE(candidates.empty());
+        EXPECT_EQ(candidates.front(),
+                  chooseTiling(shape.m, shape.n, shape.k, sm, tensorCores));
+        for (const GemmTiling &t : candidates) {
+          EXPECT_LE(t.sharedBytes(), maxSharedBytesPerBlock(sm)) << t.str();
+          EXPECT_LE(t.threads(), 1024) << t.str();
+          EXPECT_GE(t.threads(), 16) << t.str();
+          const std::array<uint32_t, 3> grid = t.grid(shape.m, shape.n);
+          EXPECT_GE(int64_t(grid[0]) * t.bn, shape.n) << t.str();
+          EXPECT_GE(int64_t(grid[1]) * t.bm, shape.m) << t.str();
+        }
+      }
+}
+
+} // namespace

@@ -1,0 +1,63 @@
+//===- dlc-cuda-translate.cpp - CUDA C++ of exec kernels --------*- C++ -*-===//
+//
+// mlir-translate for the CUDA code generator: reads a planned module (exec
+// dialect) and prints, for every exec.kernel of every function, a header
+// line and the kernel's CUDA source:
+//
+//   // kernel NAME family=FAMILY grid=X,Y,Z block=X,Y,Z smem=BYTES [tiling=...]
+//
+// `--emit-cuda --split-input-file` is what the Codegen lit tests run.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/InitAll.h"
+#include "compiler/codegen/cuda/Emitter.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
+#include "mlir/Tools/mlir-translate/Translation.h"
+#include "llvm/Support/CommandLine.h"
+
+using namespace mlir;
+
+static llvm::cl::opt<int>
+    smVersion("sm", llvm::cl::desc("The arch the heuristics aim at (80)"),
+              llvm::cl::init(80));
+
+static std::string triple(const std::array<uint32_t, 3> &v) {
+  return std::to_string(v[0]) + "," + std::to_string(v[1]) + "," +
+         std::to_string(v[2]);
+}
+
+static LogicalResult emitCuda(Operation *op, llvm::raw_ostream &os) {
+  dlc::codegen::EmitOptions options;
+  options.smVersion = smVersion;
+  bool ok = true;
+  op->walk([&](func::FuncOp func) {
+    FailureOr<std::vector<dlc::codegen::CudaKernel>> kernels =
+        dlc::codegen::emitKernels(func, options);
+    if (failed(kernels)) {
+      ok = false;
+      return;
+    }
+    for (const dlc::codegen::CudaKernel &k : *kernels) {
+      os << "// kernel " << k.name << " family=" << k.family
+         << " grid=" << triple(k.launch.grid)
+         << " block=" << triple(k.launch.block)
+         << " smem=" << k.launch.dynamicSharedBytes;
+      if (!k.tiling.empty())
+        os << " tiling=" << k.tiling;
+      os << "\n" << k.source << "\n";
+    }
+  });
+  return success(ok);
+}
+
+int main(int argc, char **argv) {
+  TranslateFromMLIRRegistration registration(
+      "emit-cuda", "print the CUDA C++ of every exec.kernel", emitCuda,
+      [](DialectRegistry &registry) { dlc::registerAllDialects(registry); });
+  return failed(mlirTranslateMain(argc, argv, "dlc CUDA code generator\n"));
+}
