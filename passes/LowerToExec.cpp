@@ -99,7 +99,9 @@ private:
   /// claimed by, else a new alloc.
   SmallVector<Value> resultBuffers(ValueRange results, OpBuilder &b,
                                    Location loc);
-  void finishKernel(exec::KernelOp kernel);
+  /// Names the kernel and records the layers `loc` (the fused ops'
+  /// locations) names.
+  void finishKernel(exec::KernelOp kernel, Location loc);
 
   func::FuncOp func_;
   OpBuilder *builder_ = nullptr;
@@ -223,12 +225,14 @@ SmallVector<Value> Lowering::resultBuffers(ValueRange results, OpBuilder &b,
   return outs;
 }
 
-void Lowering::finishKernel(exec::KernelOp kernel) {
+void Lowering::finishKernel(exec::KernelOp kernel, Location loc) {
   Block &body = kernel.getBody().front();
   kernel.setSymName(("k" + Twine(kernels_++) + "_" + anchorName(body)).str());
   llvm::SetVector<StringRef> layers;
-  for (Operation &op : body.without_terminator())
-    collectLayers(op.getLoc(), layers);
+  collectLayers(loc, layers);
+  if (layers.empty()) // a fusion made by hand: its ops may name layers
+    for (Operation &op : body.without_terminator())
+      collectLayers(op.getLoc(), layers);
   SmallVector<StringRef> names(layers.begin(), layers.end());
   kernel.setLayersAttr(Builder(kernel.getContext()).getStrArrayAttr(names));
 }
@@ -247,7 +251,7 @@ void Lowering::kernelFromFusion(graph::FusionOp fusion, OpBuilder &b) {
   OpBuilder inner(yield);
   inner.create<exec::YieldOp>(yield.getLoc(), yield.getValues());
   yield.erase();
-  finishKernel(kernel);
+  finishKernel(kernel, fusion.getLoc());
 }
 
 void Lowering::kernelFromOp(Operation &op, OpBuilder &b) {
@@ -274,7 +278,7 @@ void Lowering::kernelFromOp(Operation &op, OpBuilder &b) {
       mapping.map(v, inner.clone(*v.getDefiningOp())->getResult(0));
   Operation *clone = inner.clone(op, mapping);
   inner.create<exec::YieldOp>(op.getLoc(), clone->getResults());
-  finishKernel(kernel);
+  finishKernel(kernel, op.getLoc());
 }
 
 struct LowerToExecPass

@@ -1,12 +1,13 @@
 //===- CompilerCommands.cpp - subcommands that need the compiler -*- C++
 //-*-===//
 //
-// compile, inspect and run --device cpu: built only with DLC_BUILD_COMPILER.
+// compile, inspect MODEL and run MODEL: built only with DLC_BUILD_COMPILER.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tools/dlc/Commands.h"
 
+#include "compiler/Backend.h"
 #include "compiler/Driver.h"
 #include "support/Error.h"
 #include "support/File.h"
@@ -19,10 +20,6 @@
 using namespace dlc;
 
 namespace {
-
-bool isArtifact(const std::string &path) {
-  return path.size() > 5 && path.compare(path.size() - 5, 5, ".dlcm") == 0;
-}
 
 std::string printModule(mlir::ModuleOp module) {
   std::string text;
@@ -38,6 +35,35 @@ driver::PipelineOptions pipelineOptions(const cli::Invocation &inv) {
     options.fp16 = inv.get("--precision") == "fp16";
   options.stopAfter = inv.get("--stop-after");
   return options;
+}
+
+/// --arch sm_80,sm_90 -> {80, 90} (the parser checked the syntax).
+std::vector<uint32_t> archsOf(const cli::Invocation &inv) {
+  std::vector<uint32_t> archs;
+  std::string list = inv.get("--arch", "sm_80,sm_90");
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t comma = list.find(',', start);
+    std::string item = list.substr(start, comma - start);
+    archs.push_back(static_cast<uint32_t>(std::stoul(item.substr(3))));
+    if (comma == std::string::npos)
+      break;
+    start = comma + 1;
+  }
+  return archs;
+}
+
+/// The artifact of a planned module.
+std::string artifactBytes(mlir::ModuleOp module, const cli::Invocation &inv,
+                          bool fp16, const std::string &path) {
+  if (inv.get("--kernels", "auto") == "library")
+    throw UserError("--kernels library: the cuDNN/cuBLASLt path is not "
+                    "implemented yet; use auto or generated",
+                    path);
+  driver::BackendOptions backend;
+  backend.archs = archsOf(inv);
+  backend.fp16 = fp16;
+  return artifact::serialize(driver::buildArtifact(module, backend, path));
 }
 
 } // namespace
@@ -57,19 +83,38 @@ int cli::runCompile(const Invocation &inv) {
   options.reportFusion = inv.has("--report-fusion");
   driver::runPipeline(*model.module, options, path);
   std::string emit = inv.get("--emit", "artifact");
-  if (emit != "mlir")
-    return notImplemented("compile --emit " + emit);
-  std::string text = printModule(*model.module);
-  if (inv.has("-o"))
-    writeFileAtomic(inv.get("-o"), text);
+  if (emit != "mlir" && !options.stopAfter.empty() &&
+      options.stopAfter != "plan")
+    throw UserError("--emit " + emit +
+                        " needs the whole pipeline, not "
+                        "--stop-after " +
+                        options.stopAfter,
+                    path);
+  std::string text;
+  if (emit == "mlir")
+    text = printModule(*model.module);
+  else if (emit == "cuda")
+    text = driver::formatCuda(driver::emitCuda(*model.module, path));
   else
+    text = artifactBytes(*model.module, inv,
+                         driver::usesFp16(*model.module, options), path);
+  if (inv.has("-o")) {
+    writeFileAtomic(inv.get("-o"), text);
+  } else if (emit == "artifact") {
+    // MODEL's name with .dlcm, beside it.
+    std::string out = path;
+    size_t slash = out.find_last_of('/');
+    size_t dot = out.find_last_of('.');
+    if (dot != std::string::npos && (slash == std::string::npos || dot > slash))
+      out.erase(dot);
+    writeFileAtomic(out + ".dlcm", text);
+  } else {
     std::cout << text;
+  }
   return 0;
 }
 
 int cli::runInspect(const Invocation &inv) {
-  if (isArtifact(inv.positional))
-    return notImplemented("inspect OUT.dlcm");
   auto context = driver::makeContext();
   keras::ImportResult model =
       keras::loadModel(*context, inv.positional, inv.get("--weights"));
@@ -78,8 +123,6 @@ int cli::runInspect(const Invocation &inv) {
 }
 
 int cli::runRun(const Invocation &inv) {
-  if (inv.get("--device") == "cuda" || isArtifact(inv.positional))
-    return notImplemented("run --device cuda");
   const std::vector<std::string> &inputPaths = inv.values.at("--input");
   const std::vector<std::string> &outputPaths = inv.values.at("--output");
   std::vector<Tensor> inputs;
@@ -108,6 +151,16 @@ int cli::runRun(const Invocation &inv) {
     options.verifyLog = &std::cerr;
   }
   driver::runPipeline(*model.module, options, inv.positional);
+  if (inv.get("--device") == "cuda") {
+    if (inv.has("--verify-stages") || !options.stopAfter.empty())
+      throw UserError("--verify-stages and --stop-after run on the CPU "
+                      "reference executor: use --device cpu",
+                      inv.positional);
+    std::string bytes =
+        artifactBytes(*model.module, inv,
+                      driver::usesFp16(*model.module, options), inv.positional);
+    return runArtifactBytes(inv, bytes, inv.positional);
+  }
   std::vector<Tensor> results =
       driver::runOnCpu(driver::mainFunction(*model.module), inputs);
   for (size_t i = 0; i < results.size(); ++i) {

@@ -1,0 +1,265 @@
+//===- Backend.cpp - from an execution plan to CUDA and an artifact -------===//
+
+#include "compiler/Backend.h"
+
+#include "compiler/Driver.h"
+#include "compiler/codegen/cuda/Emitter.h"
+#include "compiler/codegen/cuda/Nvrtc.h"
+#include "dialects/exec/ExecDialect.h"
+#include "frontends/keras/Importer.h"
+#include "support/Error.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
+
+#include <cstring>
+#include <sstream>
+
+using namespace mlir;
+using namespace dlc;
+
+namespace {
+
+/// The bytes of a constant in its storage format (i1 as one byte each).
+std::string storageBytes(ElementsAttr value, Operation *op) {
+  auto type = cast<ShapedType>(value.getType());
+  Type element = type.getElementType();
+  const size_t width =
+      element.isInteger(1) ? 1 : element.getIntOrFloatBitWidth() / 8;
+  const size_t bytes = static_cast<size_t>(type.getNumElements()) * width;
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
+    const AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    if (!blob || blob->getData().size() != bytes)
+      throw std::logic_error("weight at " +
+                             std::string(resource.getRawHandle().getKey()) +
+                             " has no data of the right size");
+    return std::string(blob->getData().data(), bytes);
+  }
+  auto dense = dyn_cast<DenseElementsAttr>(value);
+  if (!dense)
+    throw std::logic_error("a weight of an unsupported attribute kind");
+  std::string out;
+  out.reserve(bytes);
+  if (element.isInteger(1)) {
+    for (bool v : dense.getValues<bool>())
+      out.push_back(v ? 1 : 0);
+    return out;
+  }
+  ArrayRef<char> raw = dense.getRawData();
+  if (dense.isSplat()) {
+    for (int64_t i = 0; i < type.getNumElements(); ++i)
+      out.append(raw.data(), width);
+    return out;
+  }
+  out.assign(raw.data(), raw.size());
+  (void)op;
+  return out;
+}
+
+artifact::ElementType elementTypeOf(Type type) {
+  if (type.isF32())
+    return artifact::ElementType::F32;
+  if (type.isF16())
+    return artifact::ElementType::F16;
+  if (type.isBF16())
+    return artifact::ElementType::BF16;
+  if (type.isInteger(32))
+    return artifact::ElementType::I32;
+  if (type.isInteger(64))
+    return artifact::ElementType::I64;
+  return artifact::ElementType::Bool;
+}
+
+/// A copy step: `bytes` from the first parameter to the second.
+codegen::CudaKernel copyKernel(unsigned index, int64_t bytes) {
+  codegen::CudaKernel k;
+  k.name = "c" + std::to_string(index) + "_copy";
+  k.entry = "dlc_" + k.name;
+  k.family = "copy";
+  k.numIns = 1;
+  k.numOuts = 1;
+  std::ostringstream src;
+  src << "// " << k.name << ": copies " << bytes << " bytes\n"
+      << "extern \"C\" __global__ void " << k.entry
+      << "(const unsigned char *__restrict__ in, unsigned char *__restrict__ "
+         "out) {\n"
+      << "  const long long n = " << bytes << "LL;\n"
+      << "  // 16 bytes at a time: every buffer is 256-byte aligned.\n"
+      << "  const long long vectors = n / 16;\n"
+      << "  const long long stride = (long long)gridDim.x * blockDim.x;\n"
+      << "  long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;\n"
+      << "  for (long long v = i; v < vectors; v += stride)\n"
+      << "    reinterpret_cast<uint4 *>(out)[v] =\n"
+      << "        reinterpret_cast<const uint4 *>(in)[v];\n"
+      << "  for (long long b = vectors * 16 + i; b < n; b += stride)\n"
+      << "    out[b] = in[b];\n"
+      << "}\n";
+  k.source = src.str();
+  const int64_t threads = 256;
+  int64_t blocks = (bytes / 16 + threads - 1) / threads;
+  k.launch.block = {static_cast<uint32_t>(threads), 1, 1};
+  k.launch.grid = {static_cast<uint32_t>(
+                       std::max<int64_t>(1, std::min<int64_t>(blocks, 65535))),
+                   1, 1};
+  return k;
+}
+
+/// Where one buffer value of the plan lives.
+artifact::BufferRef bufferOf(Value value, func::FuncOp plan) {
+  while (auto view = value.getDefiningOp<exec::ViewOp>())
+    value = view.getSource();
+  artifact::BufferRef ref;
+  ref.bytes = exec::byteSize(cast<MemRefType>(value.getType()));
+  if (auto arg = dyn_cast<BlockArgument>(value)) {
+    unsigned n = arg.getArgNumber();
+    if (auto in = plan.getArgAttrOfType<IntegerAttr>(n, exec::kInputAttr)) {
+      ref.region = artifact::Region::Input;
+      ref.index = static_cast<uint32_t>(in.getInt());
+    } else {
+      auto out = plan.getArgAttrOfType<IntegerAttr>(n, exec::kOutputAttr);
+      ref.region = artifact::Region::Output;
+      ref.index = static_cast<uint32_t>(out.getInt());
+    }
+    return ref;
+  }
+  if (auto weight = value.getDefiningOp<exec::WeightOp>()) {
+    ref.region = artifact::Region::Weights;
+    ref.offset = static_cast<uint64_t>(weight.getOffset().value_or(0));
+    return ref;
+  }
+  auto alloc = value.getDefiningOp<exec::AllocOp>();
+  if (!alloc || !alloc.getOffset())
+    throw std::logic_error("a buffer without a planned place (run "
+                           "dlc-plan-memory first)");
+  ref.region = artifact::Region::Arena;
+  ref.offset = static_cast<uint64_t>(*alloc.getOffset());
+  return ref;
+}
+
+struct Step {
+  codegen::CudaKernel kernel;
+  std::vector<artifact::BufferRef> params;
+};
+
+std::vector<Step> emitSteps(ModuleOp module, const std::string &modelPath) {
+  func::FuncOp plan = driver::mainFunction(module);
+  std::string error, layer, layerClass;
+  ScopedDiagnosticHandler handler(module.getContext(), [&](Diagnostic &d) {
+    if (d.getSeverity() == DiagnosticSeverity::Error && error.empty()) {
+      error = d.str();
+      std::tie(layer, layerClass) = keras::layerOf(d.getLocation());
+    }
+    return success();
+  });
+  std::vector<Step> steps;
+  unsigned copies = 0;
+  for (Operation &op : plan.getBody().front()) {
+    if (auto kernel = dyn_cast<exec::KernelOp>(op)) {
+      FailureOr<codegen::CudaKernel> emitted =
+          codegen::emitKernel(kernel, codegen::EmitOptions());
+      if (failed(emitted))
+        throw UserError(error.empty() ? "the CUDA code generator failed"
+                                      : error,
+                        modelPath, layer, layerClass);
+      Step step{std::move(*emitted), {}};
+      for (Value v : kernel.getIns())
+        step.params.push_back(bufferOf(v, plan));
+      for (Value v : kernel.getOuts())
+        step.params.push_back(bufferOf(v, plan));
+      steps.push_back(std::move(step));
+    } else if (auto copy = dyn_cast<exec::CopyOp>(op)) {
+      Step step{
+          copyKernel(copies++, exec::byteSize(copy.getTarget().getType())),
+          {bufferOf(copy.getSource(), plan), bufferOf(copy.getTarget(), plan)}};
+      steps.push_back(std::move(step));
+    }
+  }
+  return steps;
+}
+
+} // namespace
+
+std::vector<codegen::CudaKernel>
+driver::emitCuda(ModuleOp module, const std::string &modelPath) {
+  std::vector<codegen::CudaKernel> kernels;
+  for (Step &step : emitSteps(module, modelPath))
+    kernels.push_back(std::move(step.kernel));
+  return kernels;
+}
+
+std::string
+driver::formatCuda(const std::vector<codegen::CudaKernel> &kernels) {
+  std::ostringstream os;
+  for (const codegen::CudaKernel &k : kernels) {
+    os << "// ===== kernel " << k.name << " family=" << k.family << " grid=("
+       << k.launch.grid[0] << "," << k.launch.grid[1] << "," << k.launch.grid[2]
+       << ") block=(" << k.launch.block[0] << "," << k.launch.block[1] << ","
+       << k.launch.block[2] << ") smem=" << k.launch.dynamicSharedBytes;
+    if (!k.tiling.empty())
+      os << " tiling=\"" << k.tiling << "\"";
+    os << "\n" << k.source << "\n";
+  }
+  return os.str();
+}
+
+artifact::Artifact driver::buildArtifact(ModuleOp module,
+                                         const BackendOptions &options,
+                                         const std::string &modelPath) {
+  func::FuncOp plan = mainFunction(module);
+  std::vector<Step> steps = emitSteps(module, modelPath);
+
+  artifact::Artifact a;
+  a.archs = options.archs;
+  std::sort(a.archs.begin(), a.archs.end());
+  a.ptxArch = a.archs.front();
+  std::string source = modelPath;
+  if (size_t slash = source.find_last_of('/'); slash != std::string::npos)
+    source = source.substr(slash + 1);
+  a.source = source;
+  a.precision = options.fp16 ? "fp16" : "fp32";
+
+  Block &body = plan.getBody().front();
+  for (BlockArgument arg : body.getArguments()) {
+    auto type = cast<MemRefType>(arg.getType());
+    artifact::TensorSpec spec;
+    spec.type = elementTypeOf(type.getElementType());
+    spec.shape.assign(type.getShape().begin(), type.getShape().end());
+    unsigned n = arg.getArgNumber();
+    if (auto in = plan.getArgAttrOfType<IntegerAttr>(n, exec::kInputAttr)) {
+      if (auto name = dyn_cast<NameLoc>(arg.getLoc()))
+        spec.name = name.getName().str();
+      else
+        spec.name = "input_" + std::to_string(in.getInt());
+      a.inputs.push_back(std::move(spec));
+    } else {
+      spec.name = "output_" + std::to_string(a.outputs.size());
+      a.outputs.push_back(std::move(spec));
+    }
+  }
+  auto attr = [&](const char *name) -> uint64_t {
+    auto v = plan->getAttrOfType<IntegerAttr>(name);
+    return v ? static_cast<uint64_t>(v.getInt()) : 0;
+  };
+  a.arenaBytes = attr(exec::kArenaSizeAttr);
+  a.weights.assign(attr(exec::kWeightsSizeAttr), '\0');
+  for (auto weight : body.getOps<exec::WeightOp>()) {
+    std::string bytes = storageBytes(weight.getValue(), weight);
+    uint64_t offset = weight.getOffset().value_or(0);
+    if (offset + bytes.size() > a.weights.size())
+      throw std::logic_error("a weight outside the planned weight region");
+    std::memcpy(a.weights.data() + offset, bytes.data(), bytes.size());
+  }
+
+  std::vector<codegen::CudaKernel> kernels;
+  for (const Step &s : steps)
+    kernels.push_back(s.kernel);
+  codegen::NvrtcOptions nvrtc;
+  nvrtc.archs = a.archs;
+  std::vector<codegen::CompiledKernel> code =
+      codegen::compileKernels(kernels, nvrtc);
+  for (size_t i = 0; i < steps.size(); ++i)
+    a.kernels.push_back(codegen::makeArtifactKernel(
+        steps[i].kernel, std::move(code[i]), steps[i].params));
+  return a;
+}

@@ -1,0 +1,48 @@
+//===- Backend.h - from an execution plan to CUDA and an artifact -*- C++
+//-*-===//
+//
+// The last steps of `dlc compile`: the CUDA source of every step of a planned
+// module (the exec.kernels through the code generator, the exec.copy steps as
+// copy kernels), their NVRTC compilation, and the .dlcm artifact that
+// records the buffers each kernel reads and writes, the weights and the
+// program order.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_COMPILER_BACKEND_H
+#define DLC_COMPILER_BACKEND_H
+
+#include "compiler/codegen/cuda/CudaKernel.h"
+#include "runtime/src/Artifact.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <string>
+#include <vector>
+
+namespace dlc::driver {
+
+struct BackendOptions {
+  std::vector<uint32_t> archs{80, 90}; ///< sm_80, sm_90: a cubin each
+  bool fp16 = false;                   ///< recorded in the artifact
+};
+
+/// One CUDA kernel per step of the planned entry function, in program order.
+/// Throws UserError (at the kernel's layer) when the generator cannot emit a
+/// kernel.
+std::vector<codegen::CudaKernel> emitCuda(mlir::ModuleOp module,
+                                          const std::string &modelPath);
+
+/// Emits, compiles (NVRTC, through the on-disk cache) and packs the planned
+/// module into an artifact.
+artifact::Artifact buildArtifact(mlir::ModuleOp module,
+                                 const BackendOptions &options,
+                                 const std::string &modelPath);
+
+/// `dlc compile --emit cuda`: every kernel's source, each after a comment
+/// line naming the kernel, its family, layers and launch.
+std::string formatCuda(const std::vector<codegen::CudaKernel> &kernels);
+
+} // namespace dlc::driver
+
+#endif // DLC_COMPILER_BACKEND_H
