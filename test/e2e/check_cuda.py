@@ -1,0 +1,91 @@
+#!/usr/bin/env python3
+"""Compile every fixture model to an artifact and check its kernels' resources.
+
+    check_cuda.py --dlc BUILD/bin/dlc --fixtures OUTDIR --out DIR [--precision fp32 fp16]
+                  [--jobs N]
+
+For every model (OUTDIR/*/model.keras) and precision this runs `dlc compile MODEL --precision P
+-o DIR/NAME.P.dlcm` (every kernel of the plan generated and compiled by NVRTC for sm_80 and
+sm_90, plus PTX) and `dlc inspect` on the artifact, and checks that no GEMM or convolution kernel
+(families gemm_tc, conv_tc, gemm_simt, conv_simt) spills to local memory on either arch. Prints,
+per precision, the kernels per family with their largest register count and shared memory, and
+exits 1 on a compile failure or a spill. Set DLC_CACHE_DIR to keep NVRTC's cache in the build.
+
+Only the standard library: this must not import Keras.
+"""
+
+import argparse
+import concurrent.futures
+import os
+import re
+import subprocess
+import sys
+
+ANCHORS = {"gemm_tc", "conv_tc", "gemm_simt", "conv_simt"}
+ROW = re.compile(r"^\s+(k\d+_\w+|c\d+_copy)\s+(\w+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)")
+
+
+def compile_one(args, name, precision):
+    model = os.path.join(args.fixtures, name, "model.keras")
+    out = os.path.join(args.out, "%s.%s.dlcm" % (name, precision))
+    p = subprocess.run([args.dlc, "compile", model, "--precision", precision, "-o", out],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=1800)
+    if p.returncode != 0:
+        return name, precision, None, p.stderr.decode().strip()
+    q = subprocess.run([args.dlc, "inspect", out], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, timeout=600)
+    if q.returncode != 0:
+        return name, precision, None, q.stderr.decode().strip()
+    rows = []
+    for line in q.stdout.decode().splitlines():
+        m = ROW.match(line)
+        if m:
+            kname, family, grid, block, smem, regs, spills = m.groups()
+            rows.append((kname, family, smem, regs, spills))
+    os.remove(out)
+    return name, precision, rows, ""
+
+
+def smem_total(text):
+    return sum(int(x) for x in text.split("+"))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--dlc", required=True)
+    ap.add_argument("--fixtures", required=True)
+    ap.add_argument("--out", required=True)
+    ap.add_argument("--precision", nargs="+", default=["fp32", "fp16"])
+    ap.add_argument("--jobs", type=int, default=2)
+    args = ap.parse_args(argv)
+    os.makedirs(args.out, exist_ok=True)
+    names = sorted(n for n in os.listdir(args.fixtures)
+                   if os.path.isfile(os.path.join(args.fixtures, n, "model.keras")))
+    work = [(n, p) for p in args.precision for n in names]
+    failures = 0
+    stats = {}  # (precision, family) -> [kernels, max regs, max smem]
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        for name, precision, rows, err in pool.map(lambda w: compile_one(args, *w), work):
+            if rows is None:
+                print("FAIL %s (%s): %s" % (name, precision, err))
+                failures += 1
+                continue
+            for kname, family, smem, regs, spills in rows:
+                s = stats.setdefault((precision, family), [0, 0, 0])
+                s[0] += 1
+                s[1] = max(s[1], max(int(r) for r in regs.split("/")))
+                s[2] = max(s[2], smem_total(smem))
+                if family in ANCHORS and spills != "0":
+                    print("FAIL %s (%s): kernel %s (%s) spills %s bytes" % (
+                        name, precision, kname, family, spills))
+                    failures += 1
+    print("%-6s %-16s %8s %10s %10s" % ("prec", "family", "kernels", "max regs", "max smem"))
+    for (precision, family), (n, regs, smem) in sorted(stats.items()):
+        print("%-6s %-16s %8d %10d %10d" % (precision, family, n, regs, smem))
+    print("%d models x %d precisions compiled for sm_80 and sm_90, %d failures" % (
+        len(names), len(args.precision), failures))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
