@@ -14,6 +14,7 @@
 #include "mlir/IR/DialectResourceBlobManager.h"
 
 #include <cstring>
+#include <optional>
 #include <sstream>
 
 using namespace mlir;
@@ -137,12 +138,47 @@ artifact::BufferRef bufferOf(Value value, func::FuncOp plan) {
   return ref;
 }
 
+/// One step of the program: a generated kernel or a library call.
 struct Step {
   codegen::CudaKernel kernel;
+  std::optional<artifact::LibraryCall> call;
+  /// A library call's constant operands: (parameter index, bytes), placed in
+  /// the weight region by buildArtifact.
+  std::vector<std::pair<size_t, std::string>> constants;
   std::vector<artifact::BufferRef> params;
 };
 
-std::vector<Step> emitSteps(ModuleOp module, const std::string &modelPath) {
+/// The library call step of `kernel`: its buffers, and its constants to be
+/// placed.
+Step libraryStep(exec::KernelOp kernel, driver::LibraryCallPlan plan,
+                 func::FuncOp func) {
+  Step step;
+  artifact::LibraryCall call;
+  // "k3_matmul" -> "l3_matmul": the plan's step number stays visible.
+  call.name = kernel.getSymName().str();
+  if (!call.name.empty() && call.name[0] == 'k')
+    call.name[0] = 'l';
+  call.library = std::move(plan.library);
+  call.op = std::move(plan.op);
+  for (Attribute layer : kernel.getLayers())
+    call.layers.push_back(cast<StringAttr>(layer).str());
+  call.descriptor = std::move(plan.descriptor);
+  call.workspaceBytes = plan.workspaceBytes;
+  for (driver::LibraryOperand &operand : plan.operands) {
+    if (operand.buffer) {
+      step.params.push_back(bufferOf(operand.buffer, func));
+    } else {
+      step.constants.emplace_back(step.params.size(),
+                                  std::move(operand.constant));
+      step.params.emplace_back();
+    }
+  }
+  step.call = std::move(call);
+  return step;
+}
+
+std::vector<Step> emitSteps(ModuleOp module, const std::string &modelPath,
+                            driver::KernelChoice choice) {
   func::FuncOp plan = driver::mainFunction(module);
   std::string error, layer, layerClass;
   ScopedDiagnosticHandler handler(module.getContext(), [&](Diagnostic &d) {
@@ -156,22 +192,30 @@ std::vector<Step> emitSteps(ModuleOp module, const std::string &modelPath) {
   unsigned copies = 0;
   for (Operation &op : plan.getBody().front()) {
     if (auto kernel = dyn_cast<exec::KernelOp>(op)) {
+      if (std::optional<driver::LibraryCallPlan> call =
+              driver::planLibraryCall(kernel, choice)) {
+        steps.push_back(libraryStep(kernel, std::move(*call), plan));
+        continue;
+      }
       FailureOr<codegen::CudaKernel> emitted =
           codegen::emitKernel(kernel, codegen::EmitOptions());
       if (failed(emitted))
         throw UserError(error.empty() ? "the CUDA code generator failed"
                                       : error,
                         modelPath, layer, layerClass);
-      Step step{std::move(*emitted), {}};
+      Step step;
+      step.kernel = std::move(*emitted);
       for (Value v : kernel.getIns())
         step.params.push_back(bufferOf(v, plan));
       for (Value v : kernel.getOuts())
         step.params.push_back(bufferOf(v, plan));
       steps.push_back(std::move(step));
     } else if (auto copy = dyn_cast<exec::CopyOp>(op)) {
-      Step step{
-          copyKernel(copies++, exec::byteSize(copy.getTarget().getType())),
-          {bufferOf(copy.getSource(), plan), bufferOf(copy.getTarget(), plan)}};
+      Step step;
+      step.kernel =
+          copyKernel(copies++, exec::byteSize(copy.getTarget().getType()));
+      step.params = {bufferOf(copy.getSource(), plan),
+                     bufferOf(copy.getTarget(), plan)};
       steps.push_back(std::move(step));
     }
   }
@@ -183,7 +227,7 @@ std::vector<Step> emitSteps(ModuleOp module, const std::string &modelPath) {
 std::vector<codegen::CudaKernel>
 driver::emitCuda(ModuleOp module, const std::string &modelPath) {
   std::vector<codegen::CudaKernel> kernels;
-  for (Step &step : emitSteps(module, modelPath))
+  for (Step &step : emitSteps(module, modelPath, KernelChoice::Generated))
     kernels.push_back(std::move(step.kernel));
   return kernels;
 }
@@ -207,7 +251,7 @@ artifact::Artifact driver::buildArtifact(ModuleOp module,
                                          const BackendOptions &options,
                                          const std::string &modelPath) {
   func::FuncOp plan = mainFunction(module);
-  std::vector<Step> steps = emitSteps(module, modelPath);
+  std::vector<Step> steps = emitSteps(module, modelPath, options.kernels);
 
   artifact::Artifact a;
   a.archs = options.archs;
@@ -251,15 +295,38 @@ artifact::Artifact driver::buildArtifact(ModuleOp module,
     std::memcpy(a.weights.data() + offset, bytes.data(), bytes.size());
   }
 
+  // Library calls' constants go after the planned weights.
+  for (Step &step : steps)
+    for (auto &[param, bytes] : step.constants) {
+      a.weights.resize((a.weights.size() + exec::kAlignment - 1) /
+                           exec::kAlignment * exec::kAlignment,
+                       '\0');
+      step.params[param] = {artifact::Region::Weights, 0, a.weights.size(),
+                            bytes.size()};
+      a.weights += bytes;
+    }
+
   std::vector<codegen::CudaKernel> kernels;
   for (const Step &s : steps)
-    kernels.push_back(s.kernel);
+    if (!s.call)
+      kernels.push_back(s.kernel);
   codegen::NvrtcOptions nvrtc;
   nvrtc.archs = a.archs;
   std::vector<codegen::CompiledKernel> code =
       codegen::compileKernels(kernels, nvrtc);
-  for (size_t i = 0; i < steps.size(); ++i)
-    a.kernels.push_back(codegen::makeArtifactKernel(
-        steps[i].kernel, std::move(code[i]), steps[i].params));
+  size_t compiled = 0;
+  for (Step &s : steps) {
+    if (s.call) {
+      s.call->params = std::move(s.params);
+      a.program.push_back({artifact::Step::Kind::LibraryCall,
+                           static_cast<uint32_t>(a.libraryCalls.size())});
+      a.libraryCalls.push_back(std::move(*s.call));
+    } else {
+      a.program.push_back({artifact::Step::Kind::Kernel,
+                           static_cast<uint32_t>(a.kernels.size())});
+      a.kernels.push_back(codegen::makeArtifactKernel(
+          s.kernel, std::move(code[compiled++]), std::move(s.params)));
+    }
+  }
   return a;
 }

@@ -3,8 +3,9 @@
 //
 // The last steps of `dlc compile`: the CUDA source of every step of a planned
 // module (the exec.kernels through the code generator, the exec.copy steps as
-// copy kernels), their NVRTC compilation, and the .dlcm artifact that
-// records the buffers each kernel reads and writes, the weights and the
+// copy kernels) or, where --kernels allows, a cuBLASLt / cuDNN call
+// (compiler/LibraryCalls.h), their NVRTC compilation, and the .dlcm artifact
+// that records the buffers each step reads and writes, the weights and the
 // program order.
 //
 //===----------------------------------------------------------------------===//
@@ -12,6 +13,7 @@
 #ifndef DLC_COMPILER_BACKEND_H
 #define DLC_COMPILER_BACKEND_H
 
+#include "compiler/LibraryCalls.h"
 #include "compiler/codegen/cuda/CudaKernel.h"
 #include "runtime/src/Artifact.h"
 
@@ -23,18 +25,21 @@
 namespace dlc::driver {
 
 struct BackendOptions {
-  std::vector<uint32_t> archs{80, 90}; ///< sm_80, sm_90: a cubin each
-  bool fp16 = false;                   ///< recorded in the artifact
+  std::vector<uint32_t> archs{80, 90};       ///< sm_80, sm_90: a cubin each
+  bool fp16 = false;                         ///< recorded in the artifact
+  KernelChoice kernels = KernelChoice::Auto; ///< generated vs library calls
 };
 
-/// One CUDA kernel per step of the planned entry function, in program order.
-/// Throws UserError (at the kernel's layer) when the generator cannot emit a
-/// kernel.
+/// One CUDA kernel per step of the planned entry function, in program order
+/// (every exec.kernel generated: no library calls). Throws UserError (at the
+/// kernel's layer) when the generator cannot emit a kernel.
 std::vector<codegen::CudaKernel> emitCuda(mlir::ModuleOp module,
                                           const std::string &modelPath);
 
 /// Emits, compiles (NVRTC, through the on-disk cache) and packs the planned
-/// module into an artifact.
+/// module into an artifact; the exec.kernels that `options.kernels` gives to
+/// a library become library calls, whose constant operands are placed after
+/// the planned weights.
 artifact::Artifact buildArtifact(mlir::ModuleOp module,
                                  const BackendOptions &options,
                                  const std::string &modelPath);

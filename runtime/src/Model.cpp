@@ -147,15 +147,12 @@ std::shared_ptr<Model> Model::load(std::string_view bytes) {
   } catch (const artifact::FormatError &e) {
     raise(DLC_STATUS_INVALID_ARTIFACT, e.what());
   }
-  if (!a.libraryCalls.empty())
-    raise(DLC_STATUS_NOT_IMPLEMENTED,
-          "library call " + a.libraryCalls.front().name + " (" +
-              a.libraryCalls.front().library +
-              "): this runtime does not run cuDNN/cuBLASLt calls yet");
-  return std::shared_ptr<Model>(new Model(std::move(a)));
+  std::vector<LibraryCallSpec> calls = parseLibraryCalls(a);
+  return std::shared_ptr<Model>(new Model(std::move(a), std::move(calls)));
 }
 
-Model::Model(artifact::Artifact artifact) : artifact_(std::move(artifact)) {
+Model::Model(artifact::Artifact artifact, std::vector<LibraryCallSpec> calls)
+    : artifact_(std::move(artifact)), libraryCalls_(std::move(calls)) {
   auto info = [](const artifact::TensorSpec &t) {
     return dlcTensorInfo{t.name.c_str(), dlcDType(t.type), t.shape.size(),
                          t.shape.data(), size_t(t.bytes())};

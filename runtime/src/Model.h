@@ -13,6 +13,7 @@
 #include "dlc/runtime.h"
 #include "runtime/src/Artifact.h"
 #include "runtime/src/Cuda.h"
+#include "runtime/src/Library.h"
 
 #include <map>
 #include <memory>
@@ -53,15 +54,20 @@ public:
   const artifact::Artifact &artifact() const { return artifact_; }
   const std::vector<dlcTensorInfo> &inputs() const { return inputs_; }
   const std::vector<dlcTensorInfo> &outputs() const { return outputs_; }
+  /// The library calls' descriptors, parsed and checked at load.
+  const std::vector<LibraryCallSpec> &libraryCalls() const {
+    return libraryCalls_;
+  }
 
   /// The image for `device` (the current device), made on first use.
   std::shared_ptr<DeviceImage> acquire(int device) const;
 
 private:
-  explicit Model(artifact::Artifact artifact);
+  Model(artifact::Artifact artifact, std::vector<LibraryCallSpec> calls);
 
   artifact::Artifact artifact_;
   std::vector<dlcTensorInfo> inputs_, outputs_;
+  std::vector<LibraryCallSpec> libraryCalls_;
   mutable std::mutex mutex_;
   mutable std::map<int, std::weak_ptr<DeviceImage>> images_;
 };

@@ -32,6 +32,9 @@ Session::Session(std::shared_ptr<const Model> model)
     if (uint64_t bytes = model_->artifact().arenaBytes)
       checkCuda(cudaMalloc(reinterpret_cast<void **>(&arena_), bytes),
                 "allocating the arena");
+    if (!model_->libraryCalls().empty())
+      library_ = std::make_unique<LibrarySession>(model_->artifact(),
+                                                  model_->libraryCalls());
   } catch (...) {
     release();
     throw;
@@ -47,6 +50,7 @@ void Session::release() noexcept {
     cudaSetDevice(device_);
   if (graphExec_)
     cudaGraphExecDestroy(graphExec_);
+  library_.reset();
   if (stream_)
     cudaStreamDestroy(stream_);
   cudaFree(staging_);
@@ -103,6 +107,9 @@ void Session::runOnDevice(const void *const *inputs, void *const *outputs,
   for (size_t i = 0; i < outs.size(); ++i)
     checkPointer(outs[i], "output", i);
 
+  // Library plans are made outside any capture.
+  if (library_)
+    library_->prepare();
   std::vector<const void *> key(ins);
   key.insert(key.end(), outs.begin(), outs.end());
   if (graphExec_ && key == graphKey_) {
@@ -197,8 +204,14 @@ void Session::enqueue(const std::vector<const void *> &inputs,
   std::vector<void *> pointers;
   std::vector<void *> args;
   for (const artifact::Step &step : a.program) {
-    if (step.kind != artifact::Step::Kind::Kernel)
-      raise(DLC_STATUS_INTERNAL_ERROR, "library call in the program");
+    if (step.kind == artifact::Step::Kind::LibraryCall) {
+      const artifact::LibraryCall &call = a.libraryCalls[step.index];
+      pointers.resize(call.params.size());
+      for (size_t p = 0; p < call.params.size(); ++p)
+        pointers[p] = address(call.params[p]);
+      library_->run(step.index, pointers, stream);
+      continue;
+    }
     const artifact::Kernel &k = a.kernels[step.index];
     pointers.resize(k.params.size());
     args.resize(k.params.size());

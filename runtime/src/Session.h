@@ -1,10 +1,10 @@
 //===- Session.h - one run context of a model -------------------*- C++ -*-===//
 //
 // A session owns an arena on one device and runs the model's program into
-// it: copies of arena-resident inputs, the kernel launches, copies of
-// arena-resident outputs. The first run with a given set of caller pointers
-// is captured into a CUDA graph; later runs with the same pointers replay it.
-// A sticky CUDA error poisons the session.
+// it: copies of arena-resident inputs, the kernel launches and library
+// calls, copies of arena-resident outputs. The first run with a given set of
+// caller pointers is captured into a CUDA graph; later runs with the same
+// pointers replay it. A sticky CUDA error poisons the session.
 //
 //===----------------------------------------------------------------------===//
 
@@ -51,6 +51,9 @@ private:
   std::shared_ptr<DeviceImage> image_;
   int device_ = 0;
   char *arena_ = nullptr;
+  /// The cuBLASLt/cuDNN handles, plans and workspace, when the program has
+  /// library calls; prepared on the first run, before any capture.
+  std::unique_ptr<LibrarySession> library_;
 
   // The captured graph and the caller pointers it was captured with.
   cudaGraphExec_t graphExec_ = nullptr;

@@ -141,16 +141,182 @@ TEST(RuntimeModel, LoadValidates) {
             DLC_STATUS_INVALID_ARGUMENT);
 }
 
-TEST(RuntimeModel, LibraryCallsAreNotImplementedYet) {
-  dlc::artifact::Artifact a = dlc::test::syntheticArtifact();
-  a.libraryCalls.push_back(
-      {"l2_gemm", "cublaslt", "gemm", {"dense"}, "{}", {}, 0});
-  std::string bytes = dlc::artifact::serialize(a);
+//===----------------------------------------------------------------------===//
+// Library call descriptors, checked when a model loads
+//===----------------------------------------------------------------------===//
+
+// x [1, 10] (the input) times w [10, 1] (the weights) into the arena.
+constexpr const char *kGemm =
+    R"({"m": 1, "n": 1, "k": 10, "batch": 1, "a_batch_stride": 0,
+        "b_batch_stride": 0, "transpose_b": false, "a_dtype": "float32",
+        "b_dtype": "float32", "d_dtype": "float32", "compute": "float32",
+        "alpha": 1.0, "beta": 0.0, "epilogue": "default"})";
+// x as NHWC [1, 1, 10, 1], a 1x3 filter from the weights, y [1, 1, 8, 1].
+constexpr const char *kConv =
+    R"({"n": 1, "h": 1, "w": 10, "c": 1, "k": 1, "r": 1, "s": 3,
+        "groups": 1, "p": 1, "q": 8, "pads": [0, 0, 0, 0], "strides": [1, 1],
+        "dilations": [1, 1], "x_dtype": "float32", "w_dtype": "float32",
+        "y_dtype": "float32", "compute": "float32", "activation": "relu"})";
+// A 1x2 max pool of x: y [1, 1, 5, 1].
+constexpr const char *kPool =
+    R"({"n": 1, "h": 1, "w": 10, "c": 1, "p": 1, "q": 5, "mode": "max",
+        "window": [1, 2], "strides": [1, 2], "pads": [0, 0, 0, 0],
+        "dtype": "float32", "compute": "float32"})";
+
+/// `text` with the first `from` replaced by `to`.
+std::string edit(std::string text, const std::string &from,
+                 const std::string &to) {
+  size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return at == std::string::npos ? text : text.replace(at, from.size(), to);
+}
+
+/// Loads the synthetic artifact with one library call run after its
+/// kernels; the error message stays in dlcGetLastErrorMessage().
+dlcStatus loadWithCall(const std::string &library, const std::string &op,
+                       const std::string &descriptor,
+                       std::vector<dlc::artifact::BufferRef> params) {
+  using namespace dlc::artifact;
+  Artifact a = dlc::test::syntheticArtifact();
+  a.libraryCalls.push_back({"l2_" + op,
+                            library,
+                            op,
+                            {"layer"},
+                            descriptor,
+                            std::move(params),
+                            1 << 20});
+  a.program = {{Step::Kind::Kernel, 0},
+               {Step::Kind::Kernel, 1},
+               {Step::Kind::LibraryCall, 0}};
+  std::string bytes = serialize(a);
   dlcModel model = nullptr;
-  EXPECT_EQ(dlcModelLoadFromMemory(bytes.data(), bytes.size(), &model),
-            DLC_STATUS_NOT_IMPLEMENTED);
-  EXPECT_NE(std::strstr(dlcGetLastErrorMessage(), "l2_gemm (cublaslt)"),
+  dlcStatus status = dlcModelLoadFromMemory(bytes.data(), bytes.size(), &model);
+  dlcModelDestroy(model);
+  return status;
+}
+
+using dlc::artifact::Region;
+const std::vector<dlc::artifact::BufferRef> kGemmParams = {
+    {Region::Input, 0, 0, 40},
+    {Region::Weights, 0, 0, 40},
+    {Region::Arena, 0, 256, 4}};
+const std::vector<dlc::artifact::BufferRef> kConvParams = {
+    {Region::Input, 0, 0, 40},
+    {Region::Weights, 0, 0, 12},
+    {Region::Arena, 0, 256, 32}};
+const std::vector<dlc::artifact::BufferRef> kPoolParams = {
+    {Region::Input, 0, 0, 40}, {Region::Arena, 0, 256, 20}};
+
+TEST(RuntimeLibraryCalls, WellFormedDescriptorsLoad) {
+  EXPECT_EQ(loadWithCall("cublaslt", "gemm", kGemm, kGemmParams),
+            DLC_STATUS_SUCCESS)
+      << dlcGetLastErrorMessage();
+  EXPECT_EQ(loadWithCall("cudnn", "conv2d", kConv, kConvParams),
+            DLC_STATUS_SUCCESS)
+      << dlcGetLastErrorMessage();
+  EXPECT_EQ(loadWithCall("cudnn", "pool2d", kPool, kPoolParams),
+            DLC_STATUS_SUCCESS)
+      << dlcGetLastErrorMessage();
+  // A bias epilogue with its bias (the weights' first float).
+  std::vector<dlc::artifact::BufferRef> withBias = kGemmParams;
+  withBias.insert(withBias.begin() + 2, {Region::Weights, 0, 0, 4});
+  EXPECT_EQ(loadWithCall("cublaslt", "gemm",
+                         edit(kGemm, R"("epilogue": "default")",
+                              R"("epilogue": "relu_bias",
+                                 "bias_dtype": "float32")"),
+                         withBias),
+            DLC_STATUS_SUCCESS)
+      << dlcGetLastErrorMessage();
+}
+
+TEST(RuntimeLibraryCalls, MalformedDescriptorsAreInvalidArtifacts) {
+  struct Case {
+    std::string from, to, message;
+  };
+  const std::string prefix = "library call l2_gemm (cublaslt gemm): ";
+  const Case cases[] = {
+      {R"("n": 1, )", "", "descriptor.n: missing"},
+      {R"("m": 1)", R"("m": -1)",
+       "descriptor.m: expected an integer in [1, 2147483647]"},
+      {R"("m": 1)", R"("m": "1")",
+       "descriptor.m: expected an integer in [1, 2147483647]"},
+      {R"("k": 10)", R"("k": 20)",
+       "params[0]: 40 bytes, the descriptor needs 80"},
+      {R"("m": 1, "n": 1, "k": 10)",
+       R"("m": 2147483647, "n": 1, "k": 2147483647)",
+       "descriptor: sizes overflow"},
+      {R"("epilogue": "default")", R"("epilogue": "swish")",
+       "descriptor.epilogue: expected one of default, relu, gelu, bias, "
+       "relu_bias, gelu_bias"},
+      {R"("epilogue": "default")", R"("epilogue": "bias")",
+       "descriptor.bias_dtype: missing"},
+      {R"("epilogue": "default")",
+       R"("epilogue": "default", "bias_dtype": "float32")",
+       "descriptor.bias_dtype: given for an epilogue without a bias"},
+      {R"("beta": 0.0)", R"("beta": 1.0)",
+       "descriptor.beta: must be 0 (D is not accumulated into)"},
+      {R"("alpha": 1.0)", R"("alpha": "one")",
+       "descriptor.alpha: expected a finite number"},
+      {R"("a_dtype": "float32")", R"("a_dtype": "int32")",
+       "descriptor.a_dtype: expected one of float32, float16, bfloat16"},
+      {R"("d_dtype": "float32")", R"("d_dtype": "float16")",
+       "descriptor.d_dtype: must be a_dtype or float32"},
+      {R"("a_batch_stride": 0)", R"("a_batch_stride": 3)",
+       "descriptor.a_batch_stride: expected 0 or m*k"},
+      {R"("transpose_b": false)", R"("transpose_b": 0)",
+       "descriptor.transpose_b: expected true or false"},
+      {R"("compute": "float32")", R"("compute": "tf32")",
+       "descriptor.compute: expected one of float32"},
+  };
+  for (const Case &c : cases) {
+    EXPECT_EQ(loadWithCall("cublaslt", "gemm", edit(kGemm, c.from, c.to),
+                           kGemmParams),
+              DLC_STATUS_INVALID_ARTIFACT)
+        << c.to;
+    EXPECT_EQ(dlcGetLastErrorMessage(), prefix + c.message) << c.to;
+  }
+  // Parameters that do not match the descriptor.
+  EXPECT_EQ(
+      loadWithCall("cublaslt", "gemm", kGemm, {kGemmParams[0], kGemmParams[1]}),
+      DLC_STATUS_INVALID_ARTIFACT);
+  EXPECT_EQ(dlcGetLastErrorMessage(),
+            prefix + "params: 2 parameters, the descriptor needs 3");
+  EXPECT_EQ(loadWithCall("cudnn", "conv2d",
+                         edit(kConv, R"("q": 8)", R"("q": 9)"), kConvParams),
+            DLC_STATUS_INVALID_ARTIFACT);
+  EXPECT_EQ(dlcGetLastErrorMessage(),
+            std::string("library call l2_conv2d (cudnn conv2d): descriptor: "
+                        "p, q do not match the convolution's geometry"));
+  EXPECT_EQ(loadWithCall("cudnn", "conv2d",
+                         edit(kConv, R"("k": 1)", R"("k": 3)"), kConvParams),
+            DLC_STATUS_INVALID_ARTIFACT);
+  EXPECT_EQ(loadWithCall("cudnn", "conv2d",
+                         edit(kConv, R"("groups": 1)", R"("groups": 2)"),
+                         kConvParams),
+            DLC_STATUS_INVALID_ARTIFACT);
+  EXPECT_NE(std::strstr(dlcGetLastErrorMessage(),
+                        "descriptor.groups: must divide c and k"),
             nullptr);
+  EXPECT_EQ(loadWithCall("cudnn", "pool2d",
+                         edit(kPool, R"("pads": [0, 0, 0, 0])",
+                              R"("pads": [0, 0, 2, 0])"),
+                         kPoolParams),
+            DLC_STATUS_INVALID_ARTIFACT);
+  EXPECT_NE(std::strstr(dlcGetLastErrorMessage(),
+                        "each pad must be smaller than the window"),
+            nullptr);
+  EXPECT_EQ(loadWithCall("cudnn", "pool2d",
+                         edit(kPool, R"("mode": "max")", R"("mode": "min")"),
+                         kPoolParams),
+            DLC_STATUS_INVALID_ARTIFACT);
+}
+
+TEST(RuntimeLibraryCalls, UnknownOpsAreNotImplemented) {
+  EXPECT_EQ(loadWithCall("cudnn", "softmax", "{}", {}),
+            DLC_STATUS_NOT_IMPLEMENTED);
+  EXPECT_STREQ(dlcGetLastErrorMessage(),
+               "library call l2_softmax: cudnn softmax is not supported by "
+               "this runtime");
 }
 
 TEST(RuntimeModel, SessionWithoutADeviceIsNoDevice) {

@@ -65,8 +65,9 @@ std::vector<CommandSpec> buildCommands() {
       positiveInt("--batch", "Fix the batch size (default: 1; kept open when "
                              "--stop-after names a graph stage)"),
       value("--kernels", "auto|generated|library",
-            "Generated kernels, cuDNN/cuBLASLt calls, or the faster of the "
-            "two per kernel (default auto)",
+            "Generated kernels only; cuDNN/cuBLASLt calls wherever a kernel "
+            "is a pattern they take whole; or auto: cuBLASLt for GEMMs of "
+            "at least 2^24 multiply-adds, generated otherwise (default)",
             {"auto", "generated", "library"}),
       value("--emit", "mlir|cuda|artifact",
             "What to write: the optimized IR, the CUDA sources, or the "

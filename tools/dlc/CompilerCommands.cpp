@@ -56,13 +56,13 @@ std::vector<uint32_t> archsOf(const cli::Invocation &inv) {
 /// The artifact of a planned module.
 std::string artifactBytes(mlir::ModuleOp module, const cli::Invocation &inv,
                           bool fp16, const std::string &path) {
-  if (inv.get("--kernels", "auto") == "library")
-    throw UserError("--kernels library: the cuDNN/cuBLASLt path is not "
-                    "implemented yet; use auto or generated",
-                    path);
   driver::BackendOptions backend;
   backend.archs = archsOf(inv);
   backend.fp16 = fp16;
+  std::string kernels = inv.get("--kernels", "auto");
+  backend.kernels = kernels == "library"     ? driver::KernelChoice::Library
+                    : kernels == "generated" ? driver::KernelChoice::Generated
+                                             : driver::KernelChoice::Auto;
   return artifact::serialize(driver::buildArtifact(module, backend, path));
 }
 

@@ -31,12 +31,12 @@ struct LaunchConfig {
 
 /// A generated kernel.
 struct CudaKernel {
-  std::string name;    ///< the exec.kernel's sym_name ("k3_conv2d")
-  std::string entry;   ///< the __global__ function's name (compiler-made)
-  std::string family;  ///< "elementwise", "reduction", "pool", "depthwise",
-                       ///< "gemm_tc", "conv_tc", "gemm_simt", "conv_simt",
-                       ///< "conv_transpose", "recurrent", "gather", "copy"
-  std::string source;  ///< one complete NVRTC translation unit
+  std::string name;   ///< the exec.kernel's sym_name ("k3_conv2d")
+  std::string entry;  ///< the __global__ function's name (compiler-made)
+  std::string family; ///< "elementwise", "reduction", "pool", "depthwise",
+                      ///< "gemm_tc", "conv_tc", "gemm_simt", "conv_simt",
+                      ///< "conv_transpose", "recurrent", "gather", "copy"
+  std::string source; ///< one complete NVRTC translation unit
   LaunchConfig launch;
   uint32_t numIns = 0, numOuts = 0;
   std::vector<std::string> layers; ///< the Keras layers it computes

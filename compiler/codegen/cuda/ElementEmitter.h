@@ -16,6 +16,11 @@
 // rounded where the IR's type says so, as the reference executor does),
 // `int` for i32, `long long` for i64 and `bool` for i1.
 //
+// KernelSource.cpp holds the text helpers and the KernelContext,
+// ElementEmitter.cpp the recursion, InlineLoops.cpp the inline loops; the
+// families are Elementwise.cpp, Reductions.cpp, ImplicitGemm.cpp and
+// Recurrent.cpp, chosen by Emitter.cpp.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef DLC_COMPILER_CODEGEN_CUDA_ELEMENTEMITTER_H
@@ -32,6 +37,7 @@
 #include "llvm/ADT/SmallVector.h"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,8 +54,6 @@ public:
   void open(const llvm::Twine &head);
   /// One level shallower and "}" + tail.
   void close(llvm::StringRef tail = "");
-  /// Appends another writer's text, each line at this one's indentation.
-  void append(const CodeWriter &other);
   const std::string &str() const { return text_; }
 
 private:
@@ -77,6 +81,11 @@ std::string floatLiteral(float v);
 /// An integer literal of C++ type `s` (I32 or I64).
 std::string intLiteral(int64_t v, Scalar s);
 
+/// The value of an integer literal, if `s` is one.
+std::optional<int64_t> literalValue(llvm::StringRef s);
+/// Whether `expr` is a name or a literal (needs no local to be reused).
+bool isAtom(llvm::StringRef expr);
+
 /// `a + b`, `a * b` on index expressions, folding integer literals.
 std::string addIndex(llvm::StringRef a, int64_t b);
 std::string mulIndex(llvm::StringRef a, int64_t b);
@@ -95,7 +104,7 @@ struct KernelContext {
   /// `dlc_idx` is int, or long long when a tensor has 2^31 elements or more.
   bool wideIndex = false;
   /// Whether __restrict__ may qualify the parameters (no out is in place).
-  bool restrict = true;
+  bool restrictPointers = true;
   bool needsTensorCoreGemm = false, needsSimtGemm = false;
   /// File-scope constant arrays, and the names given to constants.
   CodeWriter globals;
@@ -148,8 +157,15 @@ public:
   /// Makes `expr` the element of `value` at `index` in the current scope.
   void bind(mlir::Value value, llvm::ArrayRef<std::string> index,
             llvm::StringRef expr);
+  /// bind() for the f32 value `expr` of an op's result, rounded to the
+  /// result's type first (see rounded()).
+  void bindResult(mlir::Value result, llvm::ArrayRef<std::string> index,
+                  llvm::StringRef expr);
   /// From now on `op`'s results are only what bind() says.
   void seal(mlir::Operation *op) { sealed_.insert(op); }
+  /// `expr` rounded to `result`'s element type when that is f16 / bf16 (every
+  /// op's float result is, as the reference executor rounds them).
+  std::string rounded(mlir::Value result, llvm::StringRef expr);
 
   /// A new local name ("v12", "k3").
   std::string fresh(llvm::StringRef prefix);
@@ -181,8 +197,6 @@ public:
   /// The activation applied to `x` (a local name), as an expression.
   std::string activation(graph::ActivationAttr fn, llvm::StringRef x);
 
-  KernelContext &context() { return context_; }
-
 private:
   mlir::FailureOr<std::string> compute(mlir::Value value,
                                        llvm::ArrayRef<std::string> index);
@@ -191,8 +205,6 @@ private:
   /// The index of a broadcast operand of type `operand` in a result indexed
   /// by `index`.
   Index broadcastIndex(mlir::Value operand, llvm::ArrayRef<std::string> index);
-  /// Rounds a float result to its declared 16-bit type.
-  std::string rounded(mlir::Value result, llvm::StringRef expr);
 
   mlir::FailureOr<std::string> emitConstant(graph::ConstantOp op,
                                             llvm::ArrayRef<std::string> index);
@@ -202,15 +214,17 @@ private:
                                         llvm::ArrayRef<std::string> index);
   mlir::FailureOr<std::string> emitBatchNorm(graph::BatchNormOp op,
                                              llvm::ArrayRef<std::string> index);
+  mlir::FailureOr<std::string> emitReshape(graph::ReshapeOp op,
+                                           llvm::ArrayRef<std::string> index);
   mlir::FailureOr<std::string> emitConcat(graph::ConcatOp op,
                                           llvm::ArrayRef<std::string> index);
   mlir::FailureOr<std::string> emitPad(graph::PadOp op,
                                        llvm::ArrayRef<std::string> index);
-  // The inline loops (Reductions and convolutions, one result element each).
+  // The inline loops (InlineLoops.cpp).
   mlir::FailureOr<std::string> emitConv2D(graph::Conv2DOp op,
                                           llvm::ArrayRef<std::string> index);
-  mlir::FailureOr<std::string>
-  emitDepthwise(graph::DepthwiseConv2DOp op, llvm::ArrayRef<std::string> index);
+  mlir::FailureOr<std::string> emitDepthwise(graph::DepthwiseConv2DOp op,
+                                             llvm::ArrayRef<std::string> index);
   mlir::FailureOr<std::string>
   emitConvTranspose(graph::Conv2DTransposeOp op,
                     llvm::ArrayRef<std::string> index);
@@ -218,8 +232,8 @@ private:
                                           llvm::ArrayRef<std::string> index);
   mlir::FailureOr<std::string> emitPool2D(graph::Pool2DOp op,
                                           llvm::ArrayRef<std::string> index);
-  mlir::FailureOr<std::string> emitGlobalPool(graph::GlobalPoolOp op,
-                                              llvm::ArrayRef<std::string> index);
+  mlir::FailureOr<std::string>
+  emitGlobalPool(graph::GlobalPoolOp op, llvm::ArrayRef<std::string> index);
   mlir::FailureOr<std::string> emitSoftmax(graph::SoftmaxOp op,
                                            llvm::ArrayRef<std::string> index);
   mlir::FailureOr<std::string> emitLayerNorm(graph::LayerNormOp op,
@@ -238,20 +252,21 @@ private:
   std::string error_;
 };
 
-/// The spatial geometry of a sliding-window op in NHWC terms.
-struct Window {
-  int64_t kh, kw, sh, sw, dh, dw, padTop, padLeft;
-};
+/// A tensor value's shape and element type; an axis in [0, rank).
+llvm::ArrayRef<int64_t> shapeOf(mlir::Value v);
+Scalar scalarOfValue(mlir::Value v);
+int64_t normAxis(int64_t axis, int64_t rank);
 
-/// Positions of N, H, W and C in a tensor of `layout`.
-struct LayoutDims {
-  unsigned n, h, w, c;
-};
-LayoutDims layoutDims(graph::Layout layout);
-
-/// The index of a rank-4 tensor of `layout` from its N, H, W, C parts.
-Index layoutIndex(graph::Layout layout, llvm::StringRef n, llvm::StringRef h,
-                  llvm::StringRef w, llvm::StringRef c);
+/// A window coordinate "out * stride - pad + k * dilation".
+std::string windowCoord(llvm::StringRef out, int64_t stride, int64_t pad,
+                        llvm::StringRef k, int64_t dilation);
+/// The bounds tests of such a coordinate `name` over an input of `size`
+/// (`outSize` outputs, a window of `kernel` taps): only those that some
+/// output can fail.
+void windowTests(llvm::SmallVectorImpl<std::string> &tests,
+                 llvm::StringRef name, int64_t pad, int64_t outSize,
+                 int64_t stride, int64_t kernel, int64_t dilation,
+                 int64_t size);
 
 /// Conv2D's filter dims and the index of filter element (o, ky, kx, i).
 struct FilterGeometry {

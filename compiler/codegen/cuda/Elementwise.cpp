@@ -71,7 +71,7 @@ int64_t vectorWidth(const KernelContext &context, Value result, unsigned out,
 } // namespace
 
 LogicalResult codegen::detail::emitPerElementKernel(KernelContext &context,
-                                           StringRef family) {
+                                                    StringRef family) {
   auto yield =
       cast<exec::YieldOp>(context.op.getBody().front().getTerminator());
   context.kernel.family = family.str();
@@ -112,9 +112,9 @@ LogicalResult codegen::detail::emitPerElementKernel(KernelContext &context,
         return at;
       };
       for (unsigned arg : vectorArgs) {
-        const std::string vec = "dlc_vec<" +
-                                std::string(storageType(context.inScalar(arg))) +
-                                ", " + std::to_string(width) + ">";
+        const std::string vec =
+            "dlc_vec<" + std::string(storageType(context.inScalar(arg))) +
+            ", " + std::to_string(width) + ">";
         const std::string name = e.fresh("a");
         w.line("const " + vec + " " + name + " = *reinterpret_cast<const " +
                vec + " *>(" + KernelContext::inName(arg) + " + " + linear +

@@ -11,7 +11,6 @@
 #include "compiler/codegen/cuda/ElementEmitter.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "llvm/ADT/TypeSwitch.h"
 
 #include <optional>
 
@@ -31,42 +30,42 @@ const char *codegen::detail::preludeSource() {
 
 // NumPy's maximum / minimum: a NaN operand wins (max pooling's and
 // reductions' rule too, with the accumulator second).
-static __device__ __forceinline__ float dlc_max_nan(float a, float b) {
+__device__ __forceinline__ float dlc_max_nan(float a, float b) {
   return a != a || a > b ? a : b;
 }
-static __device__ __forceinline__ float dlc_min_nan(float a, float b) {
+__device__ __forceinline__ float dlc_min_nan(float a, float b) {
   return a != a || a < b ? a : b;
 }
 // std::max / std::min, as the reference's activations use them: the first
 // operand on ties and NaN.
-static __device__ __forceinline__ float dlc_smax(float a, float b) {
+__device__ __forceinline__ float dlc_smax(float a, float b) {
   return a < b ? b : a;
 }
-static __device__ __forceinline__ float dlc_smin(float a, float b) {
+__device__ __forceinline__ float dlc_smin(float a, float b) {
   return b < a ? b : a;
 }
 // The rounding of a result declared f16 / bf16.
-static __device__ __forceinline__ float dlc_round_f16(float x) {
+__device__ __forceinline__ float dlc_round_f16(float x) {
   return __half2float(__float2half_rn(x));
 }
-static __device__ __forceinline__ float dlc_round_bf16(float x) {
+__device__ __forceinline__ float dlc_round_bf16(float x) {
   return __bfloat162float(__float2bfloat16_rn(x));
 }
 // Float to integer as NumPy's astype on x86-64: truncation; NaN and values
 // out of range give the minimum.
-static __device__ __forceinline__ int dlc_f2i32(float x) {
+__device__ __forceinline__ int dlc_f2i32(float x) {
   return x >= -2147483648.0f && x < 2147483648.0f ? (int)x
                                                   : (-2147483647 - 1);
 }
-static __device__ __forceinline__ long long dlc_f2i64(float x) {
+__device__ __forceinline__ long long dlc_f2i64(float x) {
   return x >= -9223372036854775808.0f && x < 9223372036854775808.0f
              ? (long long)x
              : (-9223372036854775807LL - 1);
 }
-static __device__ __forceinline__ float dlc_sigmoid(float x) {
+__device__ __forceinline__ float dlc_sigmoid(float x) {
   return 1.0f / (1.0f + expf(-x));
 }
-static __device__ __forceinline__ float dlc_softplus(float x) {
+__device__ __forceinline__ float dlc_softplus(float x) {
   return dlc_smax(x, 0.0f) + log1pf(expf(-fabsf(x)));
 }
 
@@ -74,27 +73,27 @@ static __device__ __forceinline__ float dlc_softplus(float x) {
 template <class T, int V> struct alignas(sizeof(T) * V) dlc_vec {
   T v[V];
 };
-static __device__ __forceinline__ float dlc_to_float(float x) { return x; }
-static __device__ __forceinline__ float dlc_to_float(__half x) {
+__device__ __forceinline__ float dlc_to_float(float x) { return x; }
+__device__ __forceinline__ float dlc_to_float(__half x) {
   return __half2float(x);
 }
-static __device__ __forceinline__ float dlc_to_float(__nv_bfloat16 x) {
+__device__ __forceinline__ float dlc_to_float(__nv_bfloat16 x) {
   return __bfloat162float(x);
 }
 
 // Reductions over a warp or a block (blockDim.x a multiple of 32, `red`
 // 32 floats of shared memory); every thread gets the result.
-static __device__ __forceinline__ float dlc_warp_sum(float v) {
+__device__ __forceinline__ float dlc_warp_sum(float v) {
   for (int o = 16; o > 0; o >>= 1)
     v += __shfl_xor_sync(0xffffffffu, v, o);
   return v;
 }
-static __device__ __forceinline__ float dlc_warp_max(float v) {
+__device__ __forceinline__ float dlc_warp_max(float v) {
   for (int o = 16; o > 0; o >>= 1)
     v = dlc_max_nan(__shfl_xor_sync(0xffffffffu, v, o), v);
   return v;
 }
-static __device__ __forceinline__ float dlc_block_sum(float v, float *red) {
+__device__ __forceinline__ float dlc_block_sum(float v, float *red) {
   v = dlc_warp_sum(v);
   __syncthreads();
   if ((threadIdx.x & 31) == 0)
@@ -103,7 +102,7 @@ static __device__ __forceinline__ float dlc_block_sum(float v, float *red) {
   v = (threadIdx.x & 31) < (blockDim.x >> 5) ? red[threadIdx.x & 31] : 0.0f;
   return dlc_warp_sum(v);
 }
-static __device__ __forceinline__ float dlc_block_max(float v, float *red) {
+__device__ __forceinline__ float dlc_block_max(float v, float *red) {
   v = dlc_warp_max(v);
   __syncthreads();
   if ((threadIdx.x & 31) == 0)
@@ -120,30 +119,38 @@ static __device__ __forceinline__ float dlc_block_max(float v, float *red) {
 
 namespace {
 
+/// The family a per-element kernel takes from `op` when that is its heaviest
+/// op, with the op's weight; elementwise ops weigh 1, data movement 0.
+std::pair<int, const char *> familyOf(Operation *op) {
+  if (isa<Conv2DOp>(op))
+    return {9, "conv_simt"};
+  if (isa<MatmulOp>(op))
+    return {8, "gemm_simt"};
+  if (isa<Conv2DTransposeOp>(op))
+    return {7, "conv_transpose"};
+  if (isa<DepthwiseConv2DOp>(op))
+    return {6, "depthwise"};
+  if (isa<SoftmaxOp, LayerNormOp>(op))
+    return {5, "reduction"};
+  if (isa<Pool2DOp>(op))
+    return {4, "pool"};
+  if (isa<GlobalPoolOp>(op))
+    return {3, "reduction"};
+  if (isa<EmbeddingOp>(op))
+    return {2, "gather"};
+  if (isa<AddOp, SubOp, MulOp, DivOp, MaximumOp, MinimumOp, PReluOp, CompareOp,
+          ActivationOp, CastOp, BiasAddOp, BatchNormOp>(op))
+    return {1, "elementwise"};
+  return {0, "copy"};
+}
+
 /// The family of a per-element kernel: its heaviest op's.
 std::string perElementFamily(Block &body) {
-  static constexpr std::pair<int, const char *> kNone{0, "copy"};
-  std::pair<int, const char *> best = kNone;
+  std::pair<int, const char *> best{0, "copy"};
   for (Operation &op : body) {
-    std::pair<int, const char *> rank =
-        llvm::TypeSwitch<Operation *, std::pair<int, const char *>>(&op)
-            .Case<Conv2DOp>([](auto) { return std::pair{9, "conv_simt"}; })
-            .Case<MatmulOp>([](auto) { return std::pair{8, "gemm_simt"}; })
-            .Case<Conv2DTransposeOp>(
-                [](auto) { return std::pair{7, "conv_transpose"}; })
-            .Case<DepthwiseConv2DOp>(
-                [](auto) { return std::pair{6, "depthwise"}; })
-            .Case<SoftmaxOp, LayerNormOp>(
-                [](auto) { return std::pair{5, "reduction"}; })
-            .Case<Pool2DOp>([](auto) { return std::pair{4, "pool"}; })
-            .Case<GlobalPoolOp>([](auto) { return std::pair{3, "reduction"}; })
-            .Case<EmbeddingOp>([](auto) { return std::pair{2, "gather"}; })
-            .Case<AddOp, SubOp, MulOp, DivOp, MaximumOp, MinimumOp, PReluOp,
-                  CompareOp, ActivationOp, CastOp, BiasAddOp, BatchNormOp>(
-                [](auto) { return std::pair{1, "elementwise"}; })
-            .Default([](Operation *) { return kNone; });
-    if (rank.first > best.first)
-      best = rank;
+    std::pair<int, const char *> family = familyOf(&op);
+    if (family.first > best.first)
+      best = family;
   }
   return best.second;
 }
@@ -155,7 +162,9 @@ FailureOr<CudaKernel> codegen::emitKernel(exec::KernelOp kernel,
   Block &body = kernel.getBody().front();
   Operation *recurrent = nullptr, *row = nullptr, *gemm = nullptr;
   for (Operation &op : body) {
-    if (isa<SimpleRnnOp, LstmOp, GruOp>(op) && !recurrent)
+    // The last recurrent op, whose result the kernel stores: any other one
+    // is an operand, which fails as such.
+    if (isa<SimpleRnnOp, LstmOp, GruOp>(op))
       recurrent = &op;
     else if (isa<SoftmaxOp, LayerNormOp>(op) && !row)
       row = &op;
@@ -176,7 +185,8 @@ FailureOr<CudaKernel> codegen::emitKernel(exec::KernelOp kernel,
       error = trial.error;
   };
   if (recurrent) {
-    attempt([&](KernelContext &c) { return emitRecurrentKernel(c, recurrent); });
+    attempt(
+        [&](KernelContext &c) { return emitRecurrentKernel(c, recurrent); });
   } else {
     if (row)
       attempt([&](KernelContext &c) { return emitRowKernel(c, row); });
@@ -187,8 +197,8 @@ FailureOr<CudaKernel> codegen::emitKernel(exec::KernelOp kernel,
     });
   }
   if (!done)
-    return kernel.emitError() << "cannot generate CUDA for this kernel: "
-                              << error;
+    return kernel.emitError()
+           << "cannot generate CUDA for this kernel: " << error;
   CudaKernel result = done->kernel;
   result.source = done->source();
   return result;

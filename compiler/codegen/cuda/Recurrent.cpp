@@ -33,7 +33,8 @@ using namespace dlc::codegen::detail;
 namespace {
 
 constexpr int64_t kMaxThreads = 256;
-constexpr int64_t kStaticSharedLimit = 48 * 1024;
+/// Dynamic shared memory a launch gets without opting in.
+constexpr int64_t kDefaultSharedLimit = 48 * 1024;
 
 enum class Cell { Simple, Lstm, Gru };
 
@@ -48,12 +49,10 @@ private:
   /// `target` = sum over f of X(n, t, f) W(f, j) + the input bias(j).
   LogicalResult emitProjection(StringRef t, StringRef j, StringRef target);
   /// For this thread's columns j < `columns`: r = sum over u of `state`[u]
-  /// U(u, columnBase + j), then `finish`; then a barrier.
-  LogicalResult emitRecurrentProduct(int64_t columns, int64_t columnBase,
-                                     StringRef state,
-                                     function_ref<LogicalResult(StringRef j,
-                                                                StringRef r)>
-                                         finish);
+  /// U(u, columnBase + j), then `finish`.
+  LogicalResult emitRecurrentProduct(
+      int64_t columns, int64_t columnBase, StringRef state,
+      function_ref<LogicalResult(StringRef j, StringRef r)> finish);
   LogicalResult emitCell(StringRef proj);
   LogicalResult emitOutput(StringRef s);
   /// The activation of `fn` applied to `expr`.
@@ -119,8 +118,8 @@ LogicalResult RecurrentKernel::emitRecurrentProduct(
   w.open("for (dlc_idx u = 0; u < " + std::to_string(units_) + "; ++u)");
   e_.pushScope();
   FailureOr<std::string> weight = e_.emit(
-      recurrent_, Index{"u", columnBase == 0
-                                 ? std::string("j")
+      recurrent_,
+      Index{"u", columnBase == 0 ? std::string("j")
                                  : "(j + " + std::to_string(columnBase) + ")"});
   if (failed(weight))
     return fail();
@@ -135,8 +134,7 @@ LogicalResult RecurrentKernel::emitRecurrentProduct(
 
 LogicalResult RecurrentKernel::emitCell(StringRef proj) {
   CodeWriter &w = context_.code;
-  const std::string u = std::to_string(units_),
-                    u2 = std::to_string(2 * units_),
+  const std::string u = std::to_string(units_), u2 = std::to_string(2 * units_),
                     u3 = std::to_string(3 * units_);
   const std::string p = proj.str();
   auto guarded = [&]() {
@@ -149,12 +147,11 @@ LogicalResult RecurrentKernel::emitCell(StringRef proj) {
   };
   switch (cell_) {
   case Cell::Simple:
-    if (failed(emitRecurrentProduct(units_, 0, "h",
-                                    [&](StringRef j, StringRef r) {
-                                      w.line("z[" + j + "] = " + p + "[" + j +
-                                             "] + " + r + ";");
-                                      return success();
-                                    })))
+    if (failed(
+            emitRecurrentProduct(units_, 0, "h", [&](StringRef j, StringRef r) {
+              w.line("z[" + j + "] = " + p + "[" + j + "] + " + r + ";");
+              return success();
+            })))
       return failure();
     w.line("__syncthreads();");
     guarded();
@@ -164,12 +161,11 @@ LogicalResult RecurrentKernel::emitCell(StringRef proj) {
     unguarded();
     break;
   case Cell::Lstm:
-    if (failed(emitRecurrentProduct(width_, 0, "h",
-                                    [&](StringRef j, StringRef r) {
-                                      w.line("z[" + j + "] = " + p + "[" + j +
-                                             "] + " + r + ";");
-                                      return success();
-                                    })))
+    if (failed(
+            emitRecurrentProduct(width_, 0, "h", [&](StringRef j, StringRef r) {
+              w.line("z[" + j + "] = " + p + "[" + j + "] + " + r + ";");
+              return success();
+            })))
       return failure();
     w.line("__syncthreads();");
     guarded();
@@ -218,16 +214,18 @@ LogicalResult RecurrentKernel::emitCell(StringRef proj) {
       w.line("__syncthreads();");
       openColumns("j", units_);
       w.line("zg[j] = " + apply(gate_, p + "[j] + z[j]") + ";");
-      w.line("rh[j] = " + apply(gate_, p + "[" + u + " + j] + z[" + u + " + j]") +
-             " * h[j];");
+      w.line(
+          "rh[j] = " + apply(gate_, p + "[" + u + " + j] + z[" + u + " + j]") +
+          " * h[j];");
       closeColumns();
       w.line("__syncthreads();");
       guarded();
       if (failed(emitRecurrentProduct(
               units_, 2 * units_, "rh", [&](StringRef j, StringRef r) {
-                w.line("const float cand = " +
-                       apply(act_, (p + "[" + u2 + " + " + j + "] + " + r).str()) +
-                       ";");
+                w.line(
+                    "const float cand = " +
+                    apply(act_, (p + "[" + u2 + " + " + j + "] + " + r).str()) +
+                    ";");
                 w.line("h[" + j + "] = zg[" + j + "] * h[" + j +
                        "] + (1.0f - zg[" + j + "]) * cand;");
                 return success();
@@ -245,7 +243,7 @@ LogicalResult RecurrentKernel::emitOutput(StringRef s) {
   ArrayRef<int64_t> shape = cast<ShapedType>(yield_.getType()).getShape();
   openColumns("j", units_);
   Index index = allSteps_ ? Index{"n", s.str(), "j"} : Index{"n", "j"};
-  e_.bind(op_->getResult(0), index, "h[j]");
+  e_.bindResult(op_->getResult(0), index, "h[j]");
   FailureOr<std::string> y = e_.emit(yield_, index);
   if (failed(y))
     return fail();
@@ -255,7 +253,8 @@ LogicalResult RecurrentKernel::emitOutput(StringRef s) {
 }
 
 LogicalResult RecurrentKernel::emit() {
-  auto yield = cast<exec::YieldOp>(context_.op.getBody().front().getTerminator());
+  auto yield =
+      cast<exec::YieldOp>(context_.op.getBody().front().getTerminator());
   if (yield.getValues().size() != 1 ||
       cast<ShapedType>(yield.getValues().front().getType()).getShape() !=
           cast<ShapedType>(op_->getResult(0).getType()).getShape()) {
@@ -301,14 +300,14 @@ LogicalResult RecurrentKernel::emit() {
 
   // Shared memory, in floats: the projection, h, the recurrent products and
   // the cell's extra state.
-  const int64_t products = cell_ == Cell::Gru && !resetAfter_ ? 2 * units_
-                                                              : width_;
+  const int64_t products =
+      cell_ == Cell::Gru && !resetAfter_ ? 2 * units_ : width_;
   const int64_t extra = cell_ == Cell::Lstm                  ? units_
                         : cell_ == Cell::Gru && !resetAfter_ ? 2 * units_
                                                              : 0;
   const int64_t state = units_ + products + extra;
   const bool wholeSequence =
-      (steps_ * width_ + state) * 4 <= kStaticSharedLimit;
+      (steps_ * width_ + state) * 4 <= kDefaultSharedLimit;
   const int64_t projection = wholeSequence ? steps_ * width_ : width_;
   const int64_t threads =
       std::clamp<int64_t>((width_ + 31) / 32 * 32, 32, kMaxThreads);
@@ -390,6 +389,6 @@ LogicalResult RecurrentKernel::emit() {
 } // namespace
 
 LogicalResult codegen::detail::emitRecurrentKernel(KernelContext &context,
-                                          Operation *op) {
+                                                   Operation *op) {
   return RecurrentKernel(context, op).emit();
 }

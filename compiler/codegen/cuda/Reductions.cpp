@@ -56,7 +56,7 @@ public:
     bool trailing = true;
     for (auto [i, d] : llvm::enumerate(posDims_))
       trailing &= d == rank - static_cast<int64_t>(posDims_.size() - i);
-    mode_ = !trailing                ? Mode::Serial
+    mode_ = !trailing               ? Mode::Serial
             : len_ <= kWarpRowLimit ? Mode::Warp
                                     : Mode::Block;
     lanes_ = mode_ == Mode::Serial ? 1
@@ -114,9 +114,11 @@ LogicalResult RowKernel::forElements(
     if (len_ % lanes_ != 0)
       w.open("if (p < " + std::to_string(len_) + ")");
   } else {
-    w.open("for (dlc_idx p = " + std::string(lanes_ == 1 ? "0" : "lane") +
-           "; p < " + std::to_string(len_) + "; p += " +
-           std::to_string(lanes_) + ")");
+    w.open(
+        "for (dlc_idx p = " + std::string(lanes_ == 1 ? "0" : "lane") +
+        "; p < " + std::to_string(len_) + "; " +
+        (lanes_ == 1 ? std::string("++p") : "p += " + std::to_string(lanes_)) +
+        ")");
   }
   e_.pushScope();
   Index index(shape_.size());
@@ -156,8 +158,9 @@ void RowKernel::reduce(StringRef acc, bool max) {
 }
 
 LogicalResult RowKernel::store(ArrayRef<std::string> index, StringRef result) {
-  auto yield = cast<exec::YieldOp>(context_.op.getBody().front().getTerminator());
-  e_.bind(op_->getResult(0), index, result);
+  auto yield =
+      cast<exec::YieldOp>(context_.op.getBody().front().getTerminator());
+  e_.bindResult(op_->getResult(0), index, result);
   FailureOr<std::string> y = e_.emit(yield.getValues().front(), index);
   if (failed(y))
     return fail();
@@ -168,78 +171,84 @@ LogicalResult RowKernel::store(ArrayRef<std::string> index, StringRef result) {
 LogicalResult RowKernel::emitSoftmax() {
   CodeWriter &w = context_.code;
   w.line("float mx = " + floatLiteral(-INFINITY) + ";");
-  if (failed(forElements(true, false, [&](ArrayRef<std::string>, StringRef x,
-                                   StringRef) {
-        w.line("mx = dlc_max_nan(" + x + ", mx);");
-        return success();
-      })))
+  if (failed(forElements(true, false,
+                         [&](ArrayRef<std::string>, StringRef x, StringRef) {
+                           w.line("mx = dlc_max_nan(" + x + ", mx);");
+                           return success();
+                         })))
     return failure();
   reduce("mx", true);
   w.line("float sum = 0.0f;");
-  if (failed(forElements(false, false, [&](ArrayRef<std::string>, StringRef x,
-                                    StringRef slot) {
-        if (slot.empty()) {
-          w.line("sum += expf(" + x + " - mx);");
-        } else {
-          w.line(slot + " = expf(" + x + " - mx);");
-          w.line("sum += " + slot + ";");
-        }
-        return success();
-      })))
+  if (failed(
+          forElements(false, false,
+                      [&](ArrayRef<std::string>, StringRef x, StringRef slot) {
+                        if (slot.empty()) {
+                          w.line("sum += expf(" + x + " - mx);");
+                        } else {
+                          w.line(slot + " = expf(" + x + " - mx);");
+                          w.line("sum += " + slot + ";");
+                        }
+                        return success();
+                      })))
     return failure();
   reduce("sum", false);
-  return forElements(false, true, [&](ArrayRef<std::string> index, StringRef x,
-                                StringRef slot) {
-    std::string e = slot.empty() ? "expf(" + x.str() + " - mx)" : slot.str();
-    std::string r = e_.local(Scalar::F32, e + " / sum");
-    return store(index, r);
-  });
+  return forElements(
+      false, true,
+      [&](ArrayRef<std::string> index, StringRef x, StringRef slot) {
+        std::string e =
+            slot.empty() ? "expf(" + x.str() + " - mx)" : slot.str();
+        std::string r = e_.local(Scalar::F32, e + " / sum");
+        return store(index, r);
+      });
 }
 
 LogicalResult RowKernel::emitLayerNorm(LayerNormOp op) {
   CodeWriter &w = context_.code;
   const std::string width = floatLiteral(static_cast<float>(len_));
   w.line("float sum = 0.0f;");
-  if (failed(forElements(true, false, [&](ArrayRef<std::string>, StringRef x,
-                                   StringRef) {
-        w.line("sum += " + x + ";");
-        return success();
-      })))
+  if (failed(forElements(true, false,
+                         [&](ArrayRef<std::string>, StringRef x, StringRef) {
+                           w.line("sum += " + x + ";");
+                           return success();
+                         })))
     return failure();
   reduce("sum", false);
   w.line("const float mean = sum / " + width + ";");
   w.line("float sq = 0.0f;");
-  if (failed(forElements(false, false, [&](ArrayRef<std::string>, StringRef x,
-                                    StringRef) {
-        w.line("sq += (" + x + " - mean) * (" + x + " - mean);");
-        return success();
-      })))
+  if (failed(forElements(
+          false, false, [&](ArrayRef<std::string>, StringRef x, StringRef) {
+            w.line("sq += (" + x + " - mean) * (" + x + " - mean);");
+            return success();
+          })))
     return failure();
   reduce("sq", false);
   w.line("const float rstd = 1.0f / sqrtf(sq / " + width + " + " +
          floatLiteral(static_cast<float>(op.getEpsilon().convertToDouble())) +
          ");");
-  return forElements(false, true, [&](ArrayRef<std::string> index, StringRef x,
-                                StringRef) -> LogicalResult {
-    Index pos;
-    for (int64_t d : posDims_)
-      pos.push_back(index[d]);
-    FailureOr<std::string> gamma = e_.emit(op.getScale(), pos);
-    if (failed(gamma))
-      return fail();
-    FailureOr<std::string> beta = e_.emit(op.getOffset(), pos);
-    if (failed(beta))
-      return fail();
-    std::string inv = e_.local(Scalar::F32, "rstd * " + *gamma);
-    std::string r = e_.local(Scalar::F32, (x + " * " + inv + " + (" + *beta +
-                                           " - mean * " + inv + ")")
-                                              .str());
-    return store(index, r);
-  });
+  return forElements(
+      false, true,
+      [&](ArrayRef<std::string> index, StringRef x,
+          StringRef) -> LogicalResult {
+        Index pos;
+        for (int64_t d : posDims_)
+          pos.push_back(index[d]);
+        FailureOr<std::string> gamma = e_.emit(op.getScale(), pos);
+        if (failed(gamma))
+          return fail();
+        FailureOr<std::string> beta = e_.emit(op.getOffset(), pos);
+        if (failed(beta))
+          return fail();
+        std::string inv = e_.local(Scalar::F32, "rstd * " + *gamma);
+        std::string r = e_.local(Scalar::F32, (x + " * " + inv + " + (" +
+                                               *beta + " - mean * " + inv + ")")
+                                                  .str());
+        return store(index, r);
+      });
 }
 
 LogicalResult RowKernel::emit() {
-  auto yield = cast<exec::YieldOp>(context_.op.getBody().front().getTerminator());
+  auto yield =
+      cast<exec::YieldOp>(context_.op.getBody().front().getTerminator());
   if (yield.getValues().size() != 1 ||
       cast<ShapedType>(yield.getValues().front().getType()).getShape() !=
           shape_) {
@@ -299,7 +308,8 @@ LogicalResult RowKernel::emit() {
 
 } // namespace
 
-LogicalResult codegen::detail::emitRowKernel(KernelContext &context, Operation *op) {
+LogicalResult codegen::detail::emitRowKernel(KernelContext &context,
+                                             Operation *op) {
   const int64_t rank = cast<ShapedType>(op->getResult(0).getType()).getRank();
   SmallVector<int64_t> axes;
   if (auto softmax = dyn_cast<SoftmaxOp>(op)) {

@@ -1,0 +1,470 @@
+//===- LibraryCalls.cpp - exec.kernels that cuBLASLt or cuDNN compute -----===//
+//
+// A kernel body is matched from its exec.yield backwards: the cast to the
+// stored type, an activation, a bias_add, then the anchor op, whose operands
+// are block arguments or constants read through widening casts. The body is
+// a library call only if that chain covers every op in it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/LibraryCalls.h"
+
+#include "dialects/graph/GraphConstants.h"
+#include "dialects/graph/GraphDialect.h"
+
+#include "llvm/ADT/APFloat.h"
+#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+
+#include <cstring>
+
+using namespace mlir;
+using namespace dlc;
+using namespace dlc::driver;
+namespace json = llvm::json;
+
+namespace {
+
+Type elementOf(Value v) {
+  return cast<ShapedType>(v.getType()).getElementType();
+}
+
+bool isStorableFloat(Type t) { return t.isF32() || t.isF16() || t.isBF16(); }
+
+/// The buffer `v` views (itself when it is no exec.view).
+Value viewRoot(Value v) {
+  while (auto view = v.getDefiningOp<exec::ViewOp>())
+    v = view.getSource();
+  return v;
+}
+
+/// NumPy's name of a float type: the artifact's and the runtime's dtypes.
+StringRef dtypeName(Type t) {
+  if (t.isF16())
+    return "float16";
+  if (t.isBF16())
+    return "bfloat16";
+  return "float32";
+}
+
+/// `values` in the storage format of `type` (f32, f16 or bf16), or failure
+/// when a value would be rounded: a library call must read what the
+/// reference computes with.
+FailureOr<std::string> encodeExactly(ArrayRef<float> values, Type type) {
+  std::string bytes;
+  if (type.isF32()) {
+    bytes.resize(values.size() * sizeof(float));
+    std::memcpy(bytes.data(), values.data(), bytes.size());
+    return bytes;
+  }
+  const llvm::fltSemantics &semantics =
+      type.isF16() ? llvm::APFloat::IEEEhalf() : llvm::APFloat::BFloat();
+  for (float v : values) {
+    llvm::APFloat narrow(v);
+    bool losesInfo = false;
+    narrow.convert(semantics, llvm::APFloat::rmNearestTiesToEven, &losesInfo);
+    if (losesInfo)
+      return failure();
+    uint64_t bits = narrow.bitcastToAPInt().getZExtValue();
+    bytes.push_back(static_cast<char>(bits & 0xff));
+    bytes.push_back(static_cast<char>(bits >> 8));
+  }
+  return bytes;
+}
+
+/// The epilogue of a kernel body, peeled back from its exec.yield:
+/// yield(cast?(activation?(bias_add?(anchor)))). The anchor and every
+/// epilogue value are f32 with one use (one rounding, at the store).
+struct Chain {
+  Operation *anchor = nullptr;
+  graph::BiasAddOp bias;
+  graph::ActivationAttr activation;
+  Type stored; ///< the element type of the kernel's only output
+};
+
+/// Matches one exec.kernel: records every body op the call computes, so
+/// that `coversBody` can refuse bodies with anything left over.
+class KernelMatcher {
+public:
+  explicit KernelMatcher(exec::KernelOp kernel) : kernel_(kernel) {}
+
+  FailureOr<Chain> peelEpilogue();
+
+  /// `v` as stored: a block argument or a graph.constant, either `v` itself
+  /// or what a widening cast (f16/bf16 -> f32) reads.
+  FailureOr<Value> storedValue(Value v);
+
+  /// The call operand for a stored value, in `want`'s storage format when
+  /// given (a constant or weight is re-encoded exactly, a computed buffer
+  /// must already have that type).
+  FailureOr<LibraryOperand> operandFor(Value stored, Type want = {});
+
+  bool coversBody();
+
+private:
+  /// An f32 value whose only user is the next op of the chain.
+  static bool isChainLink(Value v) {
+    return v.hasOneUse() && elementOf(v).isF32();
+  }
+  static FailureOr<LibraryOperand> constantOperand(ElementsAttr value,
+                                                   Type type);
+
+  exec::KernelOp kernel_;
+  llvm::SmallPtrSet<Operation *, 16> covered_;
+};
+
+FailureOr<Chain> KernelMatcher::peelEpilogue() {
+  if (kernel_.getOuts().size() != 1)
+    return failure();
+  Operation *yield = kernel_.getBody().front().getTerminator();
+  Value v = yield->getOperand(0);
+  Chain chain;
+  chain.stored = elementOf(v);
+  if (!isStorableFloat(chain.stored))
+    return failure();
+  if (auto cast = v.getDefiningOp<graph::CastOp>()) {
+    covered_.insert(cast);
+    v = cast.getInput();
+  }
+  if (!isChainLink(v))
+    return failure();
+  if (auto act = v.getDefiningOp<graph::ActivationOp>()) {
+    covered_.insert(act);
+    chain.activation = act.getFn();
+    v = act.getInput();
+    if (!isChainLink(v))
+      return failure();
+  }
+  if (auto bias = v.getDefiningOp<graph::BiasAddOp>()) {
+    covered_.insert(bias);
+    chain.bias = bias;
+    v = bias.getInput();
+    if (!isChainLink(v))
+      return failure();
+  }
+  chain.anchor = v.getDefiningOp();
+  if (!chain.anchor)
+    return failure();
+  covered_.insert(chain.anchor);
+  return chain;
+}
+
+FailureOr<Value> KernelMatcher::storedValue(Value v) {
+  if (auto cast = v.getDefiningOp<graph::CastOp>()) {
+    Type from = elementOf(cast.getInput());
+    if (!elementOf(v).isF32() || !isStorableFloat(from))
+      return failure();
+    covered_.insert(cast);
+    v = cast.getInput();
+  }
+  if (!isStorableFloat(elementOf(v)))
+    return failure();
+  if (isa<BlockArgument>(v))
+    return v;
+  if (auto constant = v.getDefiningOp<graph::ConstantOp>()) {
+    covered_.insert(constant);
+    return v;
+  }
+  return failure();
+}
+
+FailureOr<LibraryOperand> KernelMatcher::constantOperand(ElementsAttr value,
+                                                         Type type) {
+  FailureOr<std::vector<float>> values = graph::readFloats(value);
+  if (failed(values))
+    return failure();
+  FailureOr<std::string> bytes = encodeExactly(*values, type);
+  if (failed(bytes))
+    return failure();
+  return LibraryOperand{Value(), std::move(*bytes)};
+}
+
+FailureOr<LibraryOperand> KernelMatcher::operandFor(Value stored, Type want) {
+  Type have = elementOf(stored);
+  if (auto arg = dyn_cast<BlockArgument>(stored)) {
+    Value buffer = kernel_.getIns()[arg.getArgNumber()];
+    if (!want || want == have)
+      return LibraryOperand{buffer, {}};
+    auto weight = viewRoot(buffer).getDefiningOp<exec::WeightOp>();
+    if (!weight)
+      return failure();
+    return constantOperand(weight.getValue(), want);
+  }
+  auto constant = stored.getDefiningOp<graph::ConstantOp>();
+  return constantOperand(constant.getValue(), want ? want : have);
+}
+
+bool KernelMatcher::coversBody() {
+  for (Operation &op : kernel_.getBody().front().without_terminator())
+    if (!covered_.contains(&op))
+      return false;
+  return true;
+}
+
+bool isPlain(graph::ActivationAttr fn, graph::ActivationKind kind) {
+  return fn == graph::ActivationAttr::get(fn.getContext(), kind);
+}
+
+/// The bias_add of a chain adds along the last axis of its anchor's result.
+bool biasOnLastAxis(graph::BiasAddOp bias) {
+  int64_t rank = cast<ShapedType>(bias.getType()).getRank();
+  FailureOr<int64_t> axis = graph::normalizeAxis(bias.getAxis(), rank);
+  return succeeded(axis) && *axis == rank - 1;
+}
+
+std::string toString(json::Object object) {
+  return llvm::formatv("{0}", json::Value(std::move(object))).str();
+}
+
+//===----------------------------------------------------------------------===//
+// cuBLASLt: matmul [+ bias] [+ relu | gelu_tanh]
+//===----------------------------------------------------------------------===//
+
+FailureOr<LibraryCallPlan> planGemm(KernelMatcher &matcher, graph::MatmulOp mm,
+                                    Chain chain, KernelChoice choice) {
+  auto lhs = cast<RankedTensorType>(mm.getLhs().getType());
+  auto rhs = cast<RankedTensorType>(mm.getRhs().getType());
+  auto out = cast<RankedTensorType>(mm.getType());
+  if (!lhs.hasStaticShape() || !rhs.hasStaticShape() || !out.hasStaticShape() ||
+      out.getNumElements() == 0 || lhs.getNumElements() == 0)
+    return failure();
+  const int64_t k = lhs.getShape().back(), n = out.getShape().back();
+  int64_t m = 0, batch = 1, strideA = 0, strideB = 0;
+  if (rhs.getRank() == 2) {
+    m = lhs.getNumElements() / k;
+  } else {
+    // A strided batch: each operand's batch dims are the output's or all 1.
+    const int64_t batchRank = out.getRank() - 2;
+    m = out.getShape()[batchRank];
+    auto batchOf = [&](RankedTensorType t) {
+      return t.getShape().take_front(batchRank);
+    };
+    ArrayRef<int64_t> outBatch = batchOf(out);
+    for (int64_t d : outBatch)
+      batch *= d;
+    auto strideOf = [&](RankedTensorType t, int64_t matrix) -> int64_t {
+      ArrayRef<int64_t> dims = batchOf(t);
+      if (dims == outBatch)
+        return batch == 1 ? 0 : matrix;
+      return llvm::all_of(dims, [](int64_t d) { return d == 1; }) ? 0 : -1;
+    };
+    strideA = strideOf(lhs, m * k);
+    strideB = strideOf(rhs, k * n);
+    if (strideA < 0 || strideB < 0)
+      return failure();
+  }
+  if (choice == KernelChoice::Auto && batch * m * n * k < kAutoGemmMacs)
+    return failure();
+
+  FailureOr<Value> a = matcher.storedValue(mm.getLhs());
+  FailureOr<Value> b = matcher.storedValue(mm.getRhs());
+  if (failed(a) || failed(b))
+    return failure();
+  // cuBLASLt with CUBLAS_COMPUTE_32F: A and B of one type; D of that type or
+  // f32.
+  Type ab = elementOf(*a);
+  if (elementOf(*b) != ab || (chain.stored != ab && !chain.stored.isF32()))
+    return failure();
+
+  std::string epilogue = "default";
+  if (chain.activation) {
+    if (isPlain(chain.activation, graph::ActivationKind::Relu))
+      epilogue = "relu";
+    else if (isPlain(chain.activation, graph::ActivationKind::GeluTanh))
+      epilogue = "gelu";
+    else
+      return failure();
+  }
+
+  LibraryCallPlan plan;
+  plan.library = "cublaslt";
+  plan.op = "gemm";
+  plan.workspaceBytes = kLibraryWorkspaceBytes;
+  for (Value stored : {*a, *b}) {
+    FailureOr<LibraryOperand> operand = matcher.operandFor(stored);
+    if (failed(operand))
+      return failure();
+    plan.operands.push_back(std::move(*operand));
+  }
+  json::Object d{{"m", m},
+                 {"n", n},
+                 {"k", k},
+                 {"batch", batch},
+                 {"a_batch_stride", strideA},
+                 {"b_batch_stride", strideB},
+                 {"transpose_b", mm.getTransposeRhs()},
+                 {"a_dtype", dtypeName(ab)},
+                 {"b_dtype", dtypeName(ab)},
+                 {"d_dtype", dtypeName(chain.stored)},
+                 {"compute", "float32"},
+                 {"alpha", 1.0},
+                 {"beta", 0.0}};
+  if (chain.bias) {
+    if (!biasOnLastAxis(chain.bias))
+      return failure();
+    // cuBLASLt reads the bias in D's type.
+    FailureOr<Value> bias = matcher.storedValue(chain.bias.getBias());
+    if (failed(bias))
+      return failure();
+    FailureOr<LibraryOperand> operand = matcher.operandFor(*bias, chain.stored);
+    if (failed(operand))
+      return failure();
+    plan.operands.push_back(std::move(*operand));
+    epilogue = epilogue == "default" ? "bias" : epilogue + "_bias";
+    d["bias_dtype"] = dtypeName(chain.stored);
+  }
+  d["epilogue"] = epilogue;
+  plan.descriptor = toString(std::move(d));
+  return plan;
+}
+
+//===----------------------------------------------------------------------===//
+// cuDNN: conv2d [+ bias] [+ relu | gelu | gelu_tanh], pool2d
+//===----------------------------------------------------------------------===//
+
+FailureOr<LibraryCallPlan> planConv(KernelMatcher &matcher,
+                                    graph::Conv2DOp conv, Chain chain) {
+  auto x = cast<RankedTensorType>(conv.getInput().getType());
+  auto w = cast<RankedTensorType>(conv.getFilter().getType());
+  auto y = cast<RankedTensorType>(conv.getType());
+  if (conv.getDataLayout() != graph::Layout::NHWC ||
+      conv.getFilterLayout() != graph::FilterLayout::OHWI ||
+      !x.hasStaticShape() || !w.hasStaticShape() || !y.hasStaticShape() ||
+      y.getNumElements() == 0)
+    return failure();
+  FailureOr<Value> xs = matcher.storedValue(conv.getInput());
+  FailureOr<Value> ws = matcher.storedValue(conv.getFilter());
+  if (failed(xs) || failed(ws))
+    return failure();
+  Type xw = elementOf(*xs);
+  if (elementOf(*ws) != xw || (chain.stored != xw && !chain.stored.isF32()))
+    return failure();
+
+  std::string activation = "none";
+  if (chain.activation) {
+    if (isPlain(chain.activation, graph::ActivationKind::Relu))
+      activation = "relu";
+    else if (isPlain(chain.activation, graph::ActivationKind::Gelu))
+      activation = "gelu";
+    else if (isPlain(chain.activation, graph::ActivationKind::GeluTanh))
+      activation = "gelu_tanh";
+    else
+      return failure();
+  }
+
+  LibraryCallPlan plan;
+  plan.library = "cudnn";
+  plan.op = "conv2d";
+  plan.workspaceBytes = kLibraryWorkspaceBytes;
+  for (Value stored : {*xs, *ws}) {
+    FailureOr<LibraryOperand> operand = matcher.operandFor(stored);
+    if (failed(operand))
+      return failure();
+    plan.operands.push_back(std::move(*operand));
+  }
+  ArrayRef<int64_t> xd = x.getShape(), wd = w.getShape(), yd = y.getShape();
+  json::Object d{{"n", xd[0]},
+                 {"h", xd[1]},
+                 {"w", xd[2]},
+                 {"c", xd[3]},
+                 {"k", wd[0]},
+                 {"r", wd[1]},
+                 {"s", wd[2]},
+                 {"groups", conv.getGroups()},
+                 {"p", yd[1]},
+                 {"q", yd[2]},
+                 {"pads", json::Array(conv.getPads())},
+                 {"strides", json::Array(conv.getStrides())},
+                 {"dilations", json::Array(conv.getDilations())},
+                 {"x_dtype", dtypeName(xw)},
+                 {"w_dtype", dtypeName(xw)},
+                 {"y_dtype", dtypeName(chain.stored)},
+                 {"compute", "float32"},
+                 {"activation", activation}};
+  if (chain.bias) {
+    if (!biasOnLastAxis(chain.bias))
+      return failure();
+    // cuDNN's pointwise add reads the bias in its stored type.
+    FailureOr<Value> bias = matcher.storedValue(chain.bias.getBias());
+    if (failed(bias))
+      return failure();
+    FailureOr<LibraryOperand> operand = matcher.operandFor(*bias);
+    if (failed(operand))
+      return failure();
+    plan.operands.push_back(std::move(*operand));
+    d["bias_dtype"] = dtypeName(elementOf(*bias));
+  }
+  plan.descriptor = toString(std::move(d));
+  return plan;
+}
+
+FailureOr<LibraryCallPlan> planPool(KernelMatcher &matcher,
+                                    graph::Pool2DOp pool, Chain chain) {
+  auto x = cast<RankedTensorType>(pool.getInput().getType());
+  auto y = cast<RankedTensorType>(pool.getType());
+  if (chain.bias || chain.activation ||
+      pool.getDataLayout() != graph::Layout::NHWC || !x.hasStaticShape() ||
+      !y.hasStaticShape() || y.getNumElements() == 0)
+    return failure();
+  FailureOr<Value> xs = matcher.storedValue(pool.getInput());
+  if (failed(xs) || elementOf(*xs) != chain.stored)
+    return failure();
+  FailureOr<LibraryOperand> operand = matcher.operandFor(*xs);
+  if (failed(operand))
+    return failure();
+  StringRef mode = pool.getKind() == graph::PoolKind::Max ? "max"
+                   : pool.getCountIncludePad() ? "avg_include_padding"
+                                               : "avg_exclude_padding";
+  ArrayRef<int64_t> xd = x.getShape(), yd = y.getShape();
+  LibraryCallPlan plan;
+  plan.library = "cudnn";
+  plan.op = "pool2d";
+  plan.workspaceBytes = kLibraryWorkspaceBytes;
+  plan.operands.push_back(std::move(*operand));
+  plan.descriptor =
+      toString(json::Object{{"n", xd[0]},
+                            {"h", xd[1]},
+                            {"w", xd[2]},
+                            {"c", xd[3]},
+                            {"p", yd[1]},
+                            {"q", yd[2]},
+                            {"mode", mode},
+                            {"window", json::Array(pool.getWindow())},
+                            {"strides", json::Array(pool.getStrides())},
+                            {"pads", json::Array(pool.getPads())},
+                            {"dtype", dtypeName(chain.stored)},
+                            {"compute", "float32"}});
+  return plan;
+}
+
+} // namespace
+
+std::optional<LibraryCallPlan> driver::planLibraryCall(exec::KernelOp kernel,
+                                                       KernelChoice choice) {
+  if (choice == KernelChoice::Generated)
+    return std::nullopt;
+  // cuBLASLt and cuDNN do not compute in place.
+  for (Value out : kernel.getOuts())
+    if (auto alloc = viewRoot(out).getDefiningOp<exec::AllocOp>();
+        alloc && alloc.getInPlace())
+      return std::nullopt;
+  KernelMatcher matcher(kernel);
+  FailureOr<Chain> chain = matcher.peelEpilogue();
+  if (failed(chain))
+    return std::nullopt;
+  FailureOr<LibraryCallPlan> plan = failure();
+  if (auto mm = dyn_cast<graph::MatmulOp>(chain->anchor))
+    plan = planGemm(matcher, mm, *chain, choice);
+  else if (choice == KernelChoice::Auto)
+    return std::nullopt; // cuDNN only when asked for
+  else if (auto conv = dyn_cast<graph::Conv2DOp>(chain->anchor))
+    plan = planConv(matcher, conv, *chain);
+  else if (auto pool = dyn_cast<graph::Pool2DOp>(chain->anchor))
+    plan = planPool(matcher, pool, *chain);
+  if (failed(plan) || !matcher.coversBody())
+    return std::nullopt;
+  // The call writes the kernel's output.
+  plan->operands.push_back(LibraryOperand{kernel.getOuts()[0], {}});
+  return std::move(*plan);
+}

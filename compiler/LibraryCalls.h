@@ -1,0 +1,87 @@
+//===- LibraryCalls.h - steps that cuBLASLt or cuDNN compute ----*- C++ -*-===//
+//
+// `dlc compile --kernels auto|generated|library` decides, per exec.kernel of
+// a plan, whether the step is a generated CUDA kernel or a call into
+// cuBLASLt / cuDNN. A kernel becomes a library call only when its whole body
+// is a pattern the library computes exactly as the reference executor does:
+//
+//   cuBLASLt "gemm": graph.matmul (rank 2 rhs, or a strided batch) with f16,
+//     bf16 or f32 operands, f32 accumulation (CUBLAS_COMPUTE_32F: no TF32),
+//     then optionally bias_add on the last axis and relu or gelu_tanh
+//     (CUBLASLT_EPILOGUE_[RELU_|GELU_]BIAS, RELU, GELU; cuBLASLt's GELU is
+//     the tanh form, so the exact erf `gelu` stays generated), then the cast
+//     to the stored type.
+//   cuDNN "conv2d": graph.conv2d NHWC with an OHWI filter (any groups,
+//     strides, dilations, asymmetric pads), then optionally bias_add on the
+//     channels and relu, gelu or gelu_tanh, as one operation graph
+//     (convolution forward + pointwise ops). Only whole patterns: a conv
+//     fused with a pooling or a residual add stays generated.
+//   cuDNN "pool2d": graph.pool2d NHWC, max or average (with or without the
+//     padding in the count), through the resample operation.
+// Softmax stays generated: cudnnSoftmaxForward is deprecated in cuDNN 9 and
+// the graph API has no softmax operation of its own.
+//
+// Operands may be read through widening casts (f16/bf16 -> f32, as 16-bit
+// bodies do) but never through rounding ones. In-body constants (biases of
+// up to 64 elements) become bytes that the backend places in the weight
+// region. An output placed in place over an input stays generated. Whether
+// cuDNN has an engine for a graph on a given GPU is only known at run time:
+// the runtime then fails cleanly (DLC_STATUS_UNSUPPORTED_DEVICE).
+//
+// The auto rule (a fixed threshold, not a measurement): cuBLASLt for a GEMM
+// pattern of at least 2^24 multiply-adds (batch*M*N*K), where its tuned
+// kernels and split-K pay off, generated below it; convolution and pooling
+// stay generated under auto (no measurement shows cuDNN faster than dlc's
+// fused kernels yet). `library` takes every match, `generated` none.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_COMPILER_LIBRARYCALLS_H
+#define DLC_COMPILER_LIBRARYCALLS_H
+
+#include "dialects/exec/ExecDialect.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace dlc::driver {
+
+/// `--kernels`: which steps may be library calls.
+enum class KernelChoice { Auto, Generated, Library };
+
+/// The workspace a library call may use (a session allocates the largest):
+/// the 32 MiB that cuBLAS recommends for Hopper, ample for cuDNN's
+/// convolution engines at inference sizes.
+constexpr uint64_t kLibraryWorkspaceBytes = uint64_t(32) << 20;
+
+/// GEMMs of at least this many multiply-adds go to cuBLASLt under auto.
+constexpr int64_t kAutoGemmMacs = int64_t(1) << 24;
+
+/// One operand of a library call: a buffer of the plan or constant bytes
+/// that the backend places in the weight region.
+struct LibraryOperand {
+  mlir::Value buffer;   ///< an operand of the exec.kernel, or null
+  std::string constant; ///< the bytes, when `buffer` is null
+};
+
+/// A library call that computes one exec.kernel.
+struct LibraryCallPlan {
+  std::string library;    ///< "cublaslt" or "cudnn"
+  std::string op;         ///< "gemm", "conv2d", "pool2d"
+  std::string descriptor; ///< the JSON object the runtime reads
+  /// In the op's order: gemm A, B, [bias,] D; conv2d X, W, [bias,] Y;
+  /// pool2d X, Y.
+  std::vector<LibraryOperand> operands;
+  uint64_t workspaceBytes = 0;
+};
+
+/// The library call for `kernel` under `choice`, or nullopt when the kernel
+/// stays generated.
+std::optional<LibraryCallPlan> planLibraryCall(exec::KernelOp kernel,
+                                               KernelChoice choice);
+
+} // namespace dlc::driver
+
+#endif // DLC_COMPILER_LIBRARYCALLS_H

@@ -1,0 +1,556 @@
+//===- InlineLoops.cpp - ops that read many elements per result -*- C++ -*-===//
+//
+// The ElementEmitter's code for the ops whose element reads many elements of
+// their operands: convolutions (direct), matmul, pooling, global pooling,
+// softmax, layer_norm, and the embedding gather. Each is a loop nest inline
+// in the code that asks for the element; the operands are computed inside
+// the loops through the ElementEmitter, in the order the reference executor
+// sums them.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/codegen/cuda/ElementEmitter.h"
+
+#include "llvm/ADT/StringExtras.h"
+
+#include <cmath>
+#include <memory>
+
+using namespace mlir;
+using namespace dlc;
+using namespace dlc::graph;
+using namespace dlc::codegen;
+using namespace dlc::codegen::detail;
+
+//===----------------------------------------------------------------------===//
+// Inline loops
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Positions of N, H, W and C in a rank-4 tensor of a layout.
+struct LayoutDims {
+  unsigned n, h, w, c;
+};
+} // namespace
+
+static LayoutDims layoutDims(Layout layout) {
+  return layout == Layout::NCHW ? LayoutDims{0, 2, 3, 1}
+                                : LayoutDims{0, 1, 2, 3};
+}
+
+/// The index of a rank-4 tensor of `layout` from its N, H, W, C parts.
+static Index layoutIndex(Layout layout, StringRef n, StringRef h, StringRef w,
+                         StringRef c) {
+  if (layout == Layout::NCHW)
+    return {n.str(), c.str(), h.str(), w.str()};
+  return {n.str(), h.str(), w.str(), c.str()};
+}
+
+namespace {
+/// A `for` over [0, count) with its own scope; a count of 1 opens only the
+/// scope, and the variable is the literal 0.
+class Loop {
+public:
+  Loop(ElementEmitter &e, StringRef prefix, int64_t count)
+      : e_(e), count_(count) {
+    if (count == 1) {
+      var_ = "0";
+    } else {
+      var_ = e.fresh(prefix);
+      e.code().open("for (dlc_idx " + var_ + " = 0; " + var_ + " < " +
+                    std::to_string(count) + "; ++" + var_ + ")");
+    }
+    e.pushScope();
+  }
+  ~Loop() {
+    e_.popScope();
+    if (count_ != 1)
+      e_.code().close();
+  }
+  const std::string &var() const { return var_; }
+
+private:
+  ElementEmitter &e_;
+  int64_t count_;
+  std::string var_;
+};
+
+/// Nested loops, closed innermost first.
+class LoopNest {
+public:
+  explicit LoopNest(ElementEmitter &e) : e_(e) {}
+  ~LoopNest() {
+    while (!loops_.empty())
+      loops_.pop_back();
+  }
+  const std::string &add(StringRef prefix, int64_t count) {
+    loops_.push_back(std::make_unique<Loop>(e_, prefix, count));
+    return loops_.back()->var();
+  }
+
+private:
+  ElementEmitter &e_;
+  std::vector<std::unique_ptr<Loop>> loops_;
+};
+
+/// An `if` block with its own scope, or only the scope when `test` is empty.
+class Guard {
+public:
+  Guard(ElementEmitter &e, ArrayRef<std::string> tests) : e_(e) {
+    open_ = !tests.empty();
+    if (open_)
+      e.code().open("if (" + llvm::join(tests, " && ") + ")");
+    e.pushScope();
+  }
+  ~Guard() {
+    e_.popScope();
+    if (open_)
+      e_.code().close();
+  }
+
+private:
+  ElementEmitter &e_;
+  bool open_;
+};
+} // namespace
+
+void codegen::detail::windowTests(SmallVectorImpl<std::string> &tests,
+                                  StringRef name, int64_t pad, int64_t outSize,
+                                  int64_t stride, int64_t kernel,
+                                  int64_t dilation, int64_t size) {
+  if (pad > 0)
+    tests.push_back(name.str() + " >= 0");
+  if ((outSize - 1) * stride - pad + (kernel - 1) * dilation >= size)
+    tests.push_back(name.str() + " < " + std::to_string(size));
+}
+
+std::string codegen::detail::windowCoord(StringRef out, int64_t stride,
+                                         int64_t pad, StringRef k,
+                                         int64_t dilation) {
+  std::string a = addIndex(mulIndex(out, stride), -pad);
+  std::string b = mulIndex(k, dilation);
+  if (b == "0")
+    return a;
+  if (a == "0")
+    return b;
+  return "(" + a + " + " + b + ")";
+}
+
+FailureOr<std::string> ElementEmitter::emitConv2D(Conv2DOp op,
+                                                  ArrayRef<std::string> index) {
+  const Layout layout = op.getDataLayout();
+  const LayoutDims dims = layoutDims(layout);
+  ArrayRef<int64_t> in = shapeOf(op.getInput()), out = shapeOf(op);
+  const FilterGeometry f = filterGeometry(op);
+  const int64_t groups = op.getGroups(), outPerGroup = f.out / groups;
+  ArrayRef<int64_t> strides = op.getStrides(), dilations = op.getDilations(),
+                    pads = op.getPads();
+  const std::string &b = index[dims.n], &oy = index[dims.h],
+                    &ox = index[dims.w], &co = index[dims.c];
+  std::string acc = fresh("acc");
+  code_->line("float " + acc + " = 0.0f;");
+  std::string channelBase = "0";
+  if (groups > 1)
+    channelBase = indexLocal(
+        mulIndex("(" + co + " / " + std::to_string(outPerGroup) + ")", f.in));
+  {
+    Loop ky(*this, "ky", f.kh);
+    std::string iy = indexLocal(
+        windowCoord(oy, strides[0], pads[0], ky.var(), dilations[0]));
+    SmallVector<std::string> rowTests;
+    windowTests(rowTests, iy, pads[0], out[dims.h], strides[0], f.kh,
+                dilations[0], in[dims.h]);
+    Guard rowGuard(*this, rowTests);
+    Loop kx(*this, "kx", f.kw);
+    std::string ix = indexLocal(
+        windowCoord(ox, strides[1], pads[2], kx.var(), dilations[1]));
+    SmallVector<std::string> colTests;
+    windowTests(colTests, ix, pads[2], out[dims.w], strides[1], f.kw,
+                dilations[1], in[dims.w]);
+    Guard colGuard(*this, colTests);
+    Loop ci(*this, "ci", f.in);
+    std::string channel = channelBase == "0"
+                              ? ci.var()
+                              : "(" + channelBase + " + " + ci.var() + ")";
+    FailureOr<std::string> x =
+        emit(op.getInput(), layoutIndex(layout, b, iy, ix, channel));
+    if (failed(x))
+      return failure();
+    FailureOr<std::string> w =
+        emit(op.getFilter(), filterIndex(op.getFilterLayout(), co, ky.var(),
+                                         kx.var(), ci.var()));
+    if (failed(w))
+      return failure();
+    code_->line(acc + " += " + *x + " * " + *w + ";");
+  }
+  return local(Scalar::F32, rounded(op, acc));
+}
+
+FailureOr<std::string>
+ElementEmitter::emitDepthwise(DepthwiseConv2DOp op,
+                              ArrayRef<std::string> index) {
+  const Layout layout = op.getDataLayout();
+  const LayoutDims dims = layoutDims(layout);
+  ArrayRef<int64_t> in = shapeOf(op.getInput()), out = shapeOf(op);
+  ArrayRef<int64_t> filter = shapeOf(op.getFilter()); // [kh, kw, C, M]
+  const int64_t mult = filter[3];
+  ArrayRef<int64_t> strides = op.getStrides(), dilations = op.getDilations(),
+                    pads = op.getPads();
+  const std::string &b = index[dims.n], &oy = index[dims.h],
+                    &ox = index[dims.w], &co = index[dims.c];
+  std::string c = co, m = "0";
+  if (mult != 1) {
+    c = indexLocal("(" + co + " / " + std::to_string(mult) + ")");
+    m = indexLocal("(" + co + " % " + std::to_string(mult) + ")");
+  }
+  std::string acc = fresh("acc");
+  code_->line("float " + acc + " = 0.0f;");
+  {
+    Loop ky(*this, "ky", filter[0]);
+    std::string iy = indexLocal(
+        windowCoord(oy, strides[0], pads[0], ky.var(), dilations[0]));
+    SmallVector<std::string> rowTests;
+    windowTests(rowTests, iy, pads[0], out[dims.h], strides[0], filter[0],
+                dilations[0], in[dims.h]);
+    Guard rowGuard(*this, rowTests);
+    Loop kx(*this, "kx", filter[1]);
+    std::string ix = indexLocal(
+        windowCoord(ox, strides[1], pads[2], kx.var(), dilations[1]));
+    SmallVector<std::string> colTests;
+    windowTests(colTests, ix, pads[2], out[dims.w], strides[1], filter[1],
+                dilations[1], in[dims.w]);
+    Guard colGuard(*this, colTests);
+    FailureOr<std::string> x =
+        emit(op.getInput(), layoutIndex(layout, b, iy, ix, c));
+    if (failed(x))
+      return failure();
+    FailureOr<std::string> w =
+        emit(op.getFilter(),
+             broadcastIndex(op.getFilter(), {ky.var(), kx.var(), c, m}));
+    if (failed(w))
+      return failure();
+    code_->line(acc + " += " + *x + " * " + *w + ";");
+  }
+  return local(Scalar::F32, rounded(op, acc));
+}
+
+FailureOr<std::string>
+ElementEmitter::emitConvTranspose(Conv2DTransposeOp op,
+                                  ArrayRef<std::string> index) {
+  const Layout layout = op.getDataLayout();
+  const LayoutDims dims = layoutDims(layout);
+  ArrayRef<int64_t> in = shapeOf(op.getInput());
+  ArrayRef<int64_t> filter = shapeOf(op.getFilter()); // [kh, kw, O, C]
+  ArrayRef<int64_t> strides = op.getStrides(), dilations = op.getDilations(),
+                    pads = op.getPads();
+  const std::string &b = index[dims.n], &oy = index[dims.h],
+                    &ox = index[dims.w], &o = index[dims.c];
+  // Output cell (oy, ox) gathers every input pixel and tap landing on it,
+  // taps in order, each tap's sum over the input channels first.
+  auto source = [&](StringRef out, int64_t pad, StringRef k, int64_t dilation,
+                    int64_t stride, int64_t size,
+                    SmallVectorImpl<std::string> &tests) {
+    std::string t = indexLocal("(" + addIndex(out, pad) + " - " +
+                               mulIndex(k, dilation) + ")");
+    tests.push_back(t + " >= 0");
+    if (stride != 1)
+      tests.push_back(t + " % " + std::to_string(stride) + " == 0");
+    tests.push_back((stride == 1 ? t : t + " / " + std::to_string(stride)) +
+                    " < " + std::to_string(size));
+    return stride == 1 ? t : "(" + t + " / " + std::to_string(stride) + ")";
+  };
+  std::string acc = fresh("acc");
+  code_->line("float " + acc + " = 0.0f;");
+  {
+    Loop ky(*this, "ky", filter[0]);
+    SmallVector<std::string> rowTests;
+    std::string iy = source(oy, pads[0], ky.var(), dilations[0], strides[0],
+                            in[dims.h], rowTests);
+    Guard rowGuard(*this, rowTests);
+    Loop kx(*this, "kx", filter[1]);
+    SmallVector<std::string> colTests;
+    std::string ix = source(ox, pads[2], kx.var(), dilations[1], strides[1],
+                            in[dims.w], colTests);
+    Guard colGuard(*this, colTests);
+    std::string sum = fresh("s");
+    code_->line("float " + sum + " = 0.0f;");
+    {
+      Loop ci(*this, "ci", filter[3]);
+      FailureOr<std::string> x =
+          emit(op.getInput(), layoutIndex(layout, b, iy, ix, ci.var()));
+      if (failed(x))
+        return failure();
+      FailureOr<std::string> w =
+          emit(op.getFilter(), {ky.var(), kx.var(), o, ci.var()});
+      if (failed(w))
+        return failure();
+      code_->line(sum + " += " + *x + " * " + *w + ";");
+    }
+    code_->line(acc + " += " + sum + ";");
+  }
+  return local(Scalar::F32, rounded(op, acc));
+}
+
+FailureOr<std::string> ElementEmitter::emitMatmul(MatmulOp op,
+                                                  ArrayRef<std::string> index) {
+  ArrayRef<int64_t> lhs = shapeOf(op.getLhs()), rhs = shapeOf(op.getRhs());
+  const size_t rank = index.size();
+  const int64_t k = lhs.back();
+  if (k == 0)
+    return floatLiteral(0.0f);
+  const bool transposed = op.getTransposeRhs();
+  std::string acc = fresh("acc");
+  code_->line("float " + acc + " = 0.0f;");
+  {
+    Loop kk(*this, "k", k);
+    Index a, bIndex;
+    const std::string &n = index[rank - 1];
+    if (rhs.size() == 2) {
+      a.append(index.begin(), index.end() - 1);
+      a.push_back(kk.var());
+      bIndex = transposed ? Index{n, kk.var()} : Index{kk.var(), n};
+    } else {
+      // Batched: the batch dims broadcast.
+      for (size_t d = 0; d + 2 < rank; ++d) {
+        a.push_back(lhs[d] == 1 ? "0" : index[d]);
+        bIndex.push_back(rhs[d] == 1 ? "0" : index[d]);
+      }
+      a.push_back(index[rank - 2]);
+      a.push_back(kk.var());
+      if (transposed) {
+        bIndex.push_back(n);
+        bIndex.push_back(kk.var());
+      } else {
+        bIndex.push_back(kk.var());
+        bIndex.push_back(n);
+      }
+    }
+    FailureOr<std::string> x = emit(op.getLhs(), a);
+    if (failed(x))
+      return failure();
+    FailureOr<std::string> w = emit(op.getRhs(), bIndex);
+    if (failed(w))
+      return failure();
+    code_->line(acc + " += " + *x + " * " + *w + ";");
+  }
+  return local(Scalar::F32, rounded(op, acc));
+}
+
+FailureOr<std::string> ElementEmitter::emitPool2D(Pool2DOp op,
+                                                  ArrayRef<std::string> index) {
+  const Layout layout = op.getDataLayout();
+  const LayoutDims dims = layoutDims(layout);
+  ArrayRef<int64_t> in = shapeOf(op.getInput()), out = shapeOf(op);
+  ArrayRef<int64_t> window = op.getWindow(), strides = op.getStrides(),
+                    pads = op.getPads();
+  const bool isMax = op.getKind() == PoolKind::Max;
+  const std::string &b = index[dims.n], &oy = index[dims.h],
+                    &ox = index[dims.w], &c = index[dims.c];
+  SmallVector<std::string> probeRow, probeCol;
+  windowTests(probeRow, "y", pads[0], out[dims.h], strides[0], window[0], 1,
+              in[dims.h]);
+  windowTests(probeCol, "x", pads[2], out[dims.w], strides[1], window[1], 1,
+              in[dims.w]);
+  // Padding is never a value: max skips it, avg counts the valid cells.
+  const bool partial = !probeRow.empty() || !probeCol.empty();
+  const bool countValid = !isMax && partial && !op.getCountIncludePad();
+  std::string acc = fresh("acc"), count = fresh("n");
+  code_->line("float " + acc + " = " +
+              (isMax ? floatLiteral(-INFINITY) : std::string("0.0f")) + ";");
+  if (countValid)
+    code_->line("int " + count + " = 0;");
+  {
+    Loop ky(*this, "ky", window[0]);
+    std::string iy =
+        indexLocal(windowCoord(oy, strides[0], pads[0], ky.var(), 1));
+    SmallVector<std::string> rowTests;
+    windowTests(rowTests, iy, pads[0], out[dims.h], strides[0], window[0], 1,
+                in[dims.h]);
+    Guard rowGuard(*this, rowTests);
+    Loop kx(*this, "kx", window[1]);
+    std::string ix =
+        indexLocal(windowCoord(ox, strides[1], pads[2], kx.var(), 1));
+    SmallVector<std::string> colTests;
+    windowTests(colTests, ix, pads[2], out[dims.w], strides[1], window[1], 1,
+                in[dims.w]);
+    Guard colGuard(*this, colTests);
+    FailureOr<std::string> x =
+        emit(op.getInput(), layoutIndex(layout, b, iy, ix, c));
+    if (failed(x))
+      return failure();
+    if (isMax)
+      code_->line(acc + " = dlc_max_nan(" + *x + ", " + acc + ");");
+    else
+      code_->line(acc + " += " + *x + ";");
+    if (countValid)
+      code_->line("++" + count + ";");
+  }
+  if (isMax)
+    return local(Scalar::F32, rounded(op, acc));
+  std::string inv =
+      countValid
+          ? local(Scalar::F32,
+                  "1.0f / (float)(" + count + " > 1 ? " + count + " : 1)")
+          : floatLiteral(1.0f / static_cast<float>(window[0] * window[1]));
+  return local(Scalar::F32, rounded(op, acc + " * " + inv));
+}
+
+/// The input index of a reduction over `axes` (sorted) of an input of
+/// `rank`, from the output index (keepdims or not) and one variable per
+/// reduced axis.
+static Index reductionIndex(ArrayRef<std::string> outIndex,
+                            ArrayRef<int64_t> axes, ArrayRef<std::string> vars,
+                            int64_t rank, bool keepdims) {
+  Index in;
+  size_t next = 0, var = 0;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (llvm::is_contained(axes, d)) {
+      in.push_back(vars[var++]);
+      if (keepdims)
+        ++next;
+    } else {
+      in.push_back(outIndex[next++]);
+    }
+  }
+  return in;
+}
+
+static SmallVector<int64_t> sortedAxes(ArrayRef<int64_t> axes, int64_t rank) {
+  SmallVector<int64_t> sorted;
+  for (int64_t a : axes)
+    sorted.push_back(normAxis(a, rank));
+  llvm::sort(sorted);
+  return sorted;
+}
+
+FailureOr<std::string>
+ElementEmitter::emitGlobalPool(GlobalPoolOp op, ArrayRef<std::string> index) {
+  ArrayRef<int64_t> in = shapeOf(op.getInput());
+  SmallVector<int64_t> axes = sortedAxes(op.getAxes(), in.size());
+  const bool isMax = op.getKind() == PoolKind::Max;
+  int64_t reduced = 1;
+  for (int64_t a : axes)
+    reduced *= in[a];
+  std::string acc = fresh("acc");
+  code_->line("float " + acc + " = " +
+              (isMax ? floatLiteral(-INFINITY) : std::string("0.0f")) + ";");
+  {
+    LoopNest loops(*this);
+    Index vars;
+    for (int64_t a : axes)
+      vars.push_back(loops.add("r", in[a]));
+    FailureOr<std::string> x =
+        emit(op.getInput(),
+             reductionIndex(index, axes, vars, in.size(), op.getKeepdims()));
+    if (failed(x))
+      return failure();
+    code_->line(isMax ? acc + " = dlc_max_nan(" + *x + ", " + acc + ");"
+                      : acc + " += " + *x + ";");
+  }
+  if (isMax)
+    return local(Scalar::F32, rounded(op, acc));
+  return local(
+      Scalar::F32,
+      rounded(op, acc + " / " + floatLiteral(static_cast<float>(reduced))));
+}
+
+FailureOr<std::string>
+ElementEmitter::emitSoftmax(SoftmaxOp op, ArrayRef<std::string> index) {
+  ArrayRef<int64_t> shape = shapeOf(op);
+  const int64_t axis = normAxis(op.getAxis(), shape.size());
+  auto at = [&](StringRef t) {
+    Index i(index.begin(), index.end());
+    i[axis] = t.str();
+    return i;
+  };
+  std::string peak = fresh("mx"), sum = fresh("sum");
+  code_->line("float " + peak + " = " + floatLiteral(-INFINITY) + ";");
+  {
+    Loop t(*this, "t", shape[axis]);
+    FailureOr<std::string> x = emit(op.getInput(), at(t.var()));
+    if (failed(x))
+      return failure();
+    code_->line(peak + " = dlc_max_nan(" + *x + ", " + peak + ");");
+  }
+  code_->line("float " + sum + " = 0.0f;");
+  {
+    Loop t(*this, "t", shape[axis]);
+    FailureOr<std::string> x = emit(op.getInput(), at(t.var()));
+    if (failed(x))
+      return failure();
+    code_->line(sum + " += expf(" + *x + " - " + peak + ");");
+  }
+  FailureOr<std::string> x = emit(op.getInput(), index);
+  if (failed(x))
+    return failure();
+  return local(Scalar::F32,
+               rounded(op, "expf(" + *x + " - " + peak + ") / " + sum));
+}
+
+FailureOr<std::string>
+ElementEmitter::emitLayerNorm(LayerNormOp op, ArrayRef<std::string> index) {
+  ArrayRef<int64_t> shape = shapeOf(op);
+  SmallVector<int64_t> axes = sortedAxes(op.getAxes(), shape.size());
+  int64_t width = 1;
+  for (int64_t a : axes)
+    width *= shape[a];
+  // Sums over the normalized axes, in row-major order of those axes.
+  auto reduce =
+      [&](StringRef acc,
+          function_ref<std::string(StringRef)> term) -> LogicalResult {
+    LoopNest loops(*this);
+    Index in(index.begin(), index.end());
+    for (int64_t a : axes)
+      in[a] = loops.add("r", shape[a]);
+    FailureOr<std::string> x = emit(op.getInput(), in);
+    if (failed(x))
+      return failure();
+    code_->line(acc + " += " + term(*x) + ";");
+    return success();
+  };
+  const std::string widthLit = floatLiteral(static_cast<float>(width));
+  std::string sum = fresh("sum"), sq = fresh("sq");
+  code_->line("float " + sum + " = 0.0f;");
+  if (failed(reduce(sum, [](StringRef x) { return x.str(); })))
+    return failure();
+  std::string mean = local(Scalar::F32, sum + " / " + widthLit);
+  code_->line("float " + sq + " = 0.0f;");
+  if (failed(reduce(sq, [&](StringRef x) {
+        return "(" + x.str() + " - " + mean + ") * (" + x.str() + " - " + mean +
+               ")";
+      })))
+    return failure();
+  std::string rstd = local(
+      Scalar::F32,
+      "1.0f / sqrtf(" + sq + " / " + widthLit + " + " +
+          floatLiteral(static_cast<float>(op.getEpsilon().convertToDouble())) +
+          ")");
+  Index position;
+  for (int64_t a : axes)
+    position.push_back(index[a]);
+  FailureOr<std::string> x = emit(op.getInput(), index);
+  FailureOr<std::string> gamma = emit(op.getScale(), position);
+  FailureOr<std::string> beta = emit(op.getOffset(), position);
+  if (failed(x) || failed(gamma) || failed(beta))
+    return failure();
+  std::string inv = local(Scalar::F32, rstd + " * " + *gamma);
+  return local(Scalar::F32, rounded(op, *x + " * " + inv + " + (" + *beta +
+                                            " - " + mean + " * " + inv + ")"));
+}
+
+FailureOr<std::string>
+ElementEmitter::emitEmbedding(EmbeddingOp op, ArrayRef<std::string> index) {
+  ArrayRef<int64_t> table = shapeOf(op.getTable());
+  Index at(index.begin(), index.end() - 1);
+  FailureOr<std::string> row = emit(op.getIndices(), at);
+  if (failed(row))
+    return failure();
+  // The reference executor rejects an index outside the table; a kernel
+  // cannot report it, and reads the nearest row instead.
+  Scalar s = scalarOfValue(op.getIndices());
+  std::string last = intLiteral(table[0] - 1, s);
+  std::string clamped =
+      local(s, "(" + *row + " < 0 ? " + intLiteral(0, s) + " : " + *row +
+                   " > " + last + " ? " + last + " : " + *row + ")");
+  return emit(op.getTable(), {clamped, index.back()});
+}

@@ -1,0 +1,198 @@
+// RUN: dlc-cuda-translate --emit-cuda --split-input-file %s | FileCheck %s
+
+// conv2d + bias + relu on f16 operands with C % 8 == 0 (NHWC, OHWI): the
+// tensor-core implicit GEMM, M = 8*8 pixels, N = 32 channels, K = 3*3*16.
+// a_ptr addresses 8 channels of the input pixel (iy, ix), nullptr in the
+// padding; b_ptr is the filter row n; the epilogue adds the bias, applies
+// relu and stores C(m, n), C(m, n + 1) as one half2.
+// CHECK-LABEL: // kernel k0_conv2d family=conv_tc grid=2,4,1 block=32,1,1 smem=8192 tiling=BM=16 BN=16 BK=32 WM=16 WN=16 stages=4
+// CHECK:       mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
+// CHECK:       struct dlc_problem {
+// CHECK-NEXT:    using Elem = __half;
+// CHECK-NEXT:    static constexpr int M = 64, N = 32, K = 144;
+// CHECK:         const __half *a_ptr(int m, int k) const {
+// CHECK-NEXT:      const dlc_idx [[OY:i[0-9]+]] = m / 8;
+// CHECK-NEXT:      const dlc_idx [[OX:i[0-9]+]] = m % 8;
+// CHECK-NEXT:      const dlc_idx [[KY:i[0-9]+]] = k / 48;
+// CHECK-NEXT:      const dlc_idx [[KX:i[0-9]+]] = k / 16 % 3;
+// CHECK-NEXT:      const dlc_idx [[CI:i[0-9]+]] = k % 16;
+// CHECK-NEXT:      const dlc_idx [[IY:i[0-9]+]] = (([[OY]] - 1) + [[KY]]);
+// CHECK-NEXT:      const dlc_idx [[IX:i[0-9]+]] = (([[OX]] - 1) + [[KX]]);
+// CHECK-NEXT:      if (!([[IY]] >= 0 && [[IY]] < 8 && [[IX]] >= 0 && [[IX]] < 8))
+// CHECK-NEXT:        return nullptr;
+// CHECK-NEXT:      return (in0 + (([[IY]] * 128) + ([[IX]] * 16) + [[CI]]));
+// CHECK:         const __half *b_ptr(int n, int k) const {
+// CHECK-NEXT:      return (in1 + (dlc_idx)n * 144 + k);
+// CHECK:         void epilogue(int m, int n, float c0, float c1) const {
+// CHECK-NEXT:      const float [[B0:v[0-9]+]] = __half2float(in2[n]);
+// CHECK-NEXT:      const float [[S0:v[0-9]+]] = c0 + [[B0]];
+// CHECK-NEXT:      const float [[R0:v[0-9]+]] = ([[S0]] < 0.0f ? 0.0f : [[S0]]);
+// CHECK-NEXT:      const float [[Y0:v[0-9]+]] = dlc_round_f16([[R0]]);
+// CHECK-NEXT:      const float [[B1:v[0-9]+]] = __half2float(in2[(n + 1)]);
+// CHECK-NEXT:      const float [[S1:v[0-9]+]] = c1 + [[B1]];
+// CHECK:           *reinterpret_cast<__half2 *>(out0 + (dlc_idx)m * N + n) = __floats2half2_rn([[Y0]], {{v[0-9]+}});
+// CHECK:       extern "C" __global__ void __launch_bounds__(64) dlc_k0_conv2d(
+// CHECK-NEXT:    const dlc_problem p{in0, in1, in2, out0};
+// CHECK-NEXT:    dlc_gemm_tc<16, 16, 32, 16, 16, 4, dlc_problem>(p);
+func.func @conv_tc(%x: memref<1x8x8x16xf16>, %w: memref<32x3x3x16xf16>,
+                   %b: memref<32xf16>, %y: memref<1x8x8x32xf16>) {
+  exec.kernel "k0_conv2d" ins(%x, %w, %b : memref<1x8x8x16xf16>, memref<32x3x3x16xf16>, memref<32xf16>) outs(%y : memref<1x8x8x32xf16>) {
+  ^bb0(%a0: tensor<1x8x8x16xf16>, %a1: tensor<32x3x3x16xf16>, %a2: tensor<32xf16>):
+    %0 = graph.cast %a0 : tensor<1x8x8x16xf16> -> tensor<1x8x8x16xf32>
+    %1 = graph.cast %a1 : tensor<32x3x3x16xf16> -> tensor<32x3x3x16xf32>
+    %2 = graph.cast %a2 : tensor<32xf16> -> tensor<32xf32>
+    %3 = graph.conv2d %0, %1 {filter_layout = #graph.filter_layout<ohwi>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x8x8x16xf32>, tensor<32x3x3x16xf32>) -> tensor<1x8x8x32xf32>
+    %4 = graph.bias_add %3, %2 : (tensor<1x8x8x32xf32>, tensor<32xf32>) -> tensor<1x8x8x32xf32>
+    %5 = graph.activation <relu> %4 : tensor<1x8x8x32xf32>
+    %6 = graph.cast %5 : tensor<1x8x8x32xf32> -> tensor<1x8x8x32xf16>
+    exec.yield %6 : tensor<1x8x8x32xf16>
+  }
+  return
+}
+
+// -----
+
+// An f32 conv2d: dlc_gemm_simt, whose a() folds a fused pad (zero padding
+// of 1 on H) and the conv's own padding into the load.
+// CHECK-LABEL: // kernel k1_conv2d family=conv_simt grid=1,1,1 block=16,1,1 smem=0 tiling=BM=16 BN=16 BK=8 TM=4 TN=4
+// CHECK:       static constexpr int M = 16, N = 4, K = 27;
+// CHECK:         float a(int m, int k) const {
+// CHECK:           const dlc_idx [[IY:i[0-9]+]] = ({{i[0-9]+}} + {{i[0-9]+}});
+// CHECK-NEXT:      const dlc_idx [[IX:i[0-9]+]] = ({{i[0-9]+}} + {{i[0-9]+}});
+// CHECK-NEXT:      const dlc_idx [[PY:i[0-9]+]] = ([[IY]] - 1);
+// CHECK-NEXT:      float [[V:v[0-9]+]] = 0.0f;
+// CHECK-NEXT:      if ([[PY]] >= 0 && [[PY]] < 4) {
+// CHECK-NEXT:        const float [[X:v[0-9]+]] = in0[(([[PY]] * 18) + ([[IX]] * 3) + {{i[0-9]+}})];
+// CHECK-NEXT:        [[V]] = [[X]];
+// CHECK-NEXT:      }
+// CHECK-NEXT:      return [[V]];
+// CHECK:         float b(int k, int n) const {
+// CHECK:           in1[((n * 27) +
+// CHECK:         void epilogue(int m, int n, float acc) const {
+// CHECK-NEXT:      out0[(dlc_idx)m * N + n] = acc;
+// CHECK:       dlc_gemm_simt<16, 16, 8, 4, 4, dlc_problem>(p);
+func.func @conv_simt(%x: memref<1x4x6x3xf32>, %w: memref<4x3x3x3xf32>,
+                     %y: memref<1x4x4x4xf32>) {
+  exec.kernel "k1_conv2d" ins(%x, %w : memref<1x4x6x3xf32>, memref<4x3x3x3xf32>) outs(%y : memref<1x4x4x4xf32>) {
+  ^bb0(%a0: tensor<1x4x6x3xf32>, %a1: tensor<4x3x3x3xf32>):
+    %0 = graph.pad %a0 low [0, 1, 0, 0] high [0, 1, 0, 0] : tensor<1x4x6x3xf32> -> tensor<1x6x6x3xf32>
+    %1 = graph.conv2d %0, %a1 {filter_layout = #graph.filter_layout<ohwi>, strides = array<i64: 1, 1>} : (tensor<1x6x6x3xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x4x4xf32>
+    exec.yield %1 : tensor<1x4x4x4xf32>
+  }
+  return
+}
+
+// -----
+
+// Dense + bias + softmax closing the epilogue: a warp per row computes the
+// row's dot products inline, then max / exp-sum / normalize.
+// CHECK-LABEL: // kernel k2_matmul family=reduction grid=1,1,1 block=64,1,1 smem=0
+// CHECK:         const dlc_idx row = (dlc_idx)blockIdx.x * 2 + (threadIdx.x >> 5);
+// CHECK:         if (p < 10) {
+// CHECK-NEXT:      float [[ACC:acc[0-9]+]] = 0.0f;
+// CHECK-NEXT:      for (dlc_idx [[K:k[0-9]+]] = 0; [[K]] < 16; ++[[K]]) {
+// CHECK-NEXT:        const float [[A:v[0-9]+]] = in0[((row * 16) + [[K]])];
+// CHECK-NEXT:        const float [[B:v[0-9]+]] = in1[(([[K]] * 10) + p)];
+// CHECK-NEXT:        [[ACC]] += [[A]] * [[B]];
+// CHECK-NEXT:      }
+// CHECK-NEXT:      x[t] = [[ACC]];
+// CHECK-NEXT:      mx = dlc_max_nan([[ACC]], mx);
+// CHECK:         mx = dlc_warp_max(mx);
+// CHECK:         x[t] = expf(x[t] - mx);
+// CHECK-NEXT:    sum += x[t];
+// CHECK:         sum = dlc_warp_sum(sum);
+// CHECK:         const float [[R:v[0-9]+]] = x[t] / sum;
+// CHECK-NEXT:    out0[((row * 10) + p)] = [[R]];
+func.func @matmul_softmax(%x: memref<2x16xf32>, %w: memref<16x10xf32>,
+                          %y: memref<2x10xf32>) {
+  exec.kernel "k2_matmul" ins(%x, %w : memref<2x16xf32>, memref<16x10xf32>) outs(%y : memref<2x10xf32>) {
+  ^bb0(%a0: tensor<2x16xf32>, %a1: tensor<16x10xf32>):
+    %0 = graph.matmul %a0, %a1 : (tensor<2x16xf32>, tensor<16x10xf32>) -> tensor<2x10xf32>
+    %1 = graph.softmax %0 : tensor<2x10xf32>
+    exec.yield %1 : tensor<2x10xf32>
+  }
+  return
+}
+
+// -----
+
+// f16 matmul with rhs [N, K] (transpose_rhs): the tensor-core GEMM with
+// linear addressing, and a residual input in the epilogue.
+// CHECK-LABEL: // kernel k3_matmul family=gemm_tc grid=3,4,1 block=32,1,1 smem=4096
+// CHECK:         static constexpr int M = 64, N = 48, K = 32;
+// CHECK:         const __half *a_ptr(int m, int k) const {
+// CHECK-NEXT:      return (in0 + (dlc_idx)m * 32 + k);
+// CHECK:         const __half *b_ptr(int n, int k) const {
+// CHECK-NEXT:      return (in1 + (dlc_idx)n * 32 + k);
+// CHECK:         void epilogue(int m, int n, float c0, float c1) const {
+// CHECK-NEXT:      const float [[R0:v[0-9]+]] = in2[((m * 48) + n)];
+// CHECK-NEXT:      const float [[Y0:v[0-9]+]] = c0 + [[R0]];
+// CHECK-NEXT:      const float [[R1:v[0-9]+]] = in2[((m * 48) + (n + 1))];
+// CHECK-NEXT:      const float [[Y1:v[0-9]+]] = c1 + [[R1]];
+// CHECK-NEXT:      *reinterpret_cast<float2 *>(out0 + (dlc_idx)m * N + n) = make_float2([[Y0]], [[Y1]]);
+func.func @matmul_tc(%x: memref<64x32xf16>, %w: memref<48x32xf16>,
+                     %r: memref<64x48xf32>, %y: memref<64x48xf32>) {
+  exec.kernel "k3_matmul" ins(%x, %w, %r : memref<64x32xf16>, memref<48x32xf16>, memref<64x48xf32>) outs(%y : memref<64x48xf32>) {
+  ^bb0(%a0: tensor<64x32xf16>, %a1: tensor<48x32xf16>, %a2: tensor<64x48xf32>):
+    %0 = graph.cast %a0 : tensor<64x32xf16> -> tensor<64x32xf32>
+    %1 = graph.cast %a1 : tensor<48x32xf16> -> tensor<48x32xf32>
+    %2 = graph.matmul %0, %1 {transpose_rhs = true} : (tensor<64x32xf32>, tensor<48x32xf32>) -> tensor<64x48xf32>
+    %3 = graph.add %2, %a2 : (tensor<64x48xf32>, tensor<64x48xf32>) -> tensor<64x48xf32>
+    exec.yield %3 : tensor<64x48xf32>
+  }
+  return
+}
+
+// -----
+
+// conv2d + relu + 2x2 max pooling: the pool reads the conv at four pixels,
+// so no GEMM epilogue fits; one thread per pooled element computes its
+// window's convolutions directly.
+// CHECK-LABEL: // kernel k4_conv2d family=conv_simt grid=1,1,1 block=32,1,1 smem=0
+// CHECK-NOT:   dlc_gemm
+// CHECK:         e < 12;
+// CHECK:           float [[POOL:acc[0-9]+]] = __int_as_float(0xFF800000);
+// CHECK:           for (dlc_idx [[PY:ky[0-9]+]] = 0; [[PY]] < 2; ++[[PY]]) {
+// CHECK-NEXT:        const dlc_idx [[Y:i[0-9]+]] = (({{i[0-9]+}} * 2) + [[PY]]);
+// CHECK:               float [[CONV:acc[0-9]+]] = 0.0f;
+// CHECK:                 for (dlc_idx [[CI:ci[0-9]+]] = 0; [[CI]] < 2; ++[[CI]]) {
+// CHECK:                   [[CONV]] += {{v[0-9]+}} * {{v[0-9]+}};
+// CHECK:               const float [[R:v[0-9]+]] = ([[CONV]] < 0.0f ? 0.0f : [[CONV]]);
+// CHECK-NEXT:          [[POOL]] = dlc_max_nan([[R]], [[POOL]]);
+// CHECK:           out0[e] = [[POOL]];
+func.func @conv_pool(%x: memref<1x6x6x2xf32>, %w: memref<3x3x3x2xf32>,
+                     %y: memref<1x2x2x3xf32>) {
+  exec.kernel "k4_conv2d" ins(%x, %w : memref<1x6x6x2xf32>, memref<3x3x3x2xf32>) outs(%y : memref<1x2x2x3xf32>) {
+  ^bb0(%a0: tensor<1x6x6x2xf32>, %a1: tensor<3x3x3x2xf32>):
+    %0 = graph.conv2d %a0, %a1 {filter_layout = #graph.filter_layout<ohwi>} : (tensor<1x6x6x2xf32>, tensor<3x3x3x2xf32>) -> tensor<1x4x4x3xf32>
+    %1 = graph.activation <relu> %0 : tensor<1x4x4x3xf32>
+    %2 = graph.pool2d <max> %1 {strides = array<i64: 2, 2>, window = array<i64: 2, 2>} : (tensor<1x4x4x3xf32>) -> tensor<1x2x2x3xf32>
+    exec.yield %2 : tensor<1x2x2x3xf32>
+  }
+  return
+}
+
+// -----
+
+// An f16 filter but an input that is an f32 value rounded to f16 in the
+// body: not in memory as f16, so the SIMT template, whose a() rounds.
+// CHECK-LABEL: // kernel k5_conv2d family=conv_simt
+// CHECK:         float a(int m, int k) const {
+// CHECK:           const float [[X:v[0-9]+]] = in0[(({{i[0-9]+}} * 16) + ({{i[0-9]+}} * 8) + k)];
+// CHECK-NEXT:      const float [[R:v[0-9]+]] = dlc_round_f16([[X]]);
+// CHECK-NEXT:      return [[R]];
+// CHECK:         float b(int k, int n) const {
+// CHECK-NEXT:      const float [[W:v[0-9]+]] = __half2float(in1[((n * 8) + k)]);
+// CHECK:       dlc_gemm_simt<16, 16, 8, 4, 4, dlc_problem>(p);
+func.func @conv_rounded_input(%x: memref<1x2x2x8xf32>, %w: memref<4x1x1x8xf16>,
+                              %y: memref<1x2x2x4xf32>) {
+  exec.kernel "k5_conv2d" ins(%x, %w : memref<1x2x2x8xf32>, memref<4x1x1x8xf16>) outs(%y : memref<1x2x2x4xf32>) {
+  ^bb0(%a0: tensor<1x2x2x8xf32>, %a1: tensor<4x1x1x8xf16>):
+    %0 = graph.cast %a0 : tensor<1x2x2x8xf32> -> tensor<1x2x2x8xf16>
+    %1 = graph.cast %0 : tensor<1x2x2x8xf16> -> tensor<1x2x2x8xf32>
+    %2 = graph.cast %a1 : tensor<4x1x1x8xf16> -> tensor<4x1x1x8xf32>
+    %3 = graph.conv2d %1, %2 {filter_layout = #graph.filter_layout<ohwi>} : (tensor<1x2x2x8xf32>, tensor<4x1x1x8xf32>) -> tensor<1x2x2x4xf32>
+    exec.yield %3 : tensor<1x2x2x4xf32>
+  }
+  return
+}

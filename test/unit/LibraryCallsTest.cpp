@@ -1,0 +1,479 @@
+//===- LibraryCallsTest.cpp - which kernels become library calls -*- C++
+//-*-===//
+//
+// compiler/LibraryCalls.h on small hand-written plans: the patterns cuBLASLt
+// and cuDNN take (and the ones they must not), the --kernels rule, the
+// descriptors; then a whole plan through buildArtifact, the .dlcm format and
+// the runtime's descriptor checks (no GPU needed: loading a model parses the
+// descriptors).
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/LibraryCalls.h"
+#include "compiler/Backend.h"
+#include "compiler/InitAll.h"
+#include "dlc/runtime.h"
+#include "runtime/src/Artifact.h"
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "llvm/Support/JSON.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+using namespace mlir;
+using namespace dlc;
+using namespace dlc::driver;
+namespace json = llvm::json;
+
+namespace {
+
+class LibraryCallsTest : public ::testing::Test {
+protected:
+  LibraryCallsTest() {
+    DialectRegistry registry;
+    registerAllDialects(registry);
+    context.appendDialectRegistry(registry);
+    context.loadAllAvailableDialects();
+  }
+
+  /// Parses a module and returns its (last) exec.kernel.
+  exec::KernelOp kernel(StringRef function) {
+    module = parseSourceString<ModuleOp>(function, &context);
+    EXPECT_TRUE(module) << function.str();
+    exec::KernelOp found;
+    module->walk([&](exec::KernelOp k) { found = k; });
+    return found;
+  }
+
+  std::optional<LibraryCallPlan> plan(StringRef function, KernelChoice choice) {
+    return planLibraryCall(kernel(function), choice);
+  }
+
+  static json::Object descriptor(const LibraryCallPlan &p) {
+    llvm::Expected<json::Value> value = json::parse(p.descriptor);
+    EXPECT_TRUE(bool(value)) << p.descriptor;
+    return *value->getAsObject();
+  }
+
+  static std::vector<float> floats(const std::string &bytes) {
+    std::vector<float> out(bytes.size() / 4);
+    std::memcpy(out.data(), bytes.data(), out.size() * 4);
+    return out;
+  }
+
+  MLIRContext context;
+  OwningOpRef<ModuleOp> module;
+};
+
+// x [4, 64] * w [64, 32] + bias, relu: 8192 multiply-adds.
+constexpr const char *kDense = R"mlir(
+func.func @main(%x: memref<4x64xf32>, %y: memref<4x32xf32>) {
+  %w = exec.weight dense<0.5> : tensor<64x32xf32> : memref<64x32xf32>
+  exec.kernel "k0_matmul" ins(%x, %w : memref<4x64xf32>, memref<64x32xf32>) outs(%y : memref<4x32xf32>) attributes {layers = ["dense"]} {
+  ^bb0(%a: tensor<4x64xf32>, %b: tensor<64x32xf32>):
+    %bias = graph.constant dense<0.25> : tensor<32xf32>
+    %m = graph.matmul %a, %b : (tensor<4x64xf32>, tensor<64x32xf32>) -> tensor<4x32xf32>
+    %s = graph.bias_add %m, %bias : (tensor<4x32xf32>, tensor<32xf32>) -> tensor<4x32xf32>
+    %r = graph.activation <relu> %s : tensor<4x32xf32>
+    exec.yield %r : tensor<4x32xf32>
+  }
+  return
+}
+)mlir";
+
+TEST_F(LibraryCallsTest, DenseBiasReluIsACublasLtGemm) {
+  std::optional<LibraryCallPlan> p = plan(kDense, KernelChoice::Library);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->library, "cublaslt");
+  EXPECT_EQ(p->op, "gemm");
+  EXPECT_EQ(p->workspaceBytes, kLibraryWorkspaceBytes);
+  json::Object d = descriptor(*p);
+  EXPECT_EQ(d.getInteger("m"), 4);
+  EXPECT_EQ(d.getInteger("n"), 32);
+  EXPECT_EQ(d.getInteger("k"), 64);
+  EXPECT_EQ(d.getInteger("batch"), 1);
+  EXPECT_EQ(d.getBoolean("transpose_b"), false);
+  EXPECT_EQ(d.getString("epilogue"), "relu_bias");
+  EXPECT_EQ(d.getString("a_dtype"), "float32");
+  EXPECT_EQ(d.getString("d_dtype"), "float32");
+  EXPECT_EQ(d.getString("bias_dtype"), "float32");
+  EXPECT_EQ(d.getString("compute"), "float32");
+  EXPECT_EQ(d.getNumber("alpha"), 1.0);
+  EXPECT_EQ(d.getNumber("beta"), 0.0);
+  // A, B, bias (the in-body constant as bytes), D.
+  ASSERT_EQ(p->operands.size(), 4u);
+  exec::KernelOp k;
+  module->walk([&](exec::KernelOp op) { k = op; });
+  EXPECT_EQ(p->operands[0].buffer, k.getIns()[0]);
+  EXPECT_EQ(p->operands[1].buffer, k.getIns()[1]);
+  EXPECT_FALSE(p->operands[2].buffer);
+  EXPECT_EQ(floats(p->operands[2].constant), std::vector<float>(32, 0.25f));
+  EXPECT_EQ(p->operands[3].buffer, k.getOuts()[0]);
+}
+
+TEST_F(LibraryCallsTest, KernelsChoice) {
+  EXPECT_FALSE(plan(kDense, KernelChoice::Generated));
+  // 4 * 32 * 64 multiply-adds: below the auto threshold.
+  EXPECT_FALSE(plan(kDense, KernelChoice::Auto));
+  // 256 * 256 * 256 = 2^24: cuBLASLt under auto.
+  constexpr const char *big = R"mlir(
+func.func @main(%x: memref<256x256xf32>, %y: memref<256x256xf32>) {
+  %w = exec.weight dense<0.5> : tensor<256x256xf32> : memref<256x256xf32>
+  exec.kernel "k0_matmul" ins(%x, %w : memref<256x256xf32>, memref<256x256xf32>) outs(%y : memref<256x256xf32>) {
+  ^bb0(%a: tensor<256x256xf32>, %b: tensor<256x256xf32>):
+    %m = graph.matmul %a, %b {transpose_rhs = true} : (tensor<256x256xf32>, tensor<256x256xf32>) -> tensor<256x256xf32>
+    exec.yield %m : tensor<256x256xf32>
+  }
+  return
+}
+)mlir";
+  std::optional<LibraryCallPlan> p = plan(big, KernelChoice::Auto);
+  ASSERT_TRUE(p);
+  json::Object d = descriptor(*p);
+  EXPECT_EQ(d.getString("epilogue"), "default");
+  EXPECT_EQ(d.getBoolean("transpose_b"), true);
+  EXPECT_EQ(p->operands.size(), 3u);
+}
+
+TEST_F(LibraryCallsTest, HalfGemmWithTanhGeluStoresHalf) {
+  // 16-bit storage, f32 inside; the f32 bias constant is exact in f16 and
+  // is passed in D's type.
+  constexpr const char *half = R"mlir(
+func.func @main(%x: memref<8x16xf16>, %w: memref<16x8xf16>, %y: memref<8x8xf16>) {
+  exec.kernel "k0_matmul" ins(%x, %w : memref<8x16xf16>, memref<16x8xf16>) outs(%y : memref<8x8xf16>) {
+  ^bb0(%a: tensor<8x16xf16>, %b: tensor<16x8xf16>):
+    %a32 = graph.cast %a : tensor<8x16xf16> -> tensor<8x16xf32>
+    %b32 = graph.cast %b : tensor<16x8xf16> -> tensor<16x8xf32>
+    %bias = graph.constant dense<[0.5, -2.0, 0.25, 1.0, 0.0, 3.0, -0.125, 8.0]> : tensor<8xf32>
+    %m = graph.matmul %a32, %b32 : (tensor<8x16xf32>, tensor<16x8xf32>) -> tensor<8x8xf32>
+    %s = graph.bias_add %m, %bias : (tensor<8x8xf32>, tensor<8xf32>) -> tensor<8x8xf32>
+    %g = graph.activation <gelu_tanh> %s : tensor<8x8xf32>
+    %r = graph.cast %g : tensor<8x8xf32> -> tensor<8x8xf16>
+    exec.yield %r : tensor<8x8xf16>
+  }
+  return
+}
+)mlir";
+  std::optional<LibraryCallPlan> p = plan(half, KernelChoice::Library);
+  ASSERT_TRUE(p);
+  json::Object d = descriptor(*p);
+  EXPECT_EQ(d.getString("epilogue"), "gelu_bias");
+  EXPECT_EQ(d.getString("a_dtype"), "float16");
+  EXPECT_EQ(d.getString("d_dtype"), "float16");
+  EXPECT_EQ(d.getString("bias_dtype"), "float16");
+  // f16 bits of 0.5, -2.0, 0.25, 1.0 ...
+  const std::string &bias = p->operands[2].constant;
+  ASSERT_EQ(bias.size(), 16u);
+  uint16_t first[4];
+  std::memcpy(first, bias.data(), sizeof(first));
+  EXPECT_EQ(first[0], 0x3800);
+  EXPECT_EQ(first[1], 0xc000);
+  EXPECT_EQ(first[2], 0x3400);
+  EXPECT_EQ(first[3], 0x3c00);
+
+  // A bias that f16 would round stays generated.
+  std::string inexact = half;
+  inexact.replace(inexact.find("0.5, -2.0"), 3, "0.1");
+  EXPECT_FALSE(plan(inexact, KernelChoice::Library));
+  // So does the exact (erf) GELU: cuBLASLt's GELU is the tanh form.
+  std::string erf = half;
+  erf.replace(erf.find("<gelu_tanh>"), 11, "<gelu>");
+  EXPECT_FALSE(plan(erf, KernelChoice::Library));
+}
+
+TEST_F(LibraryCallsTest, StridedBatchAndBroadcastRhs) {
+  constexpr const char *batched = R"mlir(
+func.func @main(%x: memref<2x3x4x8xf32>, %w: memref<1x1x8x5xf32>, %y: memref<2x3x4x5xf32>) {
+  exec.kernel "k0_matmul" ins(%x, %w : memref<2x3x4x8xf32>, memref<1x1x8x5xf32>) outs(%y : memref<2x3x4x5xf32>) {
+  ^bb0(%a: tensor<2x3x4x8xf32>, %b: tensor<1x1x8x5xf32>):
+    %m = graph.matmul %a, %b : (tensor<2x3x4x8xf32>, tensor<1x1x8x5xf32>) -> tensor<2x3x4x5xf32>
+    exec.yield %m : tensor<2x3x4x5xf32>
+  }
+  return
+}
+)mlir";
+  std::optional<LibraryCallPlan> p = plan(batched, KernelChoice::Library);
+  ASSERT_TRUE(p);
+  json::Object d = descriptor(*p);
+  EXPECT_EQ(d.getInteger("batch"), 6);
+  EXPECT_EQ(d.getInteger("m"), 4);
+  EXPECT_EQ(d.getInteger("a_batch_stride"), 32);
+  EXPECT_EQ(d.getInteger("b_batch_stride"), 0);
+  // [2, 1] against [2, 3] is no strided batch.
+  std::string partial = batched;
+  for (size_t at; (at = partial.find("1x1x8x5")) != std::string::npos;)
+    partial.replace(at, 7, "2x1x8x5");
+  EXPECT_FALSE(plan(partial, KernelChoice::Library));
+}
+
+TEST_F(LibraryCallsTest, WhatStaysGenerated) {
+  auto dense = [&](StringRef body) {
+    return "func.func @main(%x: memref<4x64xf32>, %w: memref<64x32xf32>, "
+           "%y: memref<4x32xf32>) {\n"
+           "  exec.kernel \"k0_matmul\" ins(%x, %w : memref<4x64xf32>, "
+           "memref<64x32xf32>) outs(%y : memref<4x32xf32>) {\n"
+           "  ^bb0(%a: tensor<4x64xf32>, %b: tensor<64x32xf32>):\n" +
+           body.str() + "  }\n  return\n}\n";
+  };
+  // Softmax after the GEMM.
+  EXPECT_FALSE(plan(dense(R"mlir(
+    %m = graph.matmul %a, %b : (tensor<4x64xf32>, tensor<64x32xf32>) -> tensor<4x32xf32>
+    %s = graph.softmax %m : tensor<4x32xf32>
+    exec.yield %s : tensor<4x32xf32>
+)mlir"),
+                    KernelChoice::Library));
+  // An activation cuBLASLt does not have.
+  EXPECT_FALSE(plan(dense(R"mlir(
+    %m = graph.matmul %a, %b : (tensor<4x64xf32>, tensor<64x32xf32>) -> tensor<4x32xf32>
+    %s = graph.activation <tanh> %m : tensor<4x32xf32>
+    exec.yield %s : tensor<4x32xf32>
+)mlir"),
+                    KernelChoice::Library));
+  // An input rounded to f16 on the way (f32 -> f16 -> f32): not what is
+  // stored.
+  EXPECT_FALSE(plan(dense(R"mlir(
+    %h = graph.cast %a : tensor<4x64xf32> -> tensor<4x64xf16>
+    %a32 = graph.cast %h : tensor<4x64xf16> -> tensor<4x64xf32>
+    %m = graph.matmul %a32, %b : (tensor<4x64xf32>, tensor<64x32xf32>) -> tensor<4x32xf32>
+    exec.yield %m : tensor<4x32xf32>
+)mlir"),
+                    KernelChoice::Library));
+  // An op the call would not compute.
+  EXPECT_FALSE(plan(dense(R"mlir(
+    %e = graph.activation <exp> %a : tensor<4x64xf32>
+    %m = graph.matmul %a, %b : (tensor<4x64xf32>, tensor<64x32xf32>) -> tensor<4x32xf32>
+    exec.yield %m : tensor<4x32xf32>
+)mlir"),
+                    KernelChoice::Library));
+  // A leaky ReLU is not cuBLASLt's ReLU.
+  EXPECT_FALSE(plan(dense(R"mlir(
+    %m = graph.matmul %a, %b : (tensor<4x64xf32>, tensor<64x32xf32>) -> tensor<4x32xf32>
+    %s = graph.activation <relu, negative_slope = 2.000000e-01> %m : tensor<4x32xf32>
+    exec.yield %s : tensor<4x32xf32>
+)mlir"),
+                    KernelChoice::Library));
+}
+
+// conv [1, 8, 8, 4] * [6, 3, 3, 4] (OHWI), pads 1, + bias + relu, then a
+// 2x2 max pool, as the fuser leaves a conv that a pool follows in one kernel.
+constexpr const char *kConv = R"mlir(
+func.func @main(%x: memref<1x8x8x4xf32>, %f: memref<6x3x3x4xf32>, %y: memref<1x8x8x6xf32>) {
+  exec.kernel "k0_conv2d" ins(%x, %f : memref<1x8x8x4xf32>, memref<6x3x3x4xf32>) outs(%y : memref<1x8x8x6xf32>) attributes {layers = ["conv2d"]} {
+  ^bb0(%a: tensor<1x8x8x4xf32>, %b: tensor<6x3x3x4xf32>):
+    %bias = graph.constant dense<[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]> : tensor<6xf32>
+    %c = graph.conv2d %a, %b {filter_layout = #graph.filter_layout<ohwi>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x8x8x4xf32>, tensor<6x3x3x4xf32>) -> tensor<1x8x8x6xf32>
+    %s = graph.bias_add %c, %bias : (tensor<1x8x8x6xf32>, tensor<6xf32>) -> tensor<1x8x8x6xf32>
+    %r = graph.activation <gelu> %s : tensor<1x8x8x6xf32>
+    exec.yield %r : tensor<1x8x8x6xf32>
+  }
+  return
+}
+)mlir";
+
+TEST_F(LibraryCallsTest, ConvBiasActivationIsOneCudnnGraph) {
+  EXPECT_FALSE(plan(kConv, KernelChoice::Auto));
+  std::optional<LibraryCallPlan> p = plan(kConv, KernelChoice::Library);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->library, "cudnn");
+  EXPECT_EQ(p->op, "conv2d");
+  json::Object d = descriptor(*p);
+  EXPECT_EQ(d.getInteger("n"), 1);
+  EXPECT_EQ(d.getInteger("h"), 8);
+  EXPECT_EQ(d.getInteger("c"), 4);
+  EXPECT_EQ(d.getInteger("k"), 6);
+  EXPECT_EQ(d.getInteger("r"), 3);
+  EXPECT_EQ(d.getInteger("p"), 8);
+  EXPECT_EQ(d.getInteger("q"), 8);
+  EXPECT_EQ(d.getInteger("groups"), 1);
+  EXPECT_EQ(d.getString("activation"), "gelu");
+  EXPECT_EQ(d.getString("bias_dtype"), "float32");
+  EXPECT_EQ(*d.getArray("pads"), json::Array({1, 1, 1, 1}));
+  EXPECT_EQ(*d.getArray("strides"), json::Array({1, 1}));
+  ASSERT_EQ(p->operands.size(), 4u);
+  EXPECT_EQ(floats(p->operands[2].constant),
+            (std::vector<float>{1, 2, 3, 4, 5, 6}));
+}
+
+TEST_F(LibraryCallsTest, ConvFusedWithPoolStaysGenerated) {
+  constexpr const char *fused = R"mlir(
+func.func @main(%x: memref<1x8x8x4xf32>, %f: memref<6x3x3x4xf32>, %y: memref<1x4x4x6xf32>) {
+  exec.kernel "k0_conv2d" ins(%x, %f : memref<1x8x8x4xf32>, memref<6x3x3x4xf32>) outs(%y : memref<1x4x4x6xf32>) {
+  ^bb0(%a: tensor<1x8x8x4xf32>, %b: tensor<6x3x3x4xf32>):
+    %c = graph.conv2d %a, %b {filter_layout = #graph.filter_layout<ohwi>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x8x8x4xf32>, tensor<6x3x3x4xf32>) -> tensor<1x8x8x6xf32>
+    %r = graph.activation <relu> %c : tensor<1x8x8x6xf32>
+    %p = graph.pool2d <max> %r {strides = array<i64: 2, 2>, window = array<i64: 2, 2>} : (tensor<1x8x8x6xf32>) -> tensor<1x4x4x6xf32>
+    exec.yield %p : tensor<1x4x4x6xf32>
+  }
+  return
+}
+)mlir";
+  EXPECT_FALSE(plan(fused, KernelChoice::Library));
+}
+
+TEST_F(LibraryCallsTest, AveragePoolIsACudnnResample) {
+  constexpr const char *pool = R"mlir(
+func.func @main(%x: memref<2x5x5x3xf16>, %y: memref<2x3x3x3xf16>) {
+  exec.kernel "k0_pool2d" ins(%x : memref<2x5x5x3xf16>) outs(%y : memref<2x3x3x3xf16>) {
+  ^bb0(%a: tensor<2x5x5x3xf16>):
+    %a32 = graph.cast %a : tensor<2x5x5x3xf16> -> tensor<2x5x5x3xf32>
+    %p = graph.pool2d <avg> %a32 {pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>, window = array<i64: 3, 3>} : (tensor<2x5x5x3xf32>) -> tensor<2x3x3x3xf32>
+    %r = graph.cast %p : tensor<2x3x3x3xf32> -> tensor<2x3x3x3xf16>
+    exec.yield %r : tensor<2x3x3x3xf16>
+  }
+  return
+}
+)mlir";
+  EXPECT_FALSE(plan(pool, KernelChoice::Auto));
+  std::optional<LibraryCallPlan> p = plan(pool, KernelChoice::Library);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->library, "cudnn");
+  EXPECT_EQ(p->op, "pool2d");
+  json::Object d = descriptor(*p);
+  EXPECT_EQ(d.getString("mode"), "avg_exclude_padding");
+  EXPECT_EQ(d.getString("dtype"), "float16");
+  EXPECT_EQ(d.getInteger("p"), 3);
+  EXPECT_EQ(*d.getArray("window"), json::Array({3, 3}));
+  EXPECT_EQ(p->operands.size(), 2u);
+}
+
+TEST_F(LibraryCallsTest, InPlaceOutputsStayGenerated) {
+  constexpr const char *inPlace = R"mlir(
+func.func @main(%x: memref<1x4x4x2xf32>, %y: memref<1x2x2x2xf32>) {
+  %o = exec.alloc {offset = 0 : i64, in_place} : memref<1x2x2x2xf32>
+  exec.kernel "k0_pool2d" ins(%x : memref<1x4x4x2xf32>) outs(%o : memref<1x2x2x2xf32>) {
+  ^bb0(%a: tensor<1x4x4x2xf32>):
+    %p = graph.pool2d <max> %a {strides = array<i64: 2, 2>, window = array<i64: 2, 2>} : (tensor<1x4x4x2xf32>) -> tensor<1x2x2x2xf32>
+    exec.yield %p : tensor<1x2x2x2xf32>
+  }
+  return
+}
+)mlir";
+  EXPECT_FALSE(plan(inPlace, KernelChoice::Library));
+  std::string placed = inPlace;
+  placed.replace(placed.find(", in_place"), 10, "");
+  EXPECT_TRUE(plan(placed, KernelChoice::Library));
+}
+
+//===----------------------------------------------------------------------===//
+// A whole plan through the artifact and the runtime's checks
+//===----------------------------------------------------------------------===//
+
+// conv (+ bias + relu) -> max pool -> flatten -> dense (+ bias): three
+// library calls with --kernels library, none with auto.
+constexpr const char *kPlan = R"mlir(
+func.func @main(%x: memref<1x8x8x4xf32> {exec.input = 0 : i64}, %y: memref<1x10xf32> {exec.output = 0 : i64}) attributes {exec.arena_size = 2048 : i64, exec.weights_size = 4864 : i64} {
+  %f = exec.weight dense<0.125> : tensor<6x3x3x4xf32> {offset = 0 : i64} : memref<6x3x3x4xf32>
+  %c = exec.alloc {offset = 0 : i64} : memref<1x8x8x6xf32>
+  exec.kernel "k0_conv2d" ins(%x, %f : memref<1x8x8x4xf32>, memref<6x3x3x4xf32>) outs(%c : memref<1x8x8x6xf32>) attributes {layers = ["conv2d"]} {
+  ^bb0(%a: tensor<1x8x8x4xf32>, %b: tensor<6x3x3x4xf32>):
+    %bias = graph.constant dense<[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]> : tensor<6xf32>
+    %0 = graph.conv2d %a, %b {filter_layout = #graph.filter_layout<ohwi>, pads = array<i64: 1, 1, 1, 1>} : (tensor<1x8x8x4xf32>, tensor<6x3x3x4xf32>) -> tensor<1x8x8x6xf32>
+    %1 = graph.bias_add %0, %bias : (tensor<1x8x8x6xf32>, tensor<6xf32>) -> tensor<1x8x8x6xf32>
+    %2 = graph.activation <relu> %1 : tensor<1x8x8x6xf32>
+    exec.yield %2 : tensor<1x8x8x6xf32>
+  }
+  %p = exec.alloc {offset = 1536 : i64} : memref<1x4x4x6xf32>
+  exec.kernel "k1_pool2d" ins(%c : memref<1x8x8x6xf32>) outs(%p : memref<1x4x4x6xf32>) attributes {layers = ["max_pooling2d"]} {
+  ^bb0(%a: tensor<1x8x8x6xf32>):
+    %0 = graph.pool2d <max> %a {strides = array<i64: 2, 2>, window = array<i64: 2, 2>} : (tensor<1x8x8x6xf32>) -> tensor<1x4x4x6xf32>
+    exec.yield %0 : tensor<1x4x4x6xf32>
+  }
+  %v = exec.view %p : memref<1x4x4x6xf32> to memref<1x96xf32>
+  %w = exec.weight dense<0.5> : tensor<96x10xf32> {offset = 1024 : i64} : memref<96x10xf32>
+  exec.kernel "k2_matmul" ins(%v, %w : memref<1x96xf32>, memref<96x10xf32>) outs(%y : memref<1x10xf32>) attributes {layers = ["dense"]} {
+  ^bb0(%a: tensor<1x96xf32>, %b: tensor<96x10xf32>):
+    %bias = graph.constant dense<-1.5> : tensor<10xf32>
+    %0 = graph.matmul %a, %b : (tensor<1x96xf32>, tensor<96x10xf32>) -> tensor<1x10xf32>
+    %1 = graph.bias_add %0, %bias : (tensor<1x10xf32>, tensor<10xf32>) -> tensor<1x10xf32>
+    exec.yield %1 : tensor<1x10xf32>
+  }
+  return
+}
+)mlir";
+
+TEST_F(LibraryCallsTest, ArtifactRoundTripAndRuntimeChecks) {
+  using namespace dlc::artifact;
+  module = parseSourceString<ModuleOp>(kPlan, &context);
+  ASSERT_TRUE(module);
+  BackendOptions options;
+  options.kernels = KernelChoice::Library;
+  Artifact built = buildArtifact(*module, options, "plan.keras");
+  ASSERT_TRUE(built.kernels.empty());
+  ASSERT_EQ(built.libraryCalls.size(), 3u);
+  EXPECT_EQ(built.program, (std::vector<Step>{{Step::Kind::LibraryCall, 0},
+                                              {Step::Kind::LibraryCall, 1},
+                                              {Step::Kind::LibraryCall, 2}}));
+
+  Artifact a = parse(serialize(built));
+  ASSERT_EQ(a.libraryCalls.size(), 3u);
+  EXPECT_EQ(a.program, built.program);
+  const LibraryCall &conv = a.libraryCalls[0], &pool = a.libraryCalls[1],
+                    &gemm = a.libraryCalls[2];
+  EXPECT_EQ(conv.name, "l0_conv2d");
+  EXPECT_EQ(conv.library, "cudnn");
+  EXPECT_EQ(conv.op, "conv2d");
+  EXPECT_EQ(conv.layers, std::vector<std::string>{"conv2d"});
+  EXPECT_EQ(conv.workspaceBytes, kLibraryWorkspaceBytes);
+  EXPECT_EQ(pool.name, "l1_pool2d");
+  EXPECT_EQ(gemm.name, "l2_matmul");
+  EXPECT_EQ(gemm.library, "cublaslt");
+  // The descriptors come back as written.
+  for (size_t i = 0; i < 3; ++i) {
+    llvm::Expected<json::Value> before =
+        json::parse(built.libraryCalls[i].descriptor);
+    llvm::Expected<json::Value> after =
+        json::parse(a.libraryCalls[i].descriptor);
+    ASSERT_TRUE(before && after);
+    EXPECT_EQ(*before, *after) << i;
+  }
+
+  // Buffers: the input, the planned weights and arena, the output; the two
+  // bias constants after the planned weights, 256-byte aligned.
+  ASSERT_EQ(conv.params.size(), 4u);
+  EXPECT_EQ(conv.params[0], (BufferRef{artifact::Region::Input, 0, 0, 1024}));
+  EXPECT_EQ(conv.params[1], (BufferRef{artifact::Region::Weights, 0, 0, 864}));
+  EXPECT_EQ(conv.params[2],
+            (BufferRef{artifact::Region::Weights, 0, 4864, 24}));
+  EXPECT_EQ(conv.params[3], (BufferRef{artifact::Region::Arena, 0, 0, 1536}));
+  EXPECT_EQ(pool.params,
+            (std::vector<BufferRef>{{artifact::Region::Arena, 0, 0, 1536},
+                                    {artifact::Region::Arena, 0, 1536, 384}}));
+  ASSERT_EQ(gemm.params.size(), 4u);
+  EXPECT_EQ(gemm.params[0], (BufferRef{artifact::Region::Arena, 0, 1536, 384}));
+  EXPECT_EQ(gemm.params[1],
+            (BufferRef{artifact::Region::Weights, 0, 1024, 3840}));
+  EXPECT_EQ(gemm.params[2],
+            (BufferRef{artifact::Region::Weights, 0, 5120, 40}));
+  EXPECT_EQ(gemm.params[3], (BufferRef{artifact::Region::Output, 0, 0, 40}));
+  ASSERT_EQ(a.weights.size(), 5160u);
+  float bias[10];
+  std::memcpy(bias, a.weights.data() + 5120, sizeof(bias));
+  for (float b : bias)
+    EXPECT_EQ(b, -1.5f);
+  std::memcpy(bias, a.weights.data() + 4864, 6 * sizeof(float));
+  EXPECT_EQ(bias[5], 6.0f);
+
+  // The runtime accepts what the compiler writes (descriptors are checked
+  // at load, no GPU needed).
+  std::string bytes = serialize(built);
+  dlcModel model = nullptr;
+  ASSERT_EQ(dlcModelLoadFromMemory(bytes.data(), bytes.size(), &model),
+            DLC_STATUS_SUCCESS)
+      << dlcGetLastErrorMessage();
+  dlcModelDestroy(model);
+
+  // With auto, the same plan is three generated kernels' worth of steps.
+  module = parseSourceString<ModuleOp>(kPlan, &context);
+  int planned = 0;
+  module->walk([&](exec::KernelOp k) {
+    planned += planLibraryCall(k, KernelChoice::Auto).has_value();
+  });
+  EXPECT_EQ(planned, 0);
+}
+
+} // namespace
