@@ -25,7 +25,9 @@
 // Then every conv2d gets the filter layout that matches its data layout:
 // OHWI for NHWC, OIHW for NCHW, constants rewritten at compile time.
 // depthwise_conv2d and conv2d_transpose have a single filter layout, which
-// is left alone. The function's signature never changes.
+// is left alone. Under fp16, a matmul's constant rank-2 rhs [K, N] is stored
+// [N, K] (transpose_rhs), K contiguous as tensor cores read it. The
+// function's signature never changes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -452,6 +454,28 @@ void assignFilterLayouts(Block &block) {
   }
 }
 
+/// Under fp16, gives every matmul with a constant rank-2 rhs [K, N] the rhs
+/// [N, K] (transpose_rhs), transposed at compile time: tensor cores read B
+/// with K contiguous.
+void assignMatmulLayouts(Block &block) {
+  OpBuilder builder(block.getParentOp()->getContext());
+  DenseMap<Value, Value> rewritten;
+  for (auto matmul : block.getOps<MatmulOp>()) {
+    Value rhs = matmul.getRhs();
+    auto type = cast<RankedTensorType>(rhs.getType());
+    auto constant = rhs.getDefiningOp<ConstantOp>();
+    if (matmul.getTransposeRhs() || type.getRank() != 2 || !constant)
+      continue;
+    Value &permuted = rewritten[rhs];
+    if (!permuted)
+      permuted = permuteConstant(builder, constant, type, {1, 0}, "_nk");
+    if (!permuted)
+      continue;
+    matmul.getRhsMutable().assign(permuted);
+    matmul.setTransposeRhs(true);
+  }
+}
+
 struct AssignLayoutPass
     : public dlc::impl::AssignLayoutPassBase<AssignLayoutPass> {
   using AssignLayoutPassBase::AssignLayoutPassBase;
@@ -477,6 +501,8 @@ struct AssignLayoutPass
           switchLayout(region, target);
       }
       assignFilterLayouts(block);
+      if (precision == "fp16")
+        assignMatmulLayouts(block);
       // The constants that were permuted and have no user left.
       for (ConstantOp constant : used)
         if (constant.use_empty())

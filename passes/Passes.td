@@ -68,8 +68,10 @@ def AssignLayoutPass : Pass<"dlc-assign-layout", "mlir::func::FuncOp"> {
     `data_layout`, remaps the axis attributes, permutes the region's shapes
     and puts a graph.transpose on every boundary crossing. Every conv2d
     filter is then rewritten at compile time to OHWI (NHWC) or OIHW (NCHW);
-    depthwise_conv2d and conv2d_transpose keep their one filter layout. The
-    function's arguments and results keep Keras's layout.
+    depthwise_conv2d and conv2d_transpose keep their one filter layout.
+    Under fp16, a matmul's constant rank-2 rhs [K, N] is stored [N, K]
+    (`transpose_rhs`), K contiguous as tensor cores read it. The function's
+    arguments and results keep Keras's layout.
   }];
   let options = [
     Option<"precision", "precision", "std::string", /*default=*/"\"fp32\"",

@@ -298,3 +298,23 @@ func.func @flatten_outside(%x: tensor<1x2x4x4xf32>) -> tensor<1x5xf32> {
   %2 = graph.matmul %1, %d : (tensor<1x32xf32>, tensor<32x5xf32>) -> tensor<1x5xf32>
   return %2 : tensor<1x5xf32>
 }
+
+// -----
+
+// Under fp16, a dense layer's constant rhs [K, N] is stored [N, K] for the
+// tensor cores (K contiguous); fp32 keeps it. A rhs that is not a constant
+// and a batched product stay.
+// CHECK-LABEL: func.func @matmul_rhs
+// FP16: %[[W:.+]] = graph.constant dense<{{\[}}[1.000000e+00, 3.000000e+00, 5.000000e+00], [2.000000e+00, 4.000000e+00, 6.000000e+00]]> : tensor<2x3xf32>
+// FP16: graph.matmul %{{.+}}, %[[W]] {transpose_rhs = true} : (tensor<4x3xf32>, tensor<2x3xf32>) -> tensor<4x2xf32>
+// FP16: graph.matmul %{{.+}}, %{{.+}} : (tensor<4x3xf32>, tensor<3x2xf32>) -> tensor<4x2xf32>
+// FP16: graph.matmul %{{.+}}, %{{.+}} : (tensor<2x4x3xf32>, tensor<2x3x2xf32>) -> tensor<2x4x2xf32>
+// FP32: graph.matmul %{{.+}}, %{{.+}} : (tensor<4x3xf32>, tensor<3x2xf32>) -> tensor<4x2xf32>
+// FP32-NOT: transpose_rhs
+func.func @matmul_rhs(%x: tensor<4x3xf32>, %y: tensor<3x2xf32>, %b: tensor<2x4x3xf32>, %c: tensor<2x3x2xf32>) -> (tensor<4x2xf32>, tensor<4x2xf32>, tensor<2x4x2xf32>) {
+  %w = graph.constant dense<[[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]> : tensor<3x2xf32>
+  %0 = graph.matmul %x, %w : (tensor<4x3xf32>, tensor<3x2xf32>) -> tensor<4x2xf32>
+  %1 = graph.matmul %x, %y : (tensor<4x3xf32>, tensor<3x2xf32>) -> tensor<4x2xf32>
+  %2 = graph.matmul %b, %c : (tensor<2x4x3xf32>, tensor<2x3x2xf32>) -> tensor<2x4x2xf32>
+  return %0, %1, %2 : tensor<4x2xf32>, tensor<4x2xf32>, tensor<2x4x2xf32>
+}
