@@ -6,7 +6,6 @@
 #include "compiler/codegen/cuda/Emitter.h"
 #include "compiler/codegen/cuda/Nvrtc.h"
 #include "dialects/exec/ExecDialect.h"
-#include "frontends/keras/Importer.h"
 #include "support/Error.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -23,7 +22,7 @@ using namespace dlc;
 namespace {
 
 /// The bytes of a constant in its storage format (i1 as one byte each).
-std::string storageBytes(ElementsAttr value, Operation *op) {
+std::string storageBytes(ElementsAttr value) {
   auto type = cast<ShapedType>(value.getType());
   Type element = type.getElementType();
   const size_t width =
@@ -54,7 +53,6 @@ std::string storageBytes(ElementsAttr value, Operation *op) {
     return out;
   }
   out.assign(raw.data(), raw.size());
-  (void)op;
   return out;
 }
 
@@ -180,14 +178,8 @@ Step libraryStep(exec::KernelOp kernel, driver::LibraryCallPlan plan,
 std::vector<Step> emitSteps(ModuleOp module, const std::string &modelPath,
                             driver::KernelChoice choice) {
   func::FuncOp plan = driver::mainFunction(module);
-  std::string error, layer, layerClass;
-  ScopedDiagnosticHandler handler(module.getContext(), [&](Diagnostic &d) {
-    if (d.getSeverity() == DiagnosticSeverity::Error && error.empty()) {
-      error = d.str();
-      std::tie(layer, layerClass) = keras::layerOf(d.getLocation());
-    }
-    return success();
-  });
+  driver::FirstError error(*module.getContext(), modelPath,
+                           /*printRemarks=*/false);
   std::vector<Step> steps;
   unsigned copies = 0;
   for (Operation &op : plan.getBody().front()) {
@@ -200,9 +192,7 @@ std::vector<Step> emitSteps(ModuleOp module, const std::string &modelPath,
       FailureOr<codegen::CudaKernel> emitted =
           codegen::emitKernel(kernel, codegen::EmitOptions());
       if (failed(emitted))
-        throw UserError(error.empty() ? "the CUDA code generator failed"
-                                      : error,
-                        modelPath, layer, layerClass);
+        error.raise("the CUDA code generator failed");
       Step step;
       step.kernel = std::move(*emitted);
       for (Value v : kernel.getIns())
@@ -288,7 +278,7 @@ artifact::Artifact driver::buildArtifact(ModuleOp module,
   a.arenaBytes = attr(exec::kArenaSizeAttr);
   a.weights.assign(attr(exec::kWeightsSizeAttr), '\0');
   for (auto weight : body.getOps<exec::WeightOp>()) {
-    std::string bytes = storageBytes(weight.getValue(), weight);
+    std::string bytes = storageBytes(weight.getValue());
     uint64_t offset = weight.getOffset().value_or(0);
     if (offset + bytes.size() > a.weights.size())
       throw std::logic_error("a weight outside the planned weight region");

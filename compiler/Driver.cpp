@@ -23,61 +23,40 @@
 using namespace mlir;
 using namespace dlc;
 
-namespace {
-
-/// Collects the first error diagnostic, with the layer its location names;
-/// prints warnings (and remarks, when asked) to stderr as
-/// `dlc: warning: FILE[: layer 'NAME' (CLASS)]: MESSAGE`.
-class FirstError {
-public:
-  FirstError(MLIRContext &context, std::string file, bool printRemarks)
-      : file_(std::move(file)),
-        handler(&context, [this, printRemarks](Diagnostic &diag) {
-          auto [layer, layerClass] = keras::layerOf(diag.getLocation());
-          switch (diag.getSeverity()) {
-          case DiagnosticSeverity::Error:
-            if (message.empty()) {
-              message = diag.str();
-              this->layer = layer;
-              this->layerClass = layerClass;
-            }
-            break;
-          case DiagnosticSeverity::Warning:
-            print("warning", diag.str(), layer, layerClass);
-            break;
-          case DiagnosticSeverity::Remark:
-            if (printRemarks)
-              print("remark", diag.str(), layer, layerClass);
-            break;
-          default:
-            break;
+driver::FirstError::FirstError(MLIRContext &context, std::string file,
+                               bool printRemarks)
+    : file_(std::move(file)),
+      handler_(&context, [this, printRemarks](Diagnostic &diag) {
+        auto [layer, layerClass] = keras::layerOf(diag.getLocation());
+        const char *kind = nullptr;
+        switch (diag.getSeverity()) {
+        case DiagnosticSeverity::Error:
+          if (message_.empty()) {
+            message_ = diag.str();
+            layer_ = layer;
+            layerClass_ = layerClass;
           }
-          return success();
-        }) {}
+          break;
+        case DiagnosticSeverity::Warning:
+          kind = "warning";
+          break;
+        case DiagnosticSeverity::Remark:
+          kind = printRemarks ? "remark" : nullptr;
+          break;
+        default:
+          break;
+        }
+        if (kind)
+          llvm::errs()
+              << UserError(diag.str(), file_, layer, layerClass).format(kind)
+              << "\n";
+        return success();
+      }) {}
 
-  [[noreturn]] void raise(const std::string &fallback) const {
-    throw UserError(message.empty() ? fallback : message, file_, layer,
-                    layerClass);
-  }
-
-  std::string message, layer, layerClass;
-
-private:
-  void print(const char *kind, const std::string &text,
-             const std::string &layer, const std::string &layerClass) {
-    std::string line = UserError(text, file_, layer, layerClass).format();
-    // UserError formats "dlc: error: ..."; reuse it with the other kind.
-    const std::string prefix = "dlc: error: ";
-    if (line.rfind(prefix, 0) == 0)
-      line = "dlc: " + std::string(kind) + ": " + line.substr(prefix.size());
-    llvm::errs() << line << "\n";
-  }
-
-  std::string file_;
-  ScopedDiagnosticHandler handler;
-};
-
-} // namespace
+void driver::FirstError::raise(const std::string &fallback) const {
+  throw UserError(message_.empty() ? fallback : message_, file_, layer_,
+                  layerClass_);
+}
 
 std::unique_ptr<MLIRContext> driver::makeContext() {
   DialectRegistry registry;

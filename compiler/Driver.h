@@ -15,6 +15,7 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 
 #include <optional>
@@ -22,6 +23,22 @@
 #include <vector>
 
 namespace dlc::driver {
+
+/// While alive, collects the first error diagnostic of `context` with the
+/// layer its location names (raise() throws it as a UserError), and prints
+/// warnings (and, with printRemarks, remarks) to stderr as
+/// `dlc: warning: FILE[: layer 'NAME' (CLASS)]: MESSAGE`.
+class FirstError {
+public:
+  FirstError(mlir::MLIRContext &context, std::string file, bool printRemarks);
+
+  /// Throws the first error, or `fallback` when none was emitted.
+  [[noreturn]] void raise(const std::string &fallback) const;
+
+private:
+  std::string file_, message_, layer_, layerClass_;
+  mlir::ScopedDiagnosticHandler handler_;
+};
 
 /// A context with every dlc dialect loaded.
 std::unique_ptr<mlir::MLIRContext> makeContext();

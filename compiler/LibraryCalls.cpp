@@ -221,6 +221,35 @@ std::string toString(json::Object object) {
 // cuBLASLt: matmul [+ bias] [+ relu | gelu_tanh]
 //===----------------------------------------------------------------------===//
 
+/// A call on two stored operands, with their element type in `operandType`:
+/// cuBLASLt (CUBLAS_COMPUTE_32F) and cuDNN both take A and B of one type and
+/// write D of that type or f32. Failure when the operands are not stored
+/// buffers or the types do not fit.
+FailureOr<LibraryCallPlan> planTwoOperands(KernelMatcher &matcher, Value lhs,
+                                           Value rhs, const Chain &chain,
+                                           StringRef library, StringRef op,
+                                           Type &operandType) {
+  FailureOr<Value> a = matcher.storedValue(lhs);
+  FailureOr<Value> b = matcher.storedValue(rhs);
+  if (failed(a) || failed(b))
+    return failure();
+  operandType = elementOf(*a);
+  if (elementOf(*b) != operandType ||
+      (chain.stored != operandType && !chain.stored.isF32()))
+    return failure();
+  LibraryCallPlan plan;
+  plan.library = library.str();
+  plan.op = op.str();
+  plan.workspaceBytes = kLibraryWorkspaceBytes;
+  for (Value stored : {*a, *b}) {
+    FailureOr<LibraryOperand> operand = matcher.operandFor(stored);
+    if (failed(operand))
+      return failure();
+    plan.operands.push_back(std::move(*operand));
+  }
+  return plan;
+}
+
 FailureOr<LibraryCallPlan> planGemm(KernelMatcher &matcher, graph::MatmulOp mm,
                                     Chain chain, KernelChoice choice) {
   auto lhs = cast<RankedTensorType>(mm.getLhs().getType());
@@ -257,14 +286,10 @@ FailureOr<LibraryCallPlan> planGemm(KernelMatcher &matcher, graph::MatmulOp mm,
   if (choice == KernelChoice::Auto && batch * m * n * k < kAutoGemmMacs)
     return failure();
 
-  FailureOr<Value> a = matcher.storedValue(mm.getLhs());
-  FailureOr<Value> b = matcher.storedValue(mm.getRhs());
-  if (failed(a) || failed(b))
-    return failure();
-  // cuBLASLt with CUBLAS_COMPUTE_32F: A and B of one type; D of that type or
-  // f32.
-  Type ab = elementOf(*a);
-  if (elementOf(*b) != ab || (chain.stored != ab && !chain.stored.isF32()))
+  Type ab;
+  FailureOr<LibraryCallPlan> planned = planTwoOperands(
+      matcher, mm.getLhs(), mm.getRhs(), chain, "cublaslt", "gemm", ab);
+  if (failed(planned))
     return failure();
 
   std::string epilogue = "default";
@@ -277,16 +302,7 @@ FailureOr<LibraryCallPlan> planGemm(KernelMatcher &matcher, graph::MatmulOp mm,
       return failure();
   }
 
-  LibraryCallPlan plan;
-  plan.library = "cublaslt";
-  plan.op = "gemm";
-  plan.workspaceBytes = kLibraryWorkspaceBytes;
-  for (Value stored : {*a, *b}) {
-    FailureOr<LibraryOperand> operand = matcher.operandFor(stored);
-    if (failed(operand))
-      return failure();
-    plan.operands.push_back(std::move(*operand));
-  }
+  LibraryCallPlan plan = std::move(*planned);
   json::Object d{{"m", m},
                  {"n", n},
                  {"k", k},
@@ -333,12 +349,10 @@ FailureOr<LibraryCallPlan> planConv(KernelMatcher &matcher,
       !x.hasStaticShape() || !w.hasStaticShape() || !y.hasStaticShape() ||
       y.getNumElements() == 0)
     return failure();
-  FailureOr<Value> xs = matcher.storedValue(conv.getInput());
-  FailureOr<Value> ws = matcher.storedValue(conv.getFilter());
-  if (failed(xs) || failed(ws))
-    return failure();
-  Type xw = elementOf(*xs);
-  if (elementOf(*ws) != xw || (chain.stored != xw && !chain.stored.isF32()))
+  Type xw;
+  FailureOr<LibraryCallPlan> planned = planTwoOperands(
+      matcher, conv.getInput(), conv.getFilter(), chain, "cudnn", "conv2d", xw);
+  if (failed(planned))
     return failure();
 
   std::string activation = "none";
@@ -353,16 +367,7 @@ FailureOr<LibraryCallPlan> planConv(KernelMatcher &matcher,
       return failure();
   }
 
-  LibraryCallPlan plan;
-  plan.library = "cudnn";
-  plan.op = "conv2d";
-  plan.workspaceBytes = kLibraryWorkspaceBytes;
-  for (Value stored : {*xs, *ws}) {
-    FailureOr<LibraryOperand> operand = matcher.operandFor(stored);
-    if (failed(operand))
-      return failure();
-    plan.operands.push_back(std::move(*operand));
-  }
+  LibraryCallPlan plan = std::move(*planned);
   ArrayRef<int64_t> xd = x.getShape(), wd = w.getShape(), yd = y.getShape();
   json::Object d{{"n", xd[0]},
                  {"h", xd[1]},

@@ -94,12 +94,11 @@ enum class Kind {
 };
 
 Kind classify(Operation *op) {
+  if (isElementwise(op))
+    return Kind::Elementwise;
   return llvm::TypeSwitch<Operation *, Kind>(op)
       .Case<Conv2DOp, DepthwiseConv2DOp, Conv2DTransposeOp, MatmulOp>(
           [](auto) { return Kind::Anchor; })
-      .Case<BiasAddOp, BatchNormOp, ActivationOp, CastOp, AddOp, SubOp, MulOp,
-            DivOp, MaximumOp, MinimumOp, PReluOp, CompareOp>(
-          [](auto) { return Kind::Elementwise; })
       .Case<SoftmaxOp, LayerNormOp, GlobalPoolOp, Pool2DOp>(
           [](auto) { return Kind::Reduction; })
       .Case<TransposeOp, ConcatOp, SliceOp, PadOp, UpsampleOp, ReverseOp,

@@ -38,11 +38,8 @@ int64_t alignUp(int64_t n) {
 
 /// Whether each output element of `op` depends only on the same element of
 /// each operand that has the result's shape (so writing in place is safe).
-bool isElementwise(Operation &op) {
-  return isa<graph::AddOp, graph::SubOp, graph::MulOp, graph::DivOp,
-             graph::MaximumOp, graph::MinimumOp, graph::PReluOp,
-             graph::CompareOp, graph::ActivationOp, graph::CastOp,
-             graph::BiasAddOp, graph::BatchNormOp, graph::ConstantOp>(op);
+bool readsInPlace(Operation &op) {
+  return graph::isElementwise(&op) || isa<graph::ConstantOp>(op);
 }
 
 struct Slot {
@@ -102,7 +99,7 @@ void Planner::computeLiveRanges() {
 void Planner::placeInPlace() {
   for (auto kernel : func_.getBody().front().getOps<exec::KernelOp>()) {
     Block &body = kernel.getBody().front();
-    if (!llvm::all_of(body.without_terminator(), isElementwise))
+    if (!llvm::all_of(body.without_terminator(), readsInPlace))
       continue;
     int64_t at = index_[kernel];
     for (auto [outIndex, out] : llvm::enumerate(kernel.getOuts())) {

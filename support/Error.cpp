@@ -32,8 +32,8 @@ UserError UserError::inLayer(const std::string &layer,
   return UserError(reason_, file_, layer, layerClass);
 }
 
-std::string UserError::format() const {
-  std::string line = "dlc: error: ";
+std::string UserError::format(const char *kind) const {
+  std::string line = std::string("dlc: ") + kind + ": ";
   if (!file_.empty())
     line += file_ + ": ";
   if (!layer_.empty())

@@ -32,8 +32,9 @@ public:
                     const std::string &layerClass) const;
 
   /// `dlc: error: FILE[: layer 'NAME' (CLASS)]: REASON`, one line: newlines
-  /// in the parts are replaced by spaces.
-  std::string format() const;
+  /// in the parts are replaced by spaces. `kind` replaces "error" for
+  /// warnings and remarks in the same format.
+  std::string format(const char *kind = "error") const;
 
 private:
   std::string reason_, file_, layer_, layerClass_;

@@ -59,3 +59,8 @@ FailureOr<int64_t> dlc::graph::normalizeAxis(int64_t axis, int64_t rank) {
     return failure();
   return axis < 0 ? axis + rank : axis;
 }
+
+bool dlc::graph::isElementwise(Operation *op) {
+  return isa<AddOp, SubOp, MulOp, DivOp, MaximumOp, MinimumOp, PReluOp,
+             CompareOp, ActivationOp, CastOp, BiasAddOp, BatchNormOp>(op);
+}

@@ -41,6 +41,12 @@ std::string formatDouble(double value);
 /// Normalizes a possibly negative axis into [0, rank); failure when outside.
 mlir::FailureOr<int64_t> normalizeAxis(int64_t axis, int64_t rank);
 
+/// Whether each element of `op`'s result reads only the same (or, through
+/// broadcasting, the corresponding) element of each operand: the binary ops,
+/// compare, activation, cast, bias_add and batch_norm. Fusion, in-place
+/// memory planning and vectorized code generation all rely on it.
+bool isElementwise(mlir::Operation *op);
+
 } // namespace dlc::graph
 
 #endif // DLC_DIALECTS_GRAPH_GRAPHDIALECT_H

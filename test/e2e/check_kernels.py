@@ -57,14 +57,13 @@ def check_model(args, name):
     problems = []
     ks = kernels_of(text)
     written = {o for (_, _, outs, _) in ks for o in outs}
+    views = dict(re.findall(r"(%\d+) = exec\.view (%\w+)", text))
     for kname, ins, _, ops in ks:
         if not re.fullmatch(r"k\d+_\w+", kname):
             problems.append("kernel name %r is not compiler-made" % kname)
-        if len(ops) == 1 and ops[0] in LONE and any(i in written for i in ins):
-            problems.append("kernel %s is a lone %s after another kernel" % (kname, ops[0]))
-    views = dict(re.findall(r"(%\d+) = exec\.view (%\w+)", text))
-    for kname, ins, _, ops in ks:  # a lone op reading a view of a kernel's output
-        if len(ops) == 1 and ops[0] in LONE and any(views.get(i) in written for i in ins):
+        # A lone op reading a kernel's output, directly or through a view.
+        if len(ops) == 1 and ops[0] in LONE and any(
+                views.get(i, i) in written for i in ins):
             problems.append("kernel %s is a lone %s after another kernel" % (kname, ops[0]))
     arena = int(re.search(r"exec\.arena_size = (\d+)", text).group(1))
     peak = int(re.search(r"exec\.peak_live = (\d+)", text).group(1))

@@ -24,13 +24,6 @@ namespace {
 
 constexpr int64_t kThreads = 256;
 
-/// Ops whose element reads only the same (or a broadcast) element of their
-/// operands.
-bool isElementwise(Operation *op) {
-  return isa<AddOp, SubOp, MulOp, DivOp, MaximumOp, MinimumOp, PReluOp,
-             ActivationOp, CastOp, BiasAddOp, BatchNormOp, ConstantOp>(op);
-}
-
 /// Elements per 16-byte vector for out `out` computing `result`, or 1 when
 /// the body does not allow vectors. `vectorArgs` gets the body arguments of
 /// the result's shape (read at the result's index, so loaded as vectors).
@@ -57,7 +50,7 @@ int64_t vectorWidth(const KernelContext &context, Value result, unsigned out,
       continue;
     }
     Operation *op = v.getDefiningOp();
-    if (!isElementwise(op))
+    if (!isElementwise(op) && !isa<ConstantOp>(op))
       return 1;
     for (Type t : op->getResultTypes())
       if (!isFloat(scalarOf(cast<ShapedType>(t).getElementType())))
