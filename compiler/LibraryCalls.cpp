@@ -1,9 +1,10 @@
 //===- LibraryCalls.cpp - exec.kernels that cuBLASLt or cuDNN compute -----===//
 //
 // A kernel body is matched from its exec.yield backwards: the cast to the
-// stored type, an activation, a bias_add, then the anchor op, whose operands
-// are block arguments or constants read through widening casts. The body is
-// a library call only if that chain covers every op in it.
+// stored type, an activation, a bias_add, then the anchor op (matmul,
+// conv2d, pool2d or softmax), whose operands are block arguments or
+// constants read through widening casts. The body is a library call only if
+// that chain covers every op in it.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +19,7 @@
 #include "llvm/Support/JSON.h"
 
 #include <cstring>
+#include <limits>
 
 using namespace mlir;
 using namespace dlc;
@@ -443,6 +445,48 @@ FailureOr<LibraryCallPlan> planPool(KernelMatcher &matcher,
   return plan;
 }
 
+//===----------------------------------------------------------------------===//
+// cuDNN: softmax
+//===----------------------------------------------------------------------===//
+
+FailureOr<LibraryCallPlan> planSoftmax(KernelMatcher &matcher,
+                                       graph::SoftmaxOp softmax, Chain chain) {
+  auto x = cast<RankedTensorType>(softmax.getInput().getType());
+  if (chain.bias || chain.activation || !x.hasStaticShape() ||
+      x.getNumElements() == 0 ||
+      x.getNumElements() > std::numeric_limits<int32_t>::max())
+    return failure();
+  FailureOr<int64_t> axis =
+      graph::normalizeAxis(softmax.getAxis(), x.getRank());
+  if (failed(axis))
+    return failure();
+  // cudnnSoftmaxForward reads and writes one data type.
+  FailureOr<Value> xs = matcher.storedValue(softmax.getInput());
+  if (failed(xs) || elementOf(*xs) != chain.stored)
+    return failure();
+  FailureOr<LibraryOperand> operand = matcher.operandFor(*xs);
+  if (failed(operand))
+    return failure();
+  ArrayRef<int64_t> shape = x.getShape();
+  int64_t outer = 1, inner = 1;
+  for (int64_t d : shape.take_front(*axis))
+    outer *= d;
+  for (int64_t d : shape.drop_front(*axis + 1))
+    inner *= d;
+  LibraryCallPlan plan;
+  plan.library = "cudnn";
+  plan.op = "softmax";
+  plan.operands.push_back(std::move(*operand));
+  plan.descriptor = toString(json::Object{{"outer", outer},
+                                          {"axis", shape[*axis]},
+                                          {"inner", inner},
+                                          {"x_dtype", dtypeName(chain.stored)},
+                                          {"y_dtype", dtypeName(chain.stored)},
+                                          {"algorithm", "accurate"},
+                                          {"compute", "float32"}});
+  return plan;
+}
+
 } // namespace
 
 std::optional<LibraryCallPlan> driver::planLibraryCall(exec::KernelOp kernel,
@@ -467,6 +511,8 @@ std::optional<LibraryCallPlan> driver::planLibraryCall(exec::KernelOp kernel,
     plan = planConv(matcher, conv, *chain);
   else if (auto pool = dyn_cast<graph::Pool2DOp>(chain->anchor))
     plan = planPool(matcher, pool, *chain);
+  else if (auto softmax = dyn_cast<graph::SoftmaxOp>(chain->anchor))
+    plan = planSoftmax(matcher, softmax, *chain);
   if (failed(plan) || !matcher.coversBody())
     return std::nullopt;
   // The call writes the kernel's output.

@@ -18,8 +18,16 @@
 //     fused with a pooling or a residual add stays generated.
 //   cuDNN "pool2d": graph.pool2d NHWC, max or average (with or without the
 //     padding in the count), through the resample operation.
-// Softmax stays generated: cudnnSoftmaxForward is deprecated in cuDNN 9 and
-// the graph API has no softmax operation of its own.
+//   cuDNN "softmax": graph.softmax along any axis, with cudnnSoftmaxForward
+//     (cudnn_ops.h; not deprecated in cuDNN 9, unlike the legacy pooling,
+//     filter and activation descriptors; the graph API has no softmax
+//     operation of its own): CUDNN_SOFTMAX_ACCURATE (max subtracted, as the
+//     reference does) and CUDNN_SOFTMAX_MODE_CHANNEL on an NCHW tensor
+//     [outer, axis, inner, 1], the shape collapsed around the axis (at most
+//     2^31 - 1 elements: its tensor descriptor counts in int). It reads and
+//     writes one data type, so a body that stores another type than it reads
+//     (an f16 input whose softmax is stored in f32) stays generated, and so
+//     does a softmax with anything after it but the cast to the stored type.
 //
 // Operands may be read through widening casts (f16/bf16 -> f32, as 16-bit
 // bodies do) but never through rounding ones. In-body constants (biases of
@@ -30,9 +38,10 @@
 //
 // The auto rule (a fixed threshold, not a measurement): cuBLASLt for a GEMM
 // pattern of at least 2^24 multiply-adds (batch*M*N*K), where its tuned
-// kernels and split-K pay off, generated below it; convolution and pooling
-// stay generated under auto (no measurement shows cuDNN faster than dlc's
-// fused kernels yet). `library` takes every match, `generated` none.
+// kernels and split-K pay off, generated below it; convolution, pooling and
+// softmax stay generated under auto (no measurement shows cuDNN faster than
+// dlc's generated kernels yet). `library` takes every match, `generated`
+// none.
 //
 //===----------------------------------------------------------------------===//
 
@@ -69,10 +78,10 @@ struct LibraryOperand {
 /// A library call that computes one exec.kernel.
 struct LibraryCallPlan {
   std::string library;    ///< "cublaslt" or "cudnn"
-  std::string op;         ///< "gemm", "conv2d", "pool2d"
+  std::string op;         ///< "gemm", "conv2d", "pool2d", "softmax"
   std::string descriptor; ///< the JSON object the runtime reads
   /// In the op's order: gemm A, B, [bias,] D; conv2d X, W, [bias,] Y;
-  /// pool2d X, Y.
+  /// pool2d X, Y; softmax X, Y.
   std::vector<LibraryOperand> operands;
   uint64_t workspaceBytes = 0;
 };

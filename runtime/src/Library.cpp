@@ -4,6 +4,7 @@
 
 #include <cublasLt.h>
 #include <cudnn_graph.h>
+#include <cudnn_ops.h>
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -282,6 +283,27 @@ PoolSpec parsePool(const DescriptorReader &r) {
   r.checkParams({r.bytes({p.n, p.h, p.w, p.c}, p.dtype),
                  r.bytes({p.n, p.p, p.q, p.c}, p.dtype)});
   return p;
+}
+
+SoftmaxSpec parseSoftmax(const DescriptorReader &r) {
+  SoftmaxSpec s;
+  s.outer = r.integer("outer", 1);
+  s.axis = r.integer("axis", 1);
+  s.inner = r.integer("inner", 1);
+  s.dtype = r.dtype("x_dtype");
+  if (r.dtype("y_dtype") != s.dtype)
+    r.fail(
+        "descriptor.y_dtype",
+        "must equal x_dtype (cudnnSoftmaxForward reads and writes one type)");
+  r.choice<bool>("algorithm", {{"accurate", true}});
+  r.expectFloat32Compute();
+  const uint64_t bytes = r.bytes({s.outer, s.axis, s.inner}, s.dtype);
+  // cuDNN's tensor descriptors count elements and strides in int.
+  if (bytes / artifact::elementTypeSize(s.dtype) > uint64_t(kMaxSize))
+    r.fail("descriptor", "outer * axis * inner exceeds " +
+                             std::to_string(kMaxSize) + " elements");
+  r.checkParams({bytes, bytes});
+  return s;
 }
 
 /// The alignment a parameter's address has: regions and caller buffers are
@@ -827,6 +849,44 @@ void GraphPlan::choosePlan(cudnnHandle_t handle, GraphBuilder &builder,
             std::to_string(count) + "); compile with --kernels generated");
 }
 
+//===----------------------------------------------------------------------===//
+// cuDNN softmax
+//===----------------------------------------------------------------------===//
+
+/// One softmax: cudnnSoftmaxForward over C of the NCHW tensor [outer, axis,
+/// inner, 1], which X and Y share. Nothing to plan but the descriptor.
+class SoftmaxPlan {
+public:
+  explicit SoftmaxPlan(const SoftmaxSpec &s) {
+    checkDnn(cudnnCreateTensorDescriptor(&desc_),
+             "cudnnCreateTensorDescriptor");
+    cudnnStatus_t status =
+        cudnnSetTensor4dDescriptor(desc_, CUDNN_TENSOR_NCHW, dnnType(s.dtype),
+                                   int(s.outer), int(s.axis), int(s.inner), 1);
+    if (status != CUDNN_STATUS_SUCCESS) {
+      cudnnDestroyTensorDescriptor(desc_);
+      checkDnn(status, "cudnnSetTensor4dDescriptor");
+    }
+  }
+  ~SoftmaxPlan() { cudnnDestroyTensorDescriptor(desc_); }
+  SoftmaxPlan(const SoftmaxPlan &) = delete;
+  SoftmaxPlan &operator=(const SoftmaxPlan &) = delete;
+
+  void run(cudnnHandle_t handle, const std::vector<void *> &params,
+           void * /*workspace*/, cudaStream_t stream) {
+    // Scaling factors are float for every data type but double.
+    const float alpha = 1.0f, beta = 0.0f;
+    checkDnn(cudnnSetStream(handle, stream), "cudnnSetStream");
+    checkDnn(cudnnSoftmaxForward(handle, CUDNN_SOFTMAX_ACCURATE,
+                                 CUDNN_SOFTMAX_MODE_CHANNEL, &alpha, desc_,
+                                 params[0], &beta, desc_, params[1]),
+             "cudnnSoftmaxForward");
+  }
+
+private:
+  cudnnTensorDescriptor_t desc_ = nullptr;
+};
+
 } // namespace
 
 //===----------------------------------------------------------------------===//
@@ -849,6 +909,8 @@ dlc::rt::parseLibraryCalls(const artifact::Artifact &a) {
       spec.op = parseConv(DescriptorReader(call));
     else if (call.library == "cudnn" && call.op == "pool2d")
       spec.op = parsePool(DescriptorReader(call));
+    else if (call.library == "cudnn" && call.op == "softmax")
+      spec.op = parseSoftmax(DescriptorReader(call));
     else
       raise(DLC_STATUS_NOT_IMPLEMENTED,
             "library call " + call.name + ": " + call.library + " " + call.op +
@@ -868,9 +930,10 @@ struct LibrarySession::Impl {
   cudnnHandle_t dnn = nullptr;
   void *workspace = nullptr;
   uint64_t workspaceBytes = 0;
-  std::vector<
-      std::variant<std::unique_ptr<GemmPlan>, std::unique_ptr<GraphPlan>>>
-      plans;
+  using AnyPlan =
+      std::variant<std::unique_ptr<GemmPlan>, std::unique_ptr<GraphPlan>,
+                   std::unique_ptr<SoftmaxPlan>>;
+  std::vector<AnyPlan> plans;
 
   Impl(const artifact::Artifact &a, const std::vector<LibraryCallSpec> &s)
       : artifact(a), specs(s) {}
@@ -904,8 +967,7 @@ struct LibrarySession::Impl {
     }
   }
 
-  std::variant<std::unique_ptr<GemmPlan>, std::unique_ptr<GraphPlan>>
-  plan(const LibraryCallSpec &spec, uint64_t bytes) {
+  AnyPlan plan(const LibraryCallSpec &spec, uint64_t bytes) {
     if (const auto *gemm = std::get_if<GemmSpec>(&spec.op)) {
       if (!lt)
         checkLt(cublasLtCreate(&lt), "cublasLtCreate");
@@ -915,6 +977,8 @@ struct LibrarySession::Impl {
       checkDnn(cudnnCreate(&dnn), "cudnnCreate");
     if (const auto *conv = std::get_if<ConvSpec>(&spec.op))
       return std::make_unique<GraphPlan>(dnn, *conv, spec.alignments, bytes);
+    if (const auto *softmax = std::get_if<SoftmaxSpec>(&spec.op))
+      return std::make_unique<SoftmaxPlan>(*softmax);
     return std::make_unique<GraphPlan>(dnn, std::get<PoolSpec>(spec.op),
                                        spec.alignments, bytes);
   }

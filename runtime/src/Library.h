@@ -7,7 +7,8 @@
 // cuBLASLt and cuDNN handles, one workspace (the largest any call asks for),
 // and per call the plan the library's heuristic picked (cuBLASLt's
 // cublasLtMatmulAlgoGetHeuristic, cuDNN's CUDNN_HEUR_MODE_A), all made on
-// the first run. Running a call only enqueues work on the stream, so the
+// the first run (softmax, a plain cuDNN call, has only its tensor
+// descriptor). Running a call only enqueues work on the stream, so the
 // program is captured into the session's CUDA graph with its kernels.
 //
 // Descriptors (JSON objects; sizes are positive integers, row-major):
@@ -26,6 +27,12 @@
 //   cudnn pool2d   NHWC resample: n, h, w, c, p, q, mode (max,
 //     avg_include_padding, avg_exclude_padding), window, strides, pads
 //     [top, bottom, left, right], dtype, compute "float32"; params X, Y.
+//   cudnn softmax  Y = softmax(X) along the middle axis of X [outer, axis,
+//     inner] (row-major): outer, axis (its length), inner, x_dtype = y_dtype,
+//     algorithm "accurate" (the max subtracted first), compute "float32";
+//     at most 2^31 - 1 elements; params X, Y. Run by cudnnSoftmaxForward
+//     (CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL) on the NCHW
+//     tensor [outer, axis, inner, 1], with no plan or workspace.
 //
 // cuDNN engines that would change the numbers are never picked: those that
 // down-convert inputs or reduce in reduced precision, and tensor-core
@@ -82,9 +89,14 @@ struct PoolSpec {
   artifact::ElementType dtype = artifact::ElementType::F32;
 };
 
+struct SoftmaxSpec {
+  int64_t outer = 0, axis = 0, inner = 0;
+  artifact::ElementType dtype = artifact::ElementType::F32;
+};
+
 /// One library call, checked: its parameters hold what the descriptor says.
 struct LibraryCallSpec {
-  std::variant<GemmSpec, ConvSpec, PoolSpec> op;
+  std::variant<GemmSpec, ConvSpec, PoolSpec, SoftmaxSpec> op;
   /// Per parameter, the byte alignment its address is known to have (the
   /// arena, the weights and the caller's buffers are 256-byte aligned).
   std::vector<uint32_t> alignments;

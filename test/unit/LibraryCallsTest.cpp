@@ -3,9 +3,9 @@
 //
 // compiler/LibraryCalls.h on small hand-written plans: the patterns cuBLASLt
 // and cuDNN take (and the ones they must not), the --kernels rule, the
-// descriptors; then a whole plan through buildArtifact, the .dlcm format and
-// the runtime's descriptor checks (no GPU needed: loading a model parses the
-// descriptors).
+// descriptors (gemm, conv2d, pool2d, softmax); then whole plans through
+// buildArtifact, the .dlcm format and the runtime's descriptor checks (no
+// GPU needed: loading a model parses the descriptors).
 //
 //===----------------------------------------------------------------------===//
 
@@ -360,6 +360,132 @@ func.func @main(%x: memref<1x4x4x2xf32>, %y: memref<1x2x2x2xf32>) {
 }
 
 //===----------------------------------------------------------------------===//
+// cuDNN softmax
+//===----------------------------------------------------------------------===//
+
+/// A kernel computing graph.softmax of its input: `body` between the block
+/// argument %a (`in`) and the yield of %r (`out`).
+std::string softmaxKernel(StringRef shape, StringRef in, StringRef out,
+                          StringRef body) {
+  std::string inType = "memref<" + shape.str() + "x" + in.str() + ">";
+  std::string outType = "memref<" + shape.str() + "x" + out.str() + ">";
+  return "func.func @main(%x: " + inType + ", %y: " + outType +
+         ") {\n  exec.kernel \"k0_softmax\" ins(%x : " + inType +
+         ") outs(%y : " + outType +
+         ") attributes {layers = [\"softmax\"]} {\n  ^bb0(%a: tensor<" +
+         shape.str() + "x" + in.str() + ">):\n" + body.str() +
+         "    exec.yield %r : tensor<" + shape.str() + "x" + out.str() +
+         ">\n  }\n  return\n}\n";
+}
+
+TEST_F(LibraryCallsTest, SoftmaxOnTheLastAxisIsACudnnCall) {
+  const std::string last = softmaxKernel("4x10", "f32", "f32", R"mlir(
+    %r = graph.softmax %a {axis = -1 : i64} : tensor<4x10xf32>
+)mlir");
+  // Softmax stays generated under auto.
+  EXPECT_FALSE(plan(last, KernelChoice::Auto));
+  EXPECT_FALSE(plan(last, KernelChoice::Generated));
+  std::optional<LibraryCallPlan> p = plan(last, KernelChoice::Library);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(p->library, "cudnn");
+  EXPECT_EQ(p->op, "softmax");
+  EXPECT_EQ(p->workspaceBytes, 0u);
+  json::Object d = descriptor(*p);
+  EXPECT_EQ(d.getInteger("outer"), 4);
+  EXPECT_EQ(d.getInteger("axis"), 10);
+  EXPECT_EQ(d.getInteger("inner"), 1);
+  EXPECT_EQ(d.getString("x_dtype"), "float32");
+  EXPECT_EQ(d.getString("y_dtype"), "float32");
+  EXPECT_EQ(d.getString("algorithm"), "accurate");
+  EXPECT_EQ(d.getString("compute"), "float32");
+  // X, Y.
+  ASSERT_EQ(p->operands.size(), 2u);
+  exec::KernelOp k;
+  module->walk([&](exec::KernelOp op) { k = op; });
+  EXPECT_EQ(p->operands[0].buffer, k.getIns()[0]);
+  EXPECT_EQ(p->operands[1].buffer, k.getOuts()[0]);
+}
+
+TEST_F(LibraryCallsTest, SoftmaxShapeCollapsesAroundItsAxis) {
+  struct Case {
+    const char *shape, *type;
+    int64_t axis, outer, length, inner;
+  };
+  const Case cases[] = {
+      {"2x5x4", "tensor<2x5x4xf32>", 1, 2, 5, 4},
+      {"2x5x4", "tensor<2x5x4xf32>", -2, 2, 5, 4},
+      {"2x5x4", "tensor<2x5x4xf32>", 0, 1, 2, 20},
+      {"2x5x4", "tensor<2x5x4xf32>", 2, 10, 4, 1},
+      {"3x2x7x6", "tensor<3x2x7x6xf32>", 2, 6, 7, 6},
+      {"9", "tensor<9xf32>", 0, 1, 9, 1},
+  };
+  for (const Case &c : cases) {
+    std::string body =
+        "    %r = graph.softmax %a {axis = " + std::to_string(c.axis) +
+        " : i64} : " + c.type + "\n";
+    std::optional<LibraryCallPlan> p =
+        plan(softmaxKernel(c.shape, "f32", "f32", body), KernelChoice::Library);
+    ASSERT_TRUE(p) << c.shape << " axis " << c.axis;
+    json::Object d = descriptor(*p);
+    EXPECT_EQ(d.getInteger("outer"), c.outer) << c.shape << " axis " << c.axis;
+    EXPECT_EQ(d.getInteger("axis"), c.length) << c.shape << " axis " << c.axis;
+    EXPECT_EQ(d.getInteger("inner"), c.inner) << c.shape << " axis " << c.axis;
+  }
+}
+
+TEST_F(LibraryCallsTest, SoftmaxReadsAndWritesOneType) {
+  // f16 stored in and out, f32 inside: one cuDNN call on f16 data.
+  std::optional<LibraryCallPlan> p =
+      plan(softmaxKernel("2x8", "f16", "f16", R"mlir(
+    %a32 = graph.cast %a : tensor<2x8xf16> -> tensor<2x8xf32>
+    %s = graph.softmax %a32 : tensor<2x8xf32>
+    %r = graph.cast %s : tensor<2x8xf32> -> tensor<2x8xf16>
+)mlir"),
+           KernelChoice::Library);
+  ASSERT_TRUE(p);
+  json::Object d = descriptor(*p);
+  EXPECT_EQ(d.getString("x_dtype"), "float16");
+  EXPECT_EQ(d.getString("y_dtype"), "float16");
+  EXPECT_EQ(d.getInteger("outer"), 2);
+  EXPECT_EQ(d.getInteger("axis"), 8);
+
+  // f16 in, f32 out (fp16 keeps softmax outputs in f32): not one type.
+  EXPECT_FALSE(plan(softmaxKernel("2x8", "f16", "f32", R"mlir(
+    %a32 = graph.cast %a : tensor<2x8xf16> -> tensor<2x8xf32>
+    %r = graph.softmax %a32 : tensor<2x8xf32>
+)mlir"),
+                    KernelChoice::Library));
+  // f32 in, f16 out.
+  EXPECT_FALSE(plan(softmaxKernel("2x8", "f32", "f16", R"mlir(
+    %s = graph.softmax %a : tensor<2x8xf32>
+    %r = graph.cast %s : tensor<2x8xf32> -> tensor<2x8xf16>
+)mlir"),
+                    KernelChoice::Library));
+}
+
+TEST_F(LibraryCallsTest, SoftmaxWithMoreStaysGenerated) {
+  // An activation after the softmax.
+  EXPECT_FALSE(plan(softmaxKernel("2x8", "f32", "f32", R"mlir(
+    %s = graph.softmax %a : tensor<2x8xf32>
+    %r = graph.activation <relu> %s : tensor<2x8xf32>
+)mlir"),
+                    KernelChoice::Library));
+  // An elementwise op before it.
+  EXPECT_FALSE(plan(softmaxKernel("2x8", "f32", "f32", R"mlir(
+    %e = graph.activation <exp> %a : tensor<2x8xf32>
+    %r = graph.softmax %e : tensor<2x8xf32>
+)mlir"),
+                    KernelChoice::Library));
+  // An input rounded to f16 on the way.
+  EXPECT_FALSE(plan(softmaxKernel("2x8", "f32", "f32", R"mlir(
+    %h = graph.cast %a : tensor<2x8xf32> -> tensor<2x8xf16>
+    %a32 = graph.cast %h : tensor<2x8xf16> -> tensor<2x8xf32>
+    %r = graph.softmax %a32 : tensor<2x8xf32>
+)mlir"),
+                    KernelChoice::Library));
+}
+
+//===----------------------------------------------------------------------===//
 // A whole plan through the artifact and the runtime's checks
 //===----------------------------------------------------------------------===//
 
@@ -474,6 +600,47 @@ TEST_F(LibraryCallsTest, ArtifactRoundTripAndRuntimeChecks) {
     planned += planLibraryCall(k, KernelChoice::Auto).has_value();
   });
   EXPECT_EQ(planned, 0);
+}
+
+TEST_F(LibraryCallsTest, SoftmaxArtifactLoadsInTheRuntime) {
+  using namespace dlc::artifact;
+  constexpr const char *softmaxPlan = R"mlir(
+func.func @main(%x: memref<2x5x4xf32> {exec.input = 0 : i64}, %y: memref<2x5x4xf32> {exec.output = 0 : i64}) attributes {exec.arena_size = 0 : i64, exec.weights_size = 0 : i64} {
+  exec.kernel "k0_softmax" ins(%x : memref<2x5x4xf32>) outs(%y : memref<2x5x4xf32>) attributes {layers = ["softmax"]} {
+  ^bb0(%a: tensor<2x5x4xf32>):
+    %0 = graph.softmax %a {axis = 1 : i64} : tensor<2x5x4xf32>
+    exec.yield %0 : tensor<2x5x4xf32>
+  }
+  return
+}
+)mlir";
+  module = parseSourceString<ModuleOp>(softmaxPlan, &context);
+  ASSERT_TRUE(module);
+  BackendOptions options;
+  options.kernels = KernelChoice::Library;
+  Artifact built = buildArtifact(*module, options, "softmax.keras");
+  EXPECT_TRUE(built.kernels.empty());
+  ASSERT_EQ(built.libraryCalls.size(), 1u);
+  const LibraryCall &call = built.libraryCalls[0];
+  EXPECT_EQ(call.name, "l0_softmax");
+  EXPECT_EQ(call.library, "cudnn");
+  EXPECT_EQ(call.op, "softmax");
+  EXPECT_EQ(call.layers, std::vector<std::string>{"softmax"});
+  EXPECT_EQ(call.params,
+            (std::vector<BufferRef>{{artifact::Region::Input, 0, 0, 160},
+                                    {artifact::Region::Output, 0, 0, 160}}));
+  std::string bytes = serialize(built);
+  dlcModel model = nullptr;
+  ASSERT_EQ(dlcModelLoadFromMemory(bytes.data(), bytes.size(), &model),
+            DLC_STATUS_SUCCESS)
+      << dlcGetLastErrorMessage();
+  dlcModelDestroy(model);
+
+  // Under auto the kernel stays generated.
+  module = parseSourceString<ModuleOp>(softmaxPlan, &context);
+  module->walk([&](exec::KernelOp k) {
+    EXPECT_FALSE(planLibraryCall(k, KernelChoice::Auto));
+  });
 }
 
 } // namespace

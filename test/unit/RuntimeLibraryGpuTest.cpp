@@ -5,7 +5,8 @@
 // host computation in double: the row-major/column-major swap of GEMMs,
 // transposed B, strided and broadcast batches, every epilogue, f16 storage;
 // convolutions with groups, dilations, strides and asymmetric pads; max and
-// average pooling. Every test skips where there is no GPU.
+// average pooling; softmax over the middle axis of [outer, axis, inner], in
+// f32 and f16. Every test skips where there is no GPU.
 //
 //===----------------------------------------------------------------------===//
 
@@ -419,6 +420,51 @@ TEST_F(RuntimeLibraryGpu, CudnnPooling) {
     SCOPED_TRACE(d);
     runAndCompare("cudnn", "pool2d", d, {x}, y,
                   pl.type == ElementType::F16 ? 2e-3 : 1e-6);
+  }
+}
+
+TEST_F(RuntimeLibraryGpu, CudnnSoftmax) {
+  struct Softmax {
+    int64_t outer, axis, inner;
+    ElementType type;
+    double scale, offset; ///< inputs are offset + scale * U(-1, 1)
+  };
+  const Softmax softmaxes[] = {
+      {3, 7, 5, ElementType::F32, 4, 0},
+      // Near exp's overflow: only with the max subtracted (ACCURATE).
+      {4, 1000, 1, ElementType::F32, 2, 90},
+      {1, 3, 64, ElementType::F32, 8, -30},
+      {2, 33, 3, ElementType::F16, 6, 0},
+  };
+  for (const Softmax &sm : softmaxes) {
+    HostTensor x{sm.type, {sm.outer, sm.axis, sm.inner}, {}};
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    for (size_t i = 0; i < x.numel(); ++i)
+      x.values.push_back(
+          HostTensor::round(sm.type, sm.offset + sm.scale * u(rng)));
+    HostTensor y{sm.type, x.shape, std::vector<double>(x.numel())};
+    for (int64_t o = 0; o < sm.outer; ++o)
+      for (int64_t i = 0; i < sm.inner; ++i) {
+        auto at = [&](int64_t a) { return (o * sm.axis + a) * sm.inner + i; };
+        double max = -INFINITY, sum = 0;
+        for (int64_t a = 0; a < sm.axis; ++a)
+          max = std::max(max, x.values[at(a)]);
+        for (int64_t a = 0; a < sm.axis; ++a)
+          sum += std::exp(x.values[at(a)] - max);
+        for (int64_t a = 0; a < sm.axis; ++a)
+          y.values[at(a)] =
+              HostTensor::round(sm.type, std::exp(x.values[at(a)] - max) / sum);
+      }
+    const std::string type = artifact::elementTypeName(sm.type);
+    std::string d = "{\"outer\": " + std::to_string(sm.outer) +
+                    ", \"axis\": " + std::to_string(sm.axis) +
+                    ", \"inner\": " + std::to_string(sm.inner) +
+                    ", \"x_dtype\": \"" + type + "\", \"y_dtype\": \"" + type +
+                    "\", \"algorithm\": \"accurate\", \"compute\": "
+                    "\"float32\"}";
+    SCOPED_TRACE(d);
+    runAndCompare("cudnn", "softmax", d, {x}, y,
+                  sm.type == ElementType::F16 ? 2e-3 : 1e-5);
   }
 }
 

@@ -162,6 +162,10 @@ constexpr const char *kPool =
     R"({"n": 1, "h": 1, "w": 10, "c": 1, "p": 1, "q": 5, "mode": "max",
         "window": [1, 2], "strides": [1, 2], "pads": [0, 0, 0, 0],
         "dtype": "float32", "compute": "float32"})";
+// softmax of x as [2, 5, 1] along its middle axis, into the arena.
+constexpr const char *kSoftmax =
+    R"({"outer": 2, "axis": 5, "inner": 1, "x_dtype": "float32",
+        "y_dtype": "float32", "algorithm": "accurate", "compute": "float32"})";
 
 /// `text` with the first `from` replaced by `to`.
 std::string edit(std::string text, const std::string &from,
@@ -206,6 +210,8 @@ const std::vector<dlc::artifact::BufferRef> kConvParams = {
     {Region::Arena, 0, 256, 32}};
 const std::vector<dlc::artifact::BufferRef> kPoolParams = {
     {Region::Input, 0, 0, 40}, {Region::Arena, 0, 256, 20}};
+const std::vector<dlc::artifact::BufferRef> kSoftmaxParams = {
+    {Region::Input, 0, 0, 40}, {Region::Arena, 0, 256, 40}};
 
 TEST(RuntimeLibraryCalls, WellFormedDescriptorsLoad) {
   EXPECT_EQ(loadWithCall("cublaslt", "gemm", kGemm, kGemmParams),
@@ -215,6 +221,9 @@ TEST(RuntimeLibraryCalls, WellFormedDescriptorsLoad) {
             DLC_STATUS_SUCCESS)
       << dlcGetLastErrorMessage();
   EXPECT_EQ(loadWithCall("cudnn", "pool2d", kPool, kPoolParams),
+            DLC_STATUS_SUCCESS)
+      << dlcGetLastErrorMessage();
+  EXPECT_EQ(loadWithCall("cudnn", "softmax", kSoftmax, kSoftmaxParams),
             DLC_STATUS_SUCCESS)
       << dlcGetLastErrorMessage();
   // A bias epilogue with its bias (the weights' first float).
@@ -311,12 +320,49 @@ TEST(RuntimeLibraryCalls, MalformedDescriptorsAreInvalidArtifacts) {
             DLC_STATUS_INVALID_ARTIFACT);
 }
 
+TEST(RuntimeLibraryCalls, MalformedSoftmaxDescriptors) {
+  struct Case {
+    std::string from, to, message;
+  };
+  const std::string prefix = "library call l2_softmax (cudnn softmax): ";
+  const Case cases[] = {
+      {R"("axis": 5, )", "", "descriptor.axis: missing"},
+      {R"("inner": 1)", R"("inner": 0)",
+       "descriptor.inner: expected an integer in [1, 2147483647]"},
+      {R"("axis": 5)", R"("axis": 10)",
+       "params[0]: 40 bytes, the descriptor needs 80"},
+      {R"("y_dtype": "float32")", R"("y_dtype": "float16")",
+       "descriptor.y_dtype: must equal x_dtype (cudnnSoftmaxForward reads "
+       "and writes one type)"},
+      {R"("x_dtype": "float32")", R"("x_dtype": "float64")",
+       "descriptor.x_dtype: expected one of float32, float16, bfloat16"},
+      {R"("algorithm": "accurate")", R"("algorithm": "fast")",
+       "descriptor.algorithm: expected one of accurate"},
+      {R"("compute": "float32")", R"("compute": "float16")",
+       "descriptor.compute: expected one of float32"},
+      {R"("outer": 2, "axis": 5, "inner": 1)",
+       R"("outer": 65536, "axis": 65536, "inner": 1)",
+       "descriptor: outer * axis * inner exceeds 2147483647 elements"},
+  };
+  for (const Case &c : cases) {
+    EXPECT_EQ(loadWithCall("cudnn", "softmax", edit(kSoftmax, c.from, c.to),
+                           kSoftmaxParams),
+              DLC_STATUS_INVALID_ARTIFACT)
+        << c.to;
+    EXPECT_EQ(dlcGetLastErrorMessage(), prefix + c.message) << c.to;
+  }
+  EXPECT_EQ(loadWithCall("cudnn", "softmax", kSoftmax, {kSoftmaxParams[0]}),
+            DLC_STATUS_INVALID_ARTIFACT);
+  EXPECT_EQ(dlcGetLastErrorMessage(),
+            prefix + "params: 1 parameters, the descriptor needs 2");
+}
+
 TEST(RuntimeLibraryCalls, UnknownOpsAreNotImplemented) {
-  EXPECT_EQ(loadWithCall("cudnn", "softmax", "{}", {}),
+  EXPECT_EQ(loadWithCall("cudnn", "layer_norm", "{}", {}),
             DLC_STATUS_NOT_IMPLEMENTED);
   EXPECT_STREQ(dlcGetLastErrorMessage(),
-               "library call l2_softmax: cudnn softmax is not supported by "
-               "this runtime");
+               "library call l2_layer_norm: cudnn layer_norm is not supported "
+               "by this runtime");
 }
 
 TEST(RuntimeModel, SessionWithoutADeviceIsNoDevice) {
