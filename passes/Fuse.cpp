@@ -103,7 +103,8 @@ Kind classify(Operation *op) {
           [](auto) { return Kind::Reduction; })
       .Case<TransposeOp, ConcatOp, SliceOp, PadOp, UpsampleOp, ReverseOp,
             EmbeddingOp>([](auto) { return Kind::DataMovement; })
-      .Case<LstmOp, GruOp, SimpleRnnOp>([](auto) { return Kind::Recurrent; })
+      .Case<LstmOp, GruOp, SimpleRnnOp, RecurrenceOp>(
+          [](auto) { return Kind::Recurrent; })
       .Case<ReshapeOp>([](auto) { return Kind::Alias; })
       .Case<ConstantOp>([](auto) { return Kind::Constant; })
       .Default([](Operation *) { return Kind::Other; });

@@ -58,7 +58,7 @@ Precision precisionOf(Operation *op) {
   if (!isa_and_nonnull<GraphDialect>(op->getDialect()) || isa<FusionOp>(op))
     return Precision::Unchanged;
   if (isa<SoftmaxOp, LayerNormOp, BatchNormOp, GlobalPoolOp, SimpleRnnOp,
-          LstmOp, GruOp>(op))
+          LstmOp, GruOp, RecurrenceOp>(op))
     return Precision::F32;
   return Precision::F16;
 }

@@ -99,6 +99,21 @@ def LowerToFP16Pass : Pass<"dlc-lower-to-fp16", "mlir::func::FuncOp"> {
   let dependentDialects = ["::dlc::graph::GraphDialect"];
 }
 
+def SplitRecurrentPass : Pass<"dlc-split-recurrent", "mlir::func::FuncOp"> {
+  let summary = "Compute a recurrent layer's input projection as one matmul";
+  let description = [{
+    Rewrites each simple_rnn, lstm and gru into a graph.matmul of the input
+    by the layer's kernel over all steps at once ([N, T, F] x [F, gates*U]),
+    a graph.bias_add of the input bias (left out when it is zero), and a
+    graph.recurrence that runs the time loop over that projection. A
+    reset_after GRU's constant bias [2, 3U] is split into the input row and
+    the recurrent row (recurrence's `recurrent_bias`); one whose bias is not
+    a constant is left as it is. The projection becomes a GEMM kernel and the
+    recurrence a persistent kernel of its own.
+  }];
+  let dependentDialects = ["::dlc::graph::GraphDialect"];
+}
+
 def FusePass : Pass<"dlc-fuse", "mlir::func::FuncOp"> {
   let summary = "Group ops into graph.fusion kernels";
   let description = [{

@@ -63,6 +63,8 @@ dlc::pipelineStages(const PipelineConfig &config) {
                     [report](OpPassManager &pm) {
                       FusePassOptions options;
                       options.report = report;
+                      pm.addNestedPass<func::FuncOp>(
+                          createSplitRecurrentPass());
                       pm.addNestedPass<func::FuncOp>(createFusePass(options));
                     },
                     true});

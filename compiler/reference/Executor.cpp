@@ -331,6 +331,7 @@ Buffer Interpreter::evalOne(Operation *op, Operands operands) {
       .Case([&](SimpleRnnOp c) { return evalSimpleRnn(c, operands, pool); })
       .Case([&](LstmOp c) { return evalLstm(c, operands, pool); })
       .Case([&](GruOp c) { return evalGru(c, operands, pool); })
+      .Case([&](RecurrenceOp c) { return evalRecurrence(c, operands, pool); })
       .Default([&](Operation *other) -> Buffer { throwUnsupported(other); });
 }
 

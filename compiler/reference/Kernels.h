@@ -69,6 +69,8 @@ Buffer evalSimpleRnn(graph::SimpleRnnOp op, Operands operands,
                      ThreadPool &pool);
 Buffer evalLstm(graph::LstmOp op, Operands operands, ThreadPool &pool);
 Buffer evalGru(graph::GruOp op, Operands operands, ThreadPool &pool);
+Buffer evalRecurrence(graph::RecurrenceOp op, Operands operands,
+                      ThreadPool &pool);
 
 /// An activation function with its parameters read out of the attribute:
 /// the same function as ActivationAttr::evaluate (computed in double and

@@ -3,6 +3,8 @@
 // Keras's recurrent layers over a whole sequence (KERAS.md 2). The input
 // projection x W (+ the input bias) of every step is one GEMM up front; each
 // step then adds h U with the packed recurrent kernel and applies the gates.
+// graph.recurrence (what dlc-split-recurrent leaves of a layer op) starts
+// from a projection computed by graph ops, and runs the same cell loops.
 // The state starts at zero. go_backwards walks time from the end and, with
 // return_sequences, writes step s of the walk to output position s. A masked
 // step (mask[n, t] false) keeps the state, and its output is the previous
@@ -27,7 +29,8 @@ namespace {
 /// and the output.
 struct Sequence {
   int64_t batch, steps, units, width; // width = gates * units
-  std::vector<float> projected;       // [batch, steps, width] = x W + bias
+  std::vector<float> owned;           // the projection when computed here
+  const float *projected = nullptr;   // [batch, steps, width] = x W + bias
   const uint8_t *mask = nullptr;      // [batch, steps] or null
   bool backwards, allSteps;
   Buffer out;
@@ -38,7 +41,7 @@ struct Sequence {
     return !mask || mask[n * steps + t] != 0;
   }
   const float *xw(int64_t n, int64_t t) const {
-    return projected.data() + (n * steps + t) * width;
+    return projected + (n * steps + t) * width;
   }
   /// Writes h [batch, units] as the output of walk step s.
   void emit(int64_t s, const std::vector<float> &h) {
@@ -52,31 +55,41 @@ struct Sequence {
   }
 };
 
-/// Shapes, mask, output and x W + `inputBias` ([width] or null).
+/// Shapes, walk, mask and output of `op` over an input [batch, steps, *].
+template <typename OpT>
+Sequence openSequence(OpT op, const Buffer &in, const Buffer &recurrent,
+                      const Buffer *mask) {
+  Sequence seq;
+  seq.batch = in.dim(0);
+  seq.steps = in.dim(1);
+  seq.units = recurrent.dim(0);
+  seq.width = recurrent.dim(1);
+  seq.backwards = op.getGoBackwards();
+  seq.allSteps = op.getReturnSequences();
+  if (mask)
+    seq.mask = mask->data<uint8_t>();
+  seq.out = Buffer::zeros(Elem::F32, resultType(op).getShape());
+  return seq;
+}
+
+/// A layer op's sequence: x W + `inputBias` ([width] or null) computed here.
 template <typename OpT>
 Sequence startSequence(OpT op, Operands operands, const float *inputBias,
                        ThreadPool &pool) {
   const Buffer &in = operands[0], &kernel = operands[1];
-  Sequence seq;
-  seq.batch = in.dim(0);
-  seq.steps = in.dim(1);
-  seq.units = operands[2].dim(0);
-  seq.width = kernel.dim(1);
-  seq.backwards = op.getGoBackwards();
-  seq.allSteps = op.getReturnSequences();
-  if (op.getMask())
-    seq.mask = operands[4].data<uint8_t>();
-  seq.out = Buffer::zeros(Elem::F32, resultType(op).getShape());
+  Sequence seq = openSequence(op, in, operands[2],
+                              op.getMask() ? &operands[4] : nullptr);
   const int64_t features = in.dim(2), rows = seq.batch * seq.steps;
-  seq.projected.assign(rows * seq.width, 0.0f);
+  seq.owned.assign(rows * seq.width, 0.0f);
   MatrixB w =
       MatrixB::rowMajor(kernel.data<float>(), features, seq.width, false);
-  gemm(rows, in.data<float>(), features, w, seq.projected.data(), seq.width,
+  gemm(rows, in.data<float>(), features, w, seq.owned.data(), seq.width,
        false, pool);
   if (inputBias)
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t j = 0; j < seq.width; ++j)
-        seq.projected[r * seq.width + j] += inputBias[j];
+        seq.owned[r * seq.width + j] += inputBias[j];
+  seq.projected = seq.owned.data();
   return seq;
 }
 
@@ -91,14 +104,11 @@ PackedMatrix packColumns(const Buffer &recurrent, int64_t col, int64_t cols) {
       MatrixB::strided(recurrent.data<float>(), std::move(offsets), cols, 1));
 }
 
-} // namespace
-
-Buffer dlc::reference::detail::evalSimpleRnn(SimpleRnnOp op, Operands operands,
-                                             ThreadPool &pool) {
-  Sequence seq = startSequence(op, operands, operands[3].data<float>(), pool);
+Buffer runSimpleRnn(Sequence seq, const Buffer &recurrent,
+                    ActivationAttr activation, ThreadPool &pool) {
   const int64_t batch = seq.batch, units = seq.units;
-  Activation act(op.getActivation());
-  PackedMatrix uPacked = packColumns(operands[2], 0, units);
+  Activation act(activation);
+  PackedMatrix uPacked = packColumns(recurrent, 0, units);
   MatrixB u = MatrixB::fromPacked(uPacked);
   std::vector<float> h(batch * units, 0.0f), z(batch * units);
   for (int64_t s = 0; s < seq.steps; ++s) {
@@ -117,12 +127,11 @@ Buffer dlc::reference::detail::evalSimpleRnn(SimpleRnnOp op, Operands operands,
   return std::move(seq.out);
 }
 
-Buffer dlc::reference::detail::evalLstm(LstmOp op, Operands operands,
-                                        ThreadPool &pool) {
-  Sequence seq = startSequence(op, operands, operands[3].data<float>(), pool);
+Buffer runLstm(Sequence seq, const Buffer &recurrent, ActivationAttr activation,
+               ActivationAttr recurrentActivation, ThreadPool &pool) {
   const int64_t batch = seq.batch, units = seq.units, width = seq.width;
-  Activation act(op.getActivation()), gate(op.getRecurrentActivation());
-  PackedMatrix uPacked = packColumns(operands[2], 0, width);
+  Activation act(activation), gate(recurrentActivation);
+  PackedMatrix uPacked = packColumns(recurrent, 0, width);
   MatrixB u = MatrixB::fromPacked(uPacked);
   std::vector<float> h(batch * units, 0.0f), c(batch * units, 0.0f);
   std::vector<float> z(batch * width);
@@ -148,20 +157,17 @@ Buffer dlc::reference::detail::evalLstm(LstmOp op, Operands operands,
   return std::move(seq.out);
 }
 
-Buffer dlc::reference::detail::evalGru(GruOp op, Operands operands,
-                                       ThreadPool &pool) {
-  const bool resetAfter = op.getResetAfter();
-  // reset_after: bias [2, 3U], row 0 on the input side, row 1 on h U.
-  const float *bias = operands[3].data<float>();
-  Sequence seq = startSequence(op, operands, bias, pool);
+/// `recurrentBias` [3U] with reset_after (the bias inside the reset
+/// product), null without.
+Buffer runGru(Sequence seq, const Buffer &recurrent,
+              const float *recurrentBias, ActivationAttr activation,
+              ActivationAttr recurrentActivation, ThreadPool &pool) {
   const int64_t batch = seq.batch, units = seq.units, width = seq.width;
-  const float *recurrentBias = resetAfter ? bias + width : nullptr;
-  Activation act(op.getActivation()), gate(op.getRecurrentActivation());
-  const Buffer &recurrent = operands[2];
+  Activation act(activation), gate(recurrentActivation);
   std::vector<float> h(batch * units, 0.0f), rec(batch * width);
   std::vector<float> rh(batch * units), hh(batch * units);
 
-  if (resetAfter) {
+  if (recurrentBias) {
     PackedMatrix uPacked = packColumns(recurrent, 0, width);
     MatrixB u = MatrixB::fromPacked(uPacked);
     for (int64_t s = 0; s < seq.steps; ++s) {
@@ -219,4 +225,54 @@ Buffer dlc::reference::detail::evalGru(GruOp op, Operands operands,
     seq.emit(s, h);
   }
   return std::move(seq.out);
+}
+
+} // namespace
+
+Buffer dlc::reference::detail::evalSimpleRnn(SimpleRnnOp op, Operands operands,
+                                             ThreadPool &pool) {
+  return runSimpleRnn(
+      startSequence(op, operands, operands[3].data<float>(), pool),
+      operands[2], op.getActivation(), pool);
+}
+
+Buffer dlc::reference::detail::evalLstm(LstmOp op, Operands operands,
+                                        ThreadPool &pool) {
+  return runLstm(startSequence(op, operands, operands[3].data<float>(), pool),
+                 operands[2], op.getActivation(), op.getRecurrentActivation(),
+                 pool);
+}
+
+Buffer dlc::reference::detail::evalGru(GruOp op, Operands operands,
+                                       ThreadPool &pool) {
+  // reset_after: bias [2, 3U], row 0 on the input side, row 1 on h U.
+  const float *bias = operands[3].data<float>();
+  Sequence seq = startSequence(op, operands, bias, pool);
+  const float *recurrentBias = op.getResetAfter() ? bias + seq.width : nullptr;
+  return runGru(std::move(seq), operands[2], recurrentBias, op.getActivation(),
+                op.getRecurrentActivation(), pool);
+}
+
+Buffer dlc::reference::detail::evalRecurrence(RecurrenceOp op,
+                                              Operands operands,
+                                              ThreadPool &pool) {
+  // Operands in order: input, recurrent_kernel, [recurrent_bias,] [mask].
+  size_t next = 2;
+  const Buffer *bias = op.getRecurrentBias() ? &operands[next++] : nullptr;
+  const Buffer *mask = op.getMask() ? &operands[next++] : nullptr;
+  const Buffer &in = operands[0], &recurrent = operands[1];
+  Sequence seq = openSequence(op, in, recurrent, mask);
+  seq.projected = in.data<float>();
+  switch (op.getCell()) {
+  case RecurrentCell::SimpleRnn:
+    return runSimpleRnn(std::move(seq), recurrent, op.getActivation(), pool);
+  case RecurrentCell::Lstm:
+    return runLstm(std::move(seq), recurrent, op.getActivation(),
+                   op.getRecurrentActivation(), pool);
+  case RecurrentCell::Gru:
+    return runGru(std::move(seq), recurrent,
+                  bias ? bias->data<float>() : nullptr, op.getActivation(),
+                  op.getRecurrentActivation(), pool);
+  }
+  return {};
 }

@@ -65,6 +65,20 @@ def Graph_ComparePredicateAttr
   let assemblyFormat = "`<` $value `>`";
 }
 
+def Graph_RecurrentCell : I32EnumAttr<"RecurrentCell",
+    "the cell of a graph.recurrence", [
+    I32EnumAttrCase<"SimpleRnn", 0, "simple_rnn">,
+    I32EnumAttrCase<"Lstm", 1, "lstm">,
+    I32EnumAttrCase<"Gru", 2, "gru">
+  ]> {
+  let cppNamespace = "::dlc::graph";
+  let genSpecializedAttr = 0;
+}
+def Graph_RecurrentCellAttr
+    : EnumAttr<Graph_Dialect, Graph_RecurrentCell, "cell"> {
+  let assemblyFormat = "`<` $value `>`";
+}
+
 def Graph_ActivationKind : I32EnumAttr<"ActivationKind",
     "elementwise activation function", [
     I32EnumAttrCase<"Linear", 0, "linear">,

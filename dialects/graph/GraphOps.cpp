@@ -865,6 +865,78 @@ DLC_INFERRED_OP(SimpleRnnOp, inferSimpleRnn)
 DLC_INFERRED_OP(LstmOp, inferLstm)
 DLC_INFERRED_OP(GruOp, inferGru)
 
+int64_t RecurrenceOp::getGates() {
+  switch (getCell()) {
+  case RecurrentCell::SimpleRnn:
+    return 1;
+  case RecurrentCell::Lstm:
+    return 4;
+  case RecurrentCell::Gru:
+    return 3;
+  }
+  return 1;
+}
+
+template <typename T>
+static LogicalResult inferRecurrence(T op, EmitFn emit,
+                                     SmallVectorImpl<Type> &out) {
+  RankedTensorType in = tensorType(op.getInput());
+  RankedTensorType recurrent = tensorType(op.getRecurrentKernel());
+  if (!in || !recurrent)
+    return failure();
+  if (failed(checkRank(emit, in, 3, "input [batch, time, gates * units]")) ||
+      failed(checkRank(emit, recurrent, 2, "recurrent_kernel")))
+    return failure();
+  if (!recurrent.hasStaticShape())
+    return emit() << "expects a static recurrent_kernel shape";
+  int64_t gates = 1;
+  switch (op.getCell()) {
+  case RecurrentCell::SimpleRnn:
+    gates = 1;
+    break;
+  case RecurrentCell::Lstm:
+    gates = 4;
+    break;
+  case RecurrentCell::Gru:
+    gates = 3;
+    break;
+  }
+  int64_t units = recurrent.getDimSize(0), width = gates * units;
+  if (recurrent.getDimSize(1) != width)
+    return emit() << "recurrent_kernel has shape " << fmt(recurrent.getShape())
+                  << ", expected " << fmt(Shape{units, width}) << " for "
+                  << units << " units";
+  if (!dimsCompatible(in.getDimSize(2), width))
+    return emit() << "input has shape " << fmt(in.getShape())
+                  << ", expected [batch, time, " << width << "]";
+  bool gruResetAfter =
+      op.getCell() == RecurrentCell::Gru && op.getResetAfter();
+  if (op.getResetAfter() && op.getCell() != RecurrentCell::Gru)
+    return emit() << "reset_after is only a gru's";
+  RankedTensorType bias = tensorType(op.getRecurrentBias());
+  if (gruResetAfter != bool(bias))
+    return emit() << (gruResetAfter
+                          ? "a reset_after gru needs its recurrent_bias"
+                          : "only a reset_after gru has a recurrent_bias");
+  if (bias && bias.getShape() != ArrayRef<int64_t>{width})
+    return emit() << "recurrent_bias has shape " << fmt(bias.getShape())
+                  << ", expected " << fmt(Shape{width});
+  if (RankedTensorType mask = tensorType(op.getMask())) {
+    if (mask.getRank() != 2 ||
+        !dimsCompatible(mask.getDimSize(0), in.getDimSize(0)) ||
+        !dimsCompatible(mask.getDimSize(1), in.getDimSize(1)))
+      return emit() << "mask has shape " << fmt(mask.getShape())
+                    << ", expected [batch, time] of input "
+                    << fmt(in.getShape());
+  }
+  Shape shape = op.getReturnSequences()
+                    ? Shape{in.getDimSize(0), in.getDimSize(1), units}
+                    : Shape{in.getDimSize(0), units};
+  out.push_back(RankedTensorType::get(shape, in.getElementType()));
+  return success();
+}
+DLC_INFERRED_OP(RecurrenceOp, inferRecurrence)
+
 //===----------------------------------------------------------------------===//
 // Fusion
 //===----------------------------------------------------------------------===//

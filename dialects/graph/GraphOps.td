@@ -407,6 +407,43 @@ def Graph_GruOp : Graph_RecurrentOp<"gru", "GRU"> {
     (ins DefaultValuedAttr<BoolAttr, "true">:$reset_after));
 }
 
+def Graph_RecurrenceOp : Graph_InferredOp<"recurrence",
+    [AttrSizedOperandSegments]> {
+  let summary = "the time loop of a recurrent layer over its input projection";
+  let description = [{
+    What dlc-split-recurrent leaves of a simple_rnn, lstm or gru once the
+    input projection of every step (x W + the input bias, one matmul and
+    bias_add over [N*T, F]) is computed up front: `input` is that projection
+    [N, T, gates * U], in the cell's gate order (lstm i, f, c, o; gru z, r, h;
+    simple_rnn one gate). Each step adds h U (`recurrent_kernel` [U, gates *
+    U]) and applies the cell exactly as the layer op does. `recurrent_bias`
+    [gates * U] is only a GRU's with `reset_after` (the bias inside the reset
+    product, row 1 of its [2, 3U] bias). A mask [N, T], state, walk order and
+    output are those of the layer ops.
+  }];
+  let arguments = (ins Graph_FloatTensor:$input,
+    Graph_FloatTensor:$recurrent_kernel,
+    Optional<Graph_FloatTensor>:$recurrent_bias,
+    Optional<Graph_MaskTensor>:$mask,
+    Graph_RecurrentCellAttr:$cell,
+    DefaultValuedAttr<Graph_ActivationAttr,
+                      "::dlc::graph::ActivationKind::Tanh">:$activation,
+    DefaultValuedAttr<Graph_ActivationAttr,
+                      "::dlc::graph::ActivationKind::Sigmoid">:$recurrent_activation,
+    DefaultValuedAttr<BoolAttr, "false">:$return_sequences,
+    DefaultValuedAttr<BoolAttr, "false">:$go_backwards,
+    DefaultValuedAttr<BoolAttr, "false">:$reset_after);
+  let results = (outs Graph_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input `,` $recurrent_kernel (`bias` $recurrent_bias^)? (`mask` $mask^)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let extraClassDeclaration = [{
+    /// 1, 4 or 3.
+    int64_t getGates();
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Fusion
 //===----------------------------------------------------------------------===//

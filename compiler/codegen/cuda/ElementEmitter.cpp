@@ -376,8 +376,12 @@ FailureOr<std::string> ElementEmitter::computeOp(Operation *op,
       .Case([&](SoftmaxOp s) { return emitSoftmax(s, index); })
       .Case([&](LayerNormOp l) { return emitLayerNorm(l, index); })
       .Case([&](EmbeddingOp e) { return emitEmbedding(e, index); })
-      .Case<SimpleRnnOp, LstmOp, GruOp>([&](Operation *o) -> Result {
+      .Case<RecurrenceOp>([&](Operation *o) -> Result {
         return fail(o, "runs only as the main op of its kernel");
+      })
+      .Case<SimpleRnnOp, LstmOp, GruOp>([&](Operation *o) -> Result {
+        return fail(o, "has no CUDA lowering before dlc-split-recurrent "
+                       "splits off its input projection");
       })
       .Default([&](Operation *o) -> Result {
         return fail(o, "has no CUDA lowering");

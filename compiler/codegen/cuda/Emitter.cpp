@@ -164,7 +164,7 @@ FailureOr<CudaKernel> codegen::emitKernel(exec::KernelOp kernel,
   for (Operation &op : body) {
     // The last recurrent op, whose result the kernel stores: any other one
     // is an operand, which fails as such.
-    if (isa<SimpleRnnOp, LstmOp, GruOp>(op))
+    if (isa<SimpleRnnOp, LstmOp, GruOp, RecurrenceOp>(op))
       recurrent = &op;
     else if (isa<SoftmaxOp, LayerNormOp>(op) && !row)
       row = &op;

@@ -1,19 +1,18 @@
-//===- Recurrent.cpp - simple_rnn, lstm and gru -----------------*- C++ -*-===//
+//===- Recurrent.cpp - the time loop of simple_rnn, lstm and gru -*- C++ -*-===//
 //
-// A first cut of the recurrent layers: one persistent CTA per batch row runs
-// the whole sequence, with the state (h, and c for lstm) in shared memory.
-// The CTA first computes the input projection x W + b of all steps at once
-// (a [T, F] x [F, gates*U] product spread over all its threads) into shared
-// memory; when that does not fit in 48 KiB it computes one step's projection
-// at the start of each step instead (the kernel ABI has no scratch buffer to
-// hold it in global memory). Each step then computes h U over the gates with
-// a thread per gate column, synchronizes, and applies the cell (Keras's gate
-// order and formulas, as compiler/reference/Recurrent.cpp): i, f, c, o for
-// lstm; z, r, h for gru with reset_after (recurrent bias inside the reset
-// product) or without (the reset gate applied to h before its product);
-// a masked step keeps the state. Batch rows are independent, so the grid is
-// the batch; a batch of one uses one SM. The operands are read through the
-// ElementEmitter, so their casts and the like fold into the loads, and the
+// graph.recurrence, the time loop dlc-split-recurrent leaves of a recurrent
+// layer once its input projection x W + b of all steps is a GEMM kernel of
+// its own: one persistent CTA per batch row runs the whole sequence, with
+// the state (h, and c for lstm) and the step's recurrent products in shared
+// memory. Each step computes h U over the gates with a thread per gate
+// column (reading the recurrent kernel from global memory, where L2 keeps
+// it), synchronizes, and applies the cell (Keras's gate order and formulas,
+// as compiler/reference/Recurrent.cpp) to the step's projection, which each
+// thread reads for its own columns: i, f, c, o for lstm; z, r, h for gru
+// with reset_after (recurrent bias inside the reset product) or without
+// (the reset gate applied to h before its product); a masked step keeps the
+// state. Batch rows are independent, so the grid is the batch; a batch of
+// one uses one SM. Operands are read through the ElementEmitter, and the
 // output goes through the kernel's epilogue: out[n, s] after walk step s
 // with return_sequences (go_backwards walks time from the end), else the
 // last h.
@@ -46,14 +45,14 @@ public:
   LogicalResult emit();
 
 private:
-  /// `target` = sum over f of X(n, t, f) W(f, j) + the input bias(j).
-  LogicalResult emitProjection(StringRef t, StringRef j, StringRef target);
+  /// The step's projection at gate column `offset` + j (t the step's time).
+  FailureOr<std::string> projection(int64_t offset, StringRef j);
   /// For this thread's columns j < `columns`: r = sum over u of `state`[u]
   /// U(u, columnBase + j), then `finish`.
   LogicalResult emitRecurrentProduct(
       int64_t columns, int64_t columnBase, StringRef state,
       function_ref<LogicalResult(StringRef j, StringRef r)> finish);
-  LogicalResult emitCell(StringRef proj);
+  LogicalResult emitCell();
   LogicalResult emitOutput(StringRef s);
   /// The activation of `fn` applied to `expr`.
   std::string apply(ActivationAttr fn, StringRef expr) {
@@ -79,34 +78,22 @@ private:
   Operation *op_;
   ElementEmitter e_;
   Cell cell_;
-  Value input_, kernel_, recurrent_, bias_, mask_, yield_;
+  Value input_, recurrent_, bias_, mask_, yield_;
   ActivationAttr act_, gate_;
   bool allSteps_ = false, backwards_ = false, resetAfter_ = false;
-  int64_t batch_ = 0, steps_ = 0, features_ = 0, units_ = 0, width_ = 0;
+  int64_t batch_ = 0, steps_ = 0, units_ = 0, width_ = 0;
 };
 
-LogicalResult RecurrentKernel::emitProjection(StringRef t, StringRef j,
-                                              StringRef target) {
-  CodeWriter &w = context_.code;
-  w.line("float acc = 0.0f;");
-  w.open("for (dlc_idx f = 0; f < " + std::to_string(features_) + "; ++f)");
-  e_.pushScope();
-  FailureOr<std::string> x = e_.emit(input_, Index{"n", t.str(), "f"});
-  if (failed(x))
-    return fail();
-  FailureOr<std::string> k = e_.emit(kernel_, Index{"f", j.str()});
-  if (failed(k))
-    return fail();
-  w.line("acc += " + *x + " * " + *k + ";");
-  e_.popScope();
-  w.close();
-  // With reset_after, the input bias is row 0 of a [2, 3U] bias.
-  FailureOr<std::string> b =
-      e_.emit(bias_, resetAfter_ ? Index{"0", j.str()} : Index{j.str()});
-  if (failed(b))
-    return fail();
-  w.line(target.str() + " = acc + " + *b + ";");
-  return success();
+FailureOr<std::string> RecurrentKernel::projection(int64_t offset,
+                                                   StringRef j) {
+  std::string column =
+      offset == 0 ? j.str() : "(" + std::to_string(offset) + " + " + j.str() + ")";
+  FailureOr<std::string> value = e_.emit(input_, Index{"n", "t", column});
+  if (failed(value)) {
+    context_.error = e_.error();
+    return failure();
+  }
+  return *value;
 }
 
 LogicalResult RecurrentKernel::emitRecurrentProduct(
@@ -132,11 +119,10 @@ LogicalResult RecurrentKernel::emitRecurrentProduct(
   return success();
 }
 
-LogicalResult RecurrentKernel::emitCell(StringRef proj) {
+LogicalResult RecurrentKernel::emitCell() {
   CodeWriter &w = context_.code;
   const std::string u = std::to_string(units_), u2 = std::to_string(2 * units_),
                     u3 = std::to_string(3 * units_);
-  const std::string p = proj.str();
   auto guarded = [&]() {
     if (mask_)
       w.open("if (active)");
@@ -145,13 +131,20 @@ LogicalResult RecurrentKernel::emitCell(StringRef proj) {
     if (mask_)
       w.close();
   };
+  // z[j] = the projection + h U, over `columns` gate columns.
+  auto projectedProduct = [&](int64_t columns) {
+    return emitRecurrentProduct(
+        columns, 0, "h", [&](StringRef j, StringRef r) -> LogicalResult {
+          FailureOr<std::string> x = projection(0, j);
+          if (failed(x))
+            return failure();
+          w.line("z[" + j + "] = " + *x + " + " + r + ";");
+          return success();
+        });
+  };
   switch (cell_) {
   case Cell::Simple:
-    if (failed(
-            emitRecurrentProduct(units_, 0, "h", [&](StringRef j, StringRef r) {
-              w.line("z[" + j + "] = " + p + "[" + j + "] + " + r + ";");
-              return success();
-            })))
+    if (failed(projectedProduct(units_)))
       return failure();
     w.line("__syncthreads();");
     guarded();
@@ -161,11 +154,7 @@ LogicalResult RecurrentKernel::emitCell(StringRef proj) {
     unguarded();
     break;
   case Cell::Lstm:
-    if (failed(
-            emitRecurrentProduct(width_, 0, "h", [&](StringRef j, StringRef r) {
-              w.line("z[" + j + "] = " + p + "[" + j + "] + " + r + ";");
-              return success();
-            })))
+    if (failed(projectedProduct(width_)))
       return failure();
     w.line("__syncthreads();");
     guarded();
@@ -179,12 +168,12 @@ LogicalResult RecurrentKernel::emitCell(StringRef proj) {
     closeColumns();
     unguarded();
     break;
-  case Cell::Gru:
+  case Cell::Gru: {
     if (resetAfter_) {
       // z = h U + b_rec; hh = act(xW_h + b_h + r * (h U_h + b_rec_h)).
       if (failed(emitRecurrentProduct(
               width_, 0, "h", [&](StringRef j, StringRef r) -> LogicalResult {
-                FailureOr<std::string> b = e_.emit(bias_, Index{"1", j.str()});
+                FailureOr<std::string> b = e_.emit(bias_, Index{j.str()});
                 if (failed(b))
                   return fail();
                 w.line("z[" + j + "] = " + r + " + " + *b + ";");
@@ -194,46 +183,55 @@ LogicalResult RecurrentKernel::emitCell(StringRef proj) {
       w.line("__syncthreads();");
       guarded();
       openColumns("j", units_);
-      w.line("const float zg = " + apply(gate_, p + "[j] + z[j]") + ";");
-      w.line("const float rg = " +
-             apply(gate_, p + "[" + u + " + j] + z[" + u + " + j]") + ";");
-      w.line("const float cand = " +
-             apply(act_, p + "[" + u2 + " + j] + rg * z[" + u2 + " + j]") +
+      FailureOr<std::string> xz = projection(0, "j");
+      FailureOr<std::string> xr = projection(units_, "j");
+      FailureOr<std::string> xh = projection(2 * units_, "j");
+      if (failed(xz) || failed(xr) || failed(xh))
+        return failure();
+      w.line("const float zg = " + apply(gate_, *xz + " + z[j]") + ";");
+      w.line("const float rg = " + apply(gate_, *xr + " + z[" + u + " + j]") +
              ";");
+      w.line("const float cand = " +
+             apply(act_, *xh + " + rg * z[" + u2 + " + j]") + ";");
       w.line("h[j] = zg * h[j] + (1.0f - zg) * cand;");
       closeColumns();
       unguarded();
-    } else {
-      // z, r from h U_zr; hh = act(xW_h + b_h + (r h) U_h).
-      if (failed(emitRecurrentProduct(2 * units_, 0, "h",
-                                      [&](StringRef j, StringRef r) {
-                                        w.line("z[" + j + "] = " + r + ";");
-                                        return success();
-                                      })))
-        return failure();
-      w.line("__syncthreads();");
-      openColumns("j", units_);
-      w.line("zg[j] = " + apply(gate_, p + "[j] + z[j]") + ";");
-      w.line(
-          "rh[j] = " + apply(gate_, p + "[" + u + " + j] + z[" + u + " + j]") +
-          " * h[j];");
-      closeColumns();
-      w.line("__syncthreads();");
-      guarded();
-      if (failed(emitRecurrentProduct(
-              units_, 2 * units_, "rh", [&](StringRef j, StringRef r) {
-                w.line(
-                    "const float cand = " +
-                    apply(act_, (p + "[" + u2 + " + " + j + "] + " + r).str()) +
-                    ";");
-                w.line("h[" + j + "] = zg[" + j + "] * h[" + j +
-                       "] + (1.0f - zg[" + j + "]) * cand;");
-                return success();
-              })))
-        return failure();
-      unguarded();
+      break;
     }
+    // z, r from h U_zr; hh = act(xW_h + b_h + (r h) U_h).
+    if (failed(emitRecurrentProduct(2 * units_, 0, "h",
+                                    [&](StringRef j, StringRef r) {
+                                      w.line("z[" + j + "] = " + r + ";");
+                                      return success();
+                                    })))
+      return failure();
+    w.line("__syncthreads();");
+    openColumns("j", units_);
+    FailureOr<std::string> xz = projection(0, "j");
+    FailureOr<std::string> xr = projection(units_, "j");
+    if (failed(xz) || failed(xr))
+      return failure();
+    w.line("zg[j] = " + apply(gate_, *xz + " + z[j]") + ";");
+    w.line("rh[j] = " + apply(gate_, *xr + " + z[" + u + " + j]") + " * h[j];");
+    closeColumns();
+    w.line("__syncthreads();");
+    guarded();
+    if (failed(emitRecurrentProduct(
+            units_, 2 * units_, "rh",
+            [&](StringRef j, StringRef r) -> LogicalResult {
+              FailureOr<std::string> xh = projection(2 * units_, j);
+              if (failed(xh))
+                return failure();
+              w.line("const float cand = " +
+                     apply(act_, *xh + " + " + r.str()) + ";");
+              w.line("h[" + j + "] = zg[" + j + "] * h[" + j +
+                     "] + (1.0f - zg[" + j + "]) * cand;");
+              return success();
+            })))
+      return failure();
+    unguarded();
     break;
+  }
   }
   w.line("__syncthreads();");
   return success();
@@ -253,6 +251,13 @@ LogicalResult RecurrentKernel::emitOutput(StringRef s) {
 }
 
 LogicalResult RecurrentKernel::emit() {
+  auto op = dyn_cast<RecurrenceOp>(op_);
+  if (!op) {
+    context_.error = "'" + op_->getName().getStringRef().str() +
+                     "' has no CUDA lowering before dlc-split-recurrent "
+                     "splits off its input projection";
+    return failure();
+  }
   auto yield =
       cast<exec::YieldOp>(context_.op.getBody().front().getTerminator());
   if (yield.getValues().size() != 1 ||
@@ -262,53 +267,46 @@ LogicalResult RecurrentKernel::emit() {
     return failure();
   }
   yield_ = yield.getValues().front();
-  input_ = op_->getOperand(0);
-  kernel_ = op_->getOperand(1);
-  recurrent_ = op_->getOperand(2);
-  bias_ = op_->getOperand(3);
-  if (op_->getNumOperands() > 4)
-    mask_ = op_->getOperand(4);
-  llvm::TypeSwitch<Operation *, void>(op_)
-      .Case([&](SimpleRnnOp op) {
-        cell_ = Cell::Simple;
-        act_ = op.getActivation();
-        allSteps_ = op.getReturnSequences();
-        backwards_ = op.getGoBackwards();
-      })
-      .Case([&](LstmOp op) {
-        cell_ = Cell::Lstm;
-        act_ = op.getActivation();
-        gate_ = op.getRecurrentActivation();
-        allSteps_ = op.getReturnSequences();
-        backwards_ = op.getGoBackwards();
-      })
-      .Case([&](GruOp op) {
-        cell_ = Cell::Gru;
-        act_ = op.getActivation();
-        gate_ = op.getRecurrentActivation();
-        allSteps_ = op.getReturnSequences();
-        backwards_ = op.getGoBackwards();
-        resetAfter_ = op.getResetAfter();
-      });
+  input_ = op.getInput();
+  recurrent_ = op.getRecurrentKernel();
+  bias_ = op.getRecurrentBias();
+  mask_ = op.getMask();
+  switch (op.getCell()) {
+  case RecurrentCell::SimpleRnn:
+    cell_ = Cell::Simple;
+    break;
+  case RecurrentCell::Lstm:
+    cell_ = Cell::Lstm;
+    break;
+  case RecurrentCell::Gru:
+    cell_ = Cell::Gru;
+    break;
+  }
+  act_ = op.getActivation();
+  gate_ = op.getRecurrentActivation();
+  allSteps_ = op.getReturnSequences();
+  backwards_ = op.getGoBackwards();
+  resetAfter_ = cell_ == Cell::Gru && op.getResetAfter();
   ArrayRef<int64_t> in = cast<ShapedType>(input_.getType()).getShape();
   batch_ = in[0];
   steps_ = in[1];
-  features_ = in[2];
   units_ = cast<ShapedType>(recurrent_.getType()).getShape()[0];
-  width_ = cast<ShapedType>(kernel_.getType()).getShape()[1];
+  width_ = op.getGates() * units_;
   e_.seal(op_);
 
-  // Shared memory, in floats: the projection, h, the recurrent products and
-  // the cell's extra state.
+  // Shared memory, in floats: h, the recurrent products and the cell's
+  // extra state.
   const int64_t products =
       cell_ == Cell::Gru && !resetAfter_ ? 2 * units_ : width_;
   const int64_t extra = cell_ == Cell::Lstm                  ? units_
                         : cell_ == Cell::Gru && !resetAfter_ ? 2 * units_
                                                              : 0;
   const int64_t state = units_ + products + extra;
-  const bool wholeSequence =
-      (steps_ * width_ + state) * 4 <= kDefaultSharedLimit;
-  const int64_t projection = wholeSequence ? steps_ * width_ : width_;
+  if (state * 4 > kDefaultSharedLimit) {
+    context_.error = std::to_string(units_) +
+                     " units need more than 48 KiB of shared state";
+    return failure();
+  }
   const int64_t threads =
       std::clamp<int64_t>((width_ + 31) / 32 * 32, 32, kMaxThreads);
 
@@ -317,8 +315,7 @@ LogicalResult RecurrentKernel::emit() {
          std::to_string(threads) + ") " + context_.kernel.entry + "(" +
          context_.parameterList() + ")");
   w.line("extern __shared__ float smem[];");
-  w.line("float *proj = smem;");
-  w.line("float *h = proj + " + std::to_string(projection) + ";");
+  w.line("float *h = smem;");
   w.line("float *z = h + " + std::to_string(units_) + ";");
   if (cell_ == Cell::Lstm)
     w.line("float *c = z + " + std::to_string(products) + ";");
@@ -332,18 +329,6 @@ LogicalResult RecurrentKernel::emit() {
   if (cell_ == Cell::Lstm)
     w.line("c[j] = 0.0f;");
   closeColumns();
-  if (wholeSequence) {
-    w.line("// The input projection of every step.");
-    w.open("for (dlc_idx q = threadIdx.x; q < " +
-           std::to_string(steps_ * width_) + "; q += blockDim.x)");
-    e_.pushScope();
-    w.line("const dlc_idx t = q / " + std::to_string(width_) + ";");
-    w.line("const dlc_idx j = q % " + std::to_string(width_) + ";");
-    if (failed(emitProjection("t", "j", "proj[q]")))
-      return failure();
-    e_.popScope();
-    w.close();
-  }
   w.line("__syncthreads();");
   w.open("for (dlc_idx s = 0; s < " + std::to_string(steps_) + "; ++s)");
   e_.pushScope();
@@ -356,18 +341,7 @@ LogicalResult RecurrentKernel::emit() {
       return fail();
     w.line("const bool active = " + *active + ";");
   }
-  std::string proj = "proj";
-  if (wholeSequence) {
-    w.line("const float *pt = proj + t * " + std::to_string(width_) + ";");
-    proj = "pt";
-  } else {
-    openColumns("j", width_);
-    if (failed(emitProjection("t", "j", "proj[j]")))
-      return failure();
-    closeColumns();
-    w.line("__syncthreads();");
-  }
-  if (failed(emitCell(proj)))
+  if (failed(emitCell()))
     return failure();
   if (allSteps_ && failed(emitOutput("s")))
     return failure();
@@ -381,8 +355,7 @@ LogicalResult RecurrentKernel::emit() {
   kernel.family = "recurrent";
   kernel.launch.grid = {static_cast<uint32_t>(batch_), 1, 1};
   kernel.launch.block = {static_cast<uint32_t>(threads), 1, 1};
-  kernel.launch.dynamicSharedBytes =
-      static_cast<uint32_t>((projection + state) * 4);
+  kernel.launch.dynamicSharedBytes = static_cast<uint32_t>(state * 4);
   return success();
 }
 

@@ -790,3 +790,59 @@ func.func @yield_outside_fusion(%x: tensor<4xf32>) {
   // expected-error@+1 {{'graph.yield' op expects parent op 'graph.fusion'}}
   graph.yield %x : tensor<4xf32>
 }
+
+// -----
+
+func.func @recurrence_1(%p: tensor<2x5x12xf32>, %u: tensor<4x12xf32>) {
+  // expected-error@+1 {{recurrent_kernel has shape [4, 12], expected [4, 16] for 4 units}}
+  %0 = graph.recurrence %p, %u {cell = #graph.cell<lstm>} : (tensor<2x5x12xf32>, tensor<4x12xf32>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @recurrence_2(%p: tensor<2x5x8xf32>, %u: tensor<4x12xf32>) {
+  // expected-error@+1 {{input has shape [2, 5, 8], expected [batch, time, 12]}}
+  %0 = graph.recurrence %p, %u {cell = #graph.cell<gru>, reset_after = false} : (tensor<2x5x8xf32>, tensor<4x12xf32>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @recurrence_3(%p: tensor<2x5x12xf32>, %u: tensor<4x12xf32>) {
+  // expected-error@+1 {{a reset_after gru needs its recurrent_bias}}
+  %0 = graph.recurrence %p, %u {cell = #graph.cell<gru>, reset_after = true} : (tensor<2x5x12xf32>, tensor<4x12xf32>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @recurrence_4(%p: tensor<2x5x4xf32>, %u: tensor<4x4xf32>, %b: tensor<4xf32>) {
+  // expected-error@+1 {{only a reset_after gru has a recurrent_bias}}
+  %0 = graph.recurrence %p, %u bias %b {cell = #graph.cell<simple_rnn>} : (tensor<2x5x4xf32>, tensor<4x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @recurrence_5(%p: tensor<2x5x4xf32>, %u: tensor<4x4xf32>) {
+  // expected-error@+1 {{reset_after is only a gru's}}
+  %0 = graph.recurrence %p, %u {cell = #graph.cell<simple_rnn>, reset_after = true} : (tensor<2x5x4xf32>, tensor<4x4xf32>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @recurrence_6(%p: tensor<2x5x12xf32>, %u: tensor<4x12xf32>, %b: tensor<2x12xf32>) {
+  // expected-error@+1 {{recurrent_bias has shape [2, 12], expected [12]}}
+  %0 = graph.recurrence %p, %u bias %b {cell = #graph.cell<gru>, reset_after = true} : (tensor<2x5x12xf32>, tensor<4x12xf32>, tensor<2x12xf32>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @recurrence_7(%p: tensor<2x5x4xf32>, %u: tensor<4x4xf32>, %m: tensor<2x6xi1>) {
+  // expected-error@+1 {{mask has shape [2, 6], expected [batch, time] of input [2, 5, 4]}}
+  %0 = graph.recurrence %p, %u mask %m {cell = #graph.cell<simple_rnn>} : (tensor<2x5x4xf32>, tensor<4x4xf32>, tensor<2x6xi1>) -> tensor<2x4xf32>
+  return
+}

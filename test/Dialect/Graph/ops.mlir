@@ -293,6 +293,15 @@ func.func @gru(%x: tensor<2x5x3xf32>, %w: tensor<3x12xf32>, %u: tensor<4x12xf32>
   return %0, %1 : tensor<2x4xf32>, tensor<2x5x4xf32>
 }
 
+// CHECK-LABEL: func.func @recurrence
+func.func @recurrence(%p: tensor<?x5x12xf32>, %u: tensor<4x12xf32>, %b: tensor<12xf32>, %m: tensor<?x5xi1>, %q: tensor<2x5x16xf32>, %u4: tensor<4x16xf32>) -> (tensor<?x5x4xf32>, tensor<2x4xf32>) {
+  // CHECK: graph.recurrence %{{.+}}, %{{.+}} bias %{{.+}} mask %{{.+}} {cell = #graph.cell<gru>, reset_after = true, return_sequences = true} : (tensor<?x5x12xf32>, tensor<4x12xf32>, tensor<12xf32>, tensor<?x5xi1>) -> tensor<?x5x4xf32>
+  %0 = graph.recurrence %p, %u bias %b mask %m {cell = #graph.cell<gru>, reset_after = true, return_sequences = true} : (tensor<?x5x12xf32>, tensor<4x12xf32>, tensor<12xf32>, tensor<?x5xi1>) -> tensor<?x5x4xf32>
+  // CHECK: graph.recurrence %{{.+}}, %{{.+}} {cell = #graph.cell<lstm>, go_backwards = true} : (tensor<2x5x16xf32>, tensor<4x16xf32>) -> tensor<2x4xf32>
+  %1 = graph.recurrence %q, %u4 {cell = #graph.cell<lstm>, go_backwards = true} : (tensor<2x5x16xf32>, tensor<4x16xf32>) -> tensor<2x4xf32>
+  return %0, %1 : tensor<?x5x4xf32>, tensor<2x4xf32>
+}
+
 // CHECK-LABEL: func.func @simple_rnn
 func.func @simple_rnn(%x: tensor<2x5x3xf32>, %w: tensor<3x4xf32>, %u: tensor<4x4xf32>, %b: tensor<4xf32>) -> tensor<2x4xf32> {
   // CHECK: graph.simple_rnn %{{.+}}, %{{.+}}, %{{.+}}, %{{.+}} : (tensor<2x5x3xf32>, tensor<3x4xf32>, tensor<4x4xf32>, tensor<4xf32>) -> tensor<2x4xf32>
