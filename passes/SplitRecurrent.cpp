@@ -60,7 +60,8 @@ LogicalResult splitGruBias(OpBuilder &builder, GruOp op, Value &inputBias,
   int64_t width = type.getDimSize(1);
   auto rowType = RankedTensorType::get({width}, type.getElementType());
   ArrayRef<float> all(*values);
-  ArrayRef<float> input = all.take_front(width), recurrent = all.drop_front(width);
+  ArrayRef<float> input = all.take_front(width),
+                  recurrent = all.drop_front(width);
   if (!allZero(input))
     inputBias = builder.create<ConstantOp>(
         constant.getLoc(),

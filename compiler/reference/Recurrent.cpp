@@ -77,14 +77,14 @@ template <typename OpT>
 Sequence startSequence(OpT op, Operands operands, const float *inputBias,
                        ThreadPool &pool) {
   const Buffer &in = operands[0], &kernel = operands[1];
-  Sequence seq = openSequence(op, in, operands[2],
-                              op.getMask() ? &operands[4] : nullptr);
+  Sequence seq =
+      openSequence(op, in, operands[2], op.getMask() ? &operands[4] : nullptr);
   const int64_t features = in.dim(2), rows = seq.batch * seq.steps;
   seq.owned.assign(rows * seq.width, 0.0f);
   MatrixB w =
       MatrixB::rowMajor(kernel.data<float>(), features, seq.width, false);
-  gemm(rows, in.data<float>(), features, w, seq.owned.data(), seq.width,
-       false, pool);
+  gemm(rows, in.data<float>(), features, w, seq.owned.data(), seq.width, false,
+       pool);
   if (inputBias)
     for (int64_t r = 0; r < rows; ++r)
       for (int64_t j = 0; j < seq.width; ++j)
@@ -159,9 +159,9 @@ Buffer runLstm(Sequence seq, const Buffer &recurrent, ActivationAttr activation,
 
 /// `recurrentBias` [3U] with reset_after (the bias inside the reset
 /// product), null without.
-Buffer runGru(Sequence seq, const Buffer &recurrent,
-              const float *recurrentBias, ActivationAttr activation,
-              ActivationAttr recurrentActivation, ThreadPool &pool) {
+Buffer runGru(Sequence seq, const Buffer &recurrent, const float *recurrentBias,
+              ActivationAttr activation, ActivationAttr recurrentActivation,
+              ThreadPool &pool) {
   const int64_t batch = seq.batch, units = seq.units, width = seq.width;
   Activation act(activation), gate(recurrentActivation);
   std::vector<float> h(batch * units, 0.0f), rec(batch * width);
@@ -232,8 +232,8 @@ Buffer runGru(Sequence seq, const Buffer &recurrent,
 Buffer dlc::reference::detail::evalSimpleRnn(SimpleRnnOp op, Operands operands,
                                              ThreadPool &pool) {
   return runSimpleRnn(
-      startSequence(op, operands, operands[3].data<float>(), pool),
-      operands[2], op.getActivation(), pool);
+      startSequence(op, operands, operands[3].data<float>(), pool), operands[2],
+      op.getActivation(), pool);
 }
 
 Buffer dlc::reference::detail::evalLstm(LstmOp op, Operands operands,

@@ -909,8 +909,7 @@ static LogicalResult inferRecurrence(T op, EmitFn emit,
   if (!dimsCompatible(in.getDimSize(2), width))
     return emit() << "input has shape " << fmt(in.getShape())
                   << ", expected [batch, time, " << width << "]";
-  bool gruResetAfter =
-      op.getCell() == RecurrentCell::Gru && op.getResetAfter();
+  bool gruResetAfter = op.getCell() == RecurrentCell::Gru && op.getResetAfter();
   if (op.getResetAfter() && op.getCell() != RecurrentCell::Gru)
     return emit() << "reset_after is only a gru's";
   RankedTensorType bias = tensorType(op.getRecurrentBias());

@@ -1,4 +1,5 @@
-//===- Recurrent.cpp - the time loop of simple_rnn, lstm and gru -*- C++ -*-===//
+//===- Recurrent.cpp - the time loop of simple_rnn, lstm and gru -*- C++
+//-*-===//
 //
 // graph.recurrence, the time loop dlc-split-recurrent leaves of a recurrent
 // layer once its input projection x W + b of all steps is a GEMM kernel of
@@ -87,7 +88,8 @@ private:
 FailureOr<std::string> RecurrentKernel::projection(int64_t offset,
                                                    StringRef j) {
   std::string column =
-      offset == 0 ? j.str() : "(" + std::to_string(offset) + " + " + j.str() + ")";
+      offset == 0 ? j.str()
+                  : "(" + std::to_string(offset) + " + " + j.str() + ")";
   FailureOr<std::string> value = e_.emit(input_, Index{"n", "t", column});
   if (failed(value)) {
     context_.error = e_.error();
@@ -303,8 +305,8 @@ LogicalResult RecurrentKernel::emit() {
                                                              : 0;
   const int64_t state = units_ + products + extra;
   if (state * 4 > kDefaultSharedLimit) {
-    context_.error = std::to_string(units_) +
-                     " units need more than 48 KiB of shared state";
+    context_.error =
+        std::to_string(units_) + " units need more than 48 KiB of shared state";
     return failure();
   }
   const int64_t threads =
