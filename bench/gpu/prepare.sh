@@ -1,40 +1,84 @@
 #!/usr/bin/env bash
-# Prepares the GPU checks of the CUDA backend on a machine with the compiler
-# (no GPU needed): compiles fixture models to artifacts (fp32 and fp16, at the
-# fixtures' batch), computes the CPU reference executor's outputs on the
-# fixtures' inputs, and copies nlohmann-json's headers, into carry/gpu/ (git
-# ignored), which the device machine receives with `carry: ["carry"]` and
-# where bench/gpu/check.sh reads it. The device gets 64 MiB: ResNet50 (47 MB
-# in fp16) goes alone: MODELS="resnet50" PRECISIONS=fp16 bench/gpu/prepare.sh.
+# Prepares the GPU checks of the CUDA backend on a machine with the compiler (no
+# GPU needed), for bench/gpu/check.sh on the device machine: compiles fixture
+# models to artifacts MODEL.PRECISION.KERNELS.dlcm (fp32 and fp16, generated
+# kernels and cuDNN/cuBLASLt, at the fixture's batch), computes the CPU
+# reference executor's outputs on the fixture's inputs (test/e2e/check_gpu.py
+# --no-device, in BUILD/gpu-stage/), and packs them with nlohmann-json's
+# headers into batches carry/gpu/1, carry/gpu/2, ... (git ignored; one batch
+# per device call: carry ["carry/gpu/N"]). A call carries the working tree
+# too, 64 MiB in all: each batch gets what the tree leaves. An artifact larger
+# than a batch (ResNet50 fp32, 94 MB) is split into parts over consecutive
+# batches (bench/gpu/pack.py). Prints each batch's size; fails if one would
+# not fit.
+#
 # Usage: bench/gpu/prepare.sh   (after scripts/build.sh and the fixtures)
+#   MODELS=...       "small" (default): every fixture but ResNet50, VGG16 and
+#                    MobileNetV2, one batch; "all": every fixture, about 9
+#                    batches (issue 5's acceptance); or a list of fixture names
+#   PRECISIONS=...   default "fp32 fp16";   KERNELS=...  default "generated library"
+#   DLC_BUILD_DIR    the full build (default build/); FIXTURES (default BUILD/test/fixtures)
+#   JOBS             models compiled at a time (default 2)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${DLC_BUILD_DIR:-$root/build}
-fixtures=$build/test/fixtures
+fixtures=${FIXTURES:-$build/test/fixtures}
 out=$root/carry/gpu
-models=${MODELS:-"mnist_cnn text_lstm mobilenet_v2 dense conv2d_same depthwise_conv2d_same
-  conv2d_transpose_same max_pooling2d_same average_pooling2d_same gru_reset_after_false
-  embedding_mask_zero_lstm layer_normalization softmax_axis1 batch_normalization concatenate"}
+stage=$build/gpu-stage
+# By default every fixture but the three large ones: one batch (about 31 MiB).
+models=${MODELS:-small}
+case $models in
+  all | small)
+    big=" resnet50 vgg16_transfer mobilenet_v2 "
+    list=$(cd "$fixtures" && for d in */; do if [ -f "$d/model.keras" ]; then echo "${d%/}"; fi; done)
+    [ -n "$list" ] || { echo "prepare.sh: error: no fixtures in $fixtures" >&2; exit 1; }
+    if [ "$models" = small ]; then
+      list=$(for m in $list; do if [[ $big != *" $m "* ]]; then echo "$m"; fi; done)
+    fi
+    models=$list ;;
+esac
 precisions=${PRECISIONS:-"fp32 fp16"}
-rm -rf "$out" && mkdir -p "$out"
+kernels=${KERNELS:-"generated library"}
+python=$root/.venv/bin/python
+[ -x "$python" ] || python=python3
+[ -x "$build/bin/dlc" ] || { echo "prepare.sh: error: no $build/bin/dlc: run scripts/build.sh" >&2; exit 1; }
+
+commit=$(git -C "$root" rev-parse HEAD)
+git -C "$root" diff --quiet HEAD -- || commit=$commit-dirty
+rm -rf "$stage" "$stage.json"
+# shellcheck disable=SC2086
+"$python" "$root/test/e2e/check_gpu.py" --dlc "$build/bin/dlc" --fixtures "$fixtures" \
+  --out "$stage" --models $models --precision $precisions --kernels $kernels --no-device \
+  --jobs "${JOBS:-2}" --commit "$commit" --json "$stage.json" >"$stage.log" 2>&1 ||
+  { grep -v ' ok$' "$stage.log" >&2; echo "prepare.sh: error: see $stage.log" >&2; exit 1; }
+tail -1 "$stage.log"
+
 # nlohmann-json as an install prefix (its CMake package finds the headers
 # relative to itself).
-mkdir -p "$out/nlohmann/include" "$out/nlohmann/share/cmake"
-cp -r /usr/include/nlohmann "$out/nlohmann/include/"
-cp -r /usr/share/cmake/nlohmann_json "$out/nlohmann/share/cmake/"
-for m in $models; do
-  [ -d "$fixtures/$m" ] || { echo "no fixture $m" >&2; exit 1; }
-  batch=$(python3 -c "import json;print(json.load(open('$fixtures/$m/meta.json'))['batch'])")
-  cp "$fixtures/$m"/input_*.npy "$out/" 2>/dev/null || true
-  for f in "$fixtures/$m"/input_*.npy; do cp "$f" "$out/$m.$(basename "$f")"; done
-  for p in $precisions; do
-    "$build/bin/dlc" compile "$fixtures/$m/model.keras" --precision "$p" --batch "$batch" \
-      -o "$out/$m.$p.dlcm"
-    ins=(); for f in "$fixtures/$m"/input_*.npy; do ins+=(--input "$f"); done
-    n=$(python3 -c "import json;print(len(json.load(open('$fixtures/$m/meta.json'))['outputs']))")
-    outs=(); for i in $(seq 0 $((n - 1))); do outs+=(--output "$out/$m.$p.ref_$i.npy"); done
-    "$build/bin/dlc" run "$fixtures/$m/model.keras" --device cpu --precision "$p" "${ins[@]}" "${outs[@]}"
-  done
+nl=$build/gpu-nlohmann/nlohmann
+rm -rf "$build/gpu-nlohmann" && mkdir -p "$nl/include" "$nl/share/cmake"
+cp -r /usr/include/nlohmann "$nl/include/"
+cp -r /usr/share/cmake/nlohmann_json "$nl/share/cmake/"
+
+# What travels with every call besides the carry: tracked and untracked,
+# not ignored files (and shared/ when the checkout has one), counted in whole
+# blocks so that the batches fit however the tool measures.
+limit=$((64 * 1024 * 1024))
+tree=$(cd "$root" && { git ls-files -z --cached --others --exclude-standard;
+  if [ -d shared ]; then find shared -type f -print0; fi; } | xargs -0 -r stat -c %s 2>/dev/null |
+  awk '{s += int(($1 + 4095) / 4096) * 4096} END {print s + 0}') # in 4 KiB blocks, as pack.py
+capacity=$((limit - tree - 512 * 1024)) # a margin for files added before the call
+"$python" "$root/bench/gpu/pack.py" --stage "$stage" --out "$out" --capacity "$capacity" \
+  --extra "$nl" --commit "$commit"
+mib() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1048576 }'; }
+echo "working tree $(mib "$tree") MiB; each batch + the tree must stay <= 64 MiB:"
+status=0
+for b in $(ls "$out" | sort -n); do
+  bytes=$(du -s --block-size=1 "$out/$b" | cut -f1) # blocks, or bytes if more
+  apparent=$(du -sb "$out/$b" | cut -f1)
+  [ "$apparent" -le "$bytes" ] || bytes=$apparent
+  total=$((bytes + tree))
+  echo "  carry/gpu/$b: $(mib "$bytes") MiB + tree = $(mib "$total") MiB"
+  [ "$total" -le "$limit" ] || { echo "prepare.sh: error: carry/gpu/$b is over 64 MiB" >&2; status=1; }
 done
-rm -f "$out"/input_*.npy
-du -sh "$out"
+exit $status
