@@ -12,6 +12,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 
+#include <algorithm>
 #include <cstring>
 #include <optional>
 #include <sstream>
@@ -175,9 +176,30 @@ Step libraryStep(exec::KernelOp kernel, driver::LibraryCallPlan plan,
   return step;
 }
 
+/// The code generator's options for `options.archs`: the oldest arch's
+/// heuristic and tuning cache entries.
+codegen::EmitOptions emitOptions(const driver::BackendOptions &options) {
+  codegen::EmitOptions emit;
+  if (!options.archs.empty())
+    emit.smVersion =
+        int(*std::min_element(options.archs.begin(), options.archs.end()));
+  if (const codegen::TuningCache *cache = options.tuning) {
+    const int arch = emit.smVersion;
+    emit.tiling = [cache, arch](const codegen::GemmProblem &problem)
+        -> std::optional<codegen::TilingChoice> {
+      if (const codegen::TuningEntry *entry = cache->find({arch, problem}))
+        return codegen::TilingChoice{entry->tiling, "tuned"};
+      return std::nullopt;
+    };
+  }
+  return emit;
+}
+
 std::vector<Step> emitSteps(ModuleOp module, const std::string &modelPath,
+                            const driver::BackendOptions &options,
                             driver::KernelChoice choice) {
   func::FuncOp plan = driver::mainFunction(module);
+  const codegen::EmitOptions emit = emitOptions(options);
   driver::FirstError error(*module.getContext(), modelPath,
                            /*printRemarks=*/false);
   std::vector<Step> steps;
@@ -190,7 +212,7 @@ std::vector<Step> emitSteps(ModuleOp module, const std::string &modelPath,
         continue;
       }
       FailureOr<codegen::CudaKernel> emitted =
-          codegen::emitKernel(kernel, codegen::EmitOptions());
+          codegen::emitKernel(kernel, emit);
       if (failed(emitted))
         error.raise("the CUDA code generator failed");
       Step step;
@@ -215,9 +237,11 @@ std::vector<Step> emitSteps(ModuleOp module, const std::string &modelPath,
 } // namespace
 
 std::vector<codegen::CudaKernel>
-driver::emitCuda(ModuleOp module, const std::string &modelPath) {
+driver::emitCuda(ModuleOp module, const BackendOptions &options,
+                 const std::string &modelPath) {
   std::vector<codegen::CudaKernel> kernels;
-  for (Step &step : emitSteps(module, modelPath, KernelChoice::Generated))
+  for (Step &step :
+       emitSteps(module, modelPath, options, KernelChoice::Generated))
     kernels.push_back(std::move(step.kernel));
   return kernels;
 }
@@ -241,7 +265,8 @@ artifact::Artifact driver::buildArtifact(ModuleOp module,
                                          const BackendOptions &options,
                                          const std::string &modelPath) {
   func::FuncOp plan = mainFunction(module);
-  std::vector<Step> steps = emitSteps(module, modelPath, options.kernels);
+  std::vector<Step> steps =
+      emitSteps(module, modelPath, options, options.kernels);
 
   artifact::Artifact a;
   a.archs = options.archs;

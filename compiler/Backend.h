@@ -8,6 +8,11 @@
 // that records the buffers each step reads and writes, the weights and the
 // program order.
 //
+// The GEMM template kernels take their tiles from the heuristic
+// (GemmHeuristic.h) for the oldest requested arch, unless the tuning cache
+// has an entry for that arch and the kernel's problem (TuningCache.h): one
+// source serves every arch, so the oldest arch's entry decides.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef DLC_COMPILER_BACKEND_H
@@ -15,6 +20,7 @@
 
 #include "compiler/LibraryCalls.h"
 #include "compiler/codegen/cuda/CudaKernel.h"
+#include "compiler/codegen/cuda/TuningCache.h"
 #include "runtime/src/Artifact.h"
 
 #include "mlir/IR/BuiltinOps.h"
@@ -28,12 +34,16 @@ struct BackendOptions {
   std::vector<uint32_t> archs{80, 90};       ///< sm_80, sm_90: a cubin each
   bool fp16 = false;                         ///< recorded in the artifact
   KernelChoice kernels = KernelChoice::Auto; ///< generated vs library calls
+  /// Tilings measured by the autotuner, or null for the heuristic's only.
+  const codegen::TuningCache *tuning = nullptr;
 };
 
 /// One CUDA kernel per step of the planned entry function, in program order
-/// (every exec.kernel generated: no library calls). Throws UserError (at the
-/// kernel's layer) when the generator cannot emit a kernel.
+/// (every exec.kernel generated: no library calls; `options.kernels` and
+/// `fp16` unused). Throws UserError (at the kernel's layer) when the
+/// generator cannot emit a kernel.
 std::vector<codegen::CudaKernel> emitCuda(mlir::ModuleOp module,
+                                          const BackendOptions &options,
                                           const std::string &modelPath);
 
 /// Emits, compiles (NVRTC, through the on-disk cache) and packs the planned

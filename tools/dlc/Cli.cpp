@@ -73,6 +73,17 @@ std::vector<CommandSpec> buildCommands() {
             "What to write: the optimized IR, the CUDA sources, or the "
             "artifact (default artifact)",
             {"mlir", "cuda", "artifact"}),
+      flag("--autotune",
+           "Time every candidate tiling of each generated GEMM/conv kernel "
+           "that the tuning cache lacks on this machine's GPU, record the "
+           "fastest in the cache, then compile with it; without --arch, "
+           "compiles for the GPU's arch only"),
+      value("--tuning-cache", "FILE",
+            "Tilings measured by --autotune, per arch and GEMM shape, used "
+            "instead of the heuristic's for the oldest --arch (default: "
+            "$DLC_CACHE_DIR/autotune.json, else "
+            "$XDG_CACHE_HOME/dlc/autotune.json or "
+            "~/.cache/dlc/autotune.json)"),
       stopAfter,
       flag("--report-fusion",
            "Say why each adjacent pair of ops was left in different kernels"),

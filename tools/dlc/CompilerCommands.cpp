@@ -1,12 +1,14 @@
 //===- CompilerCommands.cpp - subcommands that need the compiler -*- C++
 //-*-===//
 //
-// compile, inspect MODEL and run MODEL: built only with DLC_BUILD_COMPILER.
+// compile (with --autotune), inspect MODEL and run MODEL: built only with
+// DLC_BUILD_COMPILER.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tools/dlc/Commands.h"
 
+#include "compiler/Autotune.h"
 #include "compiler/Backend.h"
 #include "compiler/Driver.h"
 #include "support/Error.h"
@@ -15,7 +17,10 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+#include <filesystem>
 #include <iostream>
+#include <optional>
 
 using namespace dlc;
 
@@ -53,9 +58,8 @@ std::vector<uint32_t> archsOf(const cli::Invocation &inv) {
   return archs;
 }
 
-/// The artifact of a planned module.
-std::string artifactBytes(mlir::ModuleOp module, const cli::Invocation &inv,
-                          bool fp16, const std::string &path) {
+/// --arch, --kernels and the precision of a planned module; no tuning.
+driver::BackendOptions backendOptions(const cli::Invocation &inv, bool fp16) {
   driver::BackendOptions backend;
   backend.archs = archsOf(inv);
   backend.fp16 = fp16;
@@ -63,13 +67,46 @@ std::string artifactBytes(mlir::ModuleOp module, const cli::Invocation &inv,
   backend.kernels = kernels == "library"     ? driver::KernelChoice::Library
                     : kernels == "generated" ? driver::KernelChoice::Generated
                                              : driver::KernelChoice::Auto;
-  return artifact::serialize(driver::buildArtifact(module, backend, path));
+  return backend;
+}
+
+/// --tuning-cache FILE, else the default one ("" when there is no cache
+/// folder).
+std::string tuningCachePath(const cli::Invocation &inv) {
+  return inv.has("--tuning-cache") ? inv.get("--tuning-cache")
+                                   : codegen::defaultTuningCachePath();
+}
+
+/// The tuning cache at `path`; its warnings on stderr.
+codegen::TuningCache loadTuningCache(const std::string &path) {
+  return codegen::TuningCache::load(
+      path, [](const std::string &line) { std::cerr << line << "\n"; });
+}
+
+std::string archList(const std::vector<uint32_t> &archs) {
+  std::string list;
+  for (uint32_t arch : archs)
+    list += (list.empty() ? "sm_" : ",sm_") + std::to_string(arch);
+  return list;
 }
 
 } // namespace
 
 int cli::runCompile(const Invocation &inv) {
   const std::string &path = inv.positional;
+  std::string emit = inv.get("--emit", "artifact");
+  const bool autotune = inv.has("--autotune");
+  if (autotune && emit == "mlir")
+    throw UserError("--autotune times the CUDA kernels: it needs --emit cuda "
+                    "or artifact",
+                    path);
+  const std::string cachePath = tuningCachePath(inv);
+  if (inv.has("--tuning-cache") && !autotune &&
+      !std::filesystem::exists(cachePath))
+    throw UserError("no such tuning cache (--autotune writes one)", cachePath);
+  std::optional<codegen::GpuDevice> gpu;
+  if (autotune)
+    gpu = driver::autotuneDevice(path);
   auto context = driver::makeContext();
   keras::ImportResult model =
       keras::loadModel(*context, path, inv.get("--weights"));
@@ -82,7 +119,6 @@ int cli::runCompile(const Invocation &inv) {
   options.printIRAfterAll = inv.has("--mlir-print-ir-after-all");
   options.reportFusion = inv.has("--report-fusion");
   driver::runPipeline(*model.module, options, path);
-  std::string emit = inv.get("--emit", "artifact");
   if (emit != "mlir" && !options.stopAfter.empty() &&
       options.stopAfter != "plan")
     throw UserError("--emit " + emit +
@@ -91,13 +127,49 @@ int cli::runCompile(const Invocation &inv) {
                         options.stopAfter,
                     path);
   std::string text;
-  if (emit == "mlir")
+  if (emit == "mlir") {
     text = printModule(*model.module);
-  else if (emit == "cuda")
-    text = driver::formatCuda(driver::emitCuda(*model.module, path));
-  else
-    text = artifactBytes(*model.module, inv,
-                         driver::usesFp16(*model.module, options), path);
+  } else {
+    driver::BackendOptions backend =
+        backendOptions(inv, driver::usesFp16(*model.module, options));
+    codegen::TuningCache cache = loadTuningCache(cachePath);
+    if (autotune) {
+      // The tilings of the oldest arch apply to every arch (Backend.h).
+      const uint32_t arch = uint32_t(gpu->arch);
+      if (!inv.has("--arch"))
+        backend.archs = {arch};
+      else if (*std::min_element(backend.archs.begin(), backend.archs.end()) !=
+               arch)
+        std::cerr << UserError("--autotune measures sm_" +
+                                   std::to_string(arch) +
+                                   ", but kernels compiled for " +
+                                   archList(backend.archs) +
+                                   " take the tilings of the oldest arch",
+                               path)
+                         .format("warning")
+                  << "\n";
+      if (cachePath.empty())
+        std::cerr << UserError("no tuning cache file (no --tuning-cache, "
+                               "DLC_CACHE_DIR, XDG_CACHE_HOME or HOME): the "
+                               "measurements serve this compilation only",
+                               path)
+                         .format("warning")
+                  << "\n";
+      driver::AutotuneOptions tuning;
+      // --emit cuda generates every kernel (emitCuda).
+      tuning.kernels =
+          emit == "cuda" ? driver::KernelChoice::Generated : backend.kernels;
+      tuning.cachePath = cachePath;
+      tuning.log = [](const std::string &line) { std::cerr << line << "\n"; };
+      driver::autotune(*model.module, *gpu, cache, tuning, path);
+    }
+    backend.tuning = &cache;
+    if (emit == "cuda")
+      text = driver::formatCuda(driver::emitCuda(*model.module, backend, path));
+    else
+      text = artifact::serialize(
+          driver::buildArtifact(*model.module, backend, path));
+  }
   if (inv.has("-o")) {
     writeFileAtomic(inv.get("-o"), text);
   } else if (emit == "artifact") {
@@ -156,9 +228,13 @@ int cli::runRun(const Invocation &inv) {
       throw UserError("--verify-stages and --stop-after run on the CPU "
                       "reference executor: use --device cpu",
                       inv.positional);
-    std::string bytes =
-        artifactBytes(*model.module, inv,
-                      driver::usesFp16(*model.module, options), inv.positional);
+    driver::BackendOptions backend =
+        backendOptions(inv, driver::usesFp16(*model.module, options));
+    codegen::TuningCache cache =
+        loadTuningCache(codegen::defaultTuningCachePath());
+    backend.tuning = &cache;
+    std::string bytes = artifact::serialize(
+        driver::buildArtifact(*model.module, backend, inv.positional));
     return runArtifactBytes(inv, bytes, inv.positional);
   }
   std::vector<Tensor> results =

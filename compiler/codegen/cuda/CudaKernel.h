@@ -16,8 +16,11 @@
 #ifndef DLC_COMPILER_CODEGEN_CUDA_CUDAKERNEL_H
 #define DLC_COMPILER_CODEGEN_CUDA_CUDAKERNEL_H
 
+#include "compiler/codegen/cuda/GemmHeuristic.h"
+
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,9 +43,14 @@ struct CudaKernel {
   LaunchConfig launch;
   uint32_t numIns = 0, numOuts = 0;
   std::vector<std::string> layers; ///< the Keras layers it computes
-  /// Tile parameters the heuristic chose ("BM=128 BN=128 BK=32 stages=3"),
-  /// "" for families without tiles.
+  /// Tile parameters ("BM=128 BN=128 BK=32 WM=64 WN=32 stages=3"), followed
+  /// by where they came from when not from the heuristic (" (tuned)": a
+  /// tuning cache); "" for families without tiles.
   std::string tiling;
+  /// The GEMM of a gemm_tc/gemm_simt/conv_tc/conv_simt template kernel (not
+  /// of the per-element kernels of those families): what an autotuner
+  /// measures tilings for.
+  std::optional<GemmProblem> gemm;
 };
 
 } // namespace dlc::codegen

@@ -30,6 +30,9 @@
 
 #include "mlir/Support/LogicalResult.h"
 
+#include <functional>
+#include <optional>
+#include <string>
 #include <vector>
 
 namespace mlir::func {
@@ -42,10 +45,22 @@ class KernelOp;
 
 namespace dlc::codegen {
 
+/// A GEMM tiling chosen elsewhere than by chooseTiling, and where from.
+struct TilingChoice {
+  GemmTiling tiling;
+  /// Appended to CudaKernel::tiling in parentheses ("tuned").
+  std::string origin;
+};
+
 struct EmitOptions {
   /// The arch the heuristics (tile sizes, grid sizes) aim at; the source
   /// itself compiles for sm_80 and newer.
   int smVersion = 80;
+  /// Replaces chooseTiling for the GEMM template kernels: called with each
+  /// one's problem, it returns a tiling of the problem's template (one of
+  /// tilingCandidates(), which the caller checks) or nothing for the
+  /// heuristic's. A tuning cache's lookup, or the autotuner's candidate.
+  std::function<std::optional<TilingChoice>(const GemmProblem &)> tiling;
 };
 
 /// The CUDA source of one kernel; failure (with a diagnostic at the kernel)

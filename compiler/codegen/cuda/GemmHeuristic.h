@@ -47,9 +47,22 @@
 // arch's shared-memory limit. (128x128 with four 64x64 warp tiles is not
 // among them: with an implicit-GEMM convolution's address arithmetic it
 // reaches 255 registers and spills on sm_90.)
-
+//
+// Autotuning (`dlc compile --autotune`, compiler/Autotune.h): every
+// candidate of a kernel's GemmProblem is emitted through the normal
+// emission (EmitOptions::tiling), compiled and timed on the GPU, and the
+// fastest is kept per (arch, problem) in a tuning cache (TuningCache.h,
+// default $DLC_CACHE_DIR/autotune.json). A compilation takes a cached
+// tiling in place of the rule's when the cache has the kernel's problem for
+// the arch the rule would aim at; CudaKernel::tiling then ends in
+// " (tuned)". Cached tilings that are not candidates are ignored.
+//
 // A source compiled for several archs carries one tiling: choose it for the
 // oldest arch (its shared-memory limit is the binding one for sm_80/sm_90).
+// The same goes for tuned tilings: the cache entry of the oldest requested
+// arch applies to every arch (compiling for sm_80,sm_90 uses the sm_80
+// measurements; --autotune without --arch compiles for the measured GPU's
+// arch only).
 //
 //===----------------------------------------------------------------------===//
 
@@ -86,6 +99,27 @@ struct GemmTiling {
   std::string str() const;
 
   bool operator==(const GemmTiling &other) const;
+};
+
+/// One GEMM as a generated kernel instantiates it: the shape, the template
+/// (tensor cores or SIMT) and what else in the kernel changes the code the
+/// templates run (operand and result types, a convolution's geometry). With an
+/// arch, the key of a tuned tiling (TuningCache.h).
+struct GemmProblem {
+  int64_t m = 0, n = 0, k = 0;
+  bool tensorCores = true;
+  /// "gemm f32*f32->f32 rhs=KN", or "conv f16*f16->f16 in=1x28x28x8
+  /// kernel=3x3 strides=1,1 dilations=1,1 pads=1,1,1,1 filter=OHWI": the
+  /// anchor's kind, its operands' element types in memory (before any cast
+  /// to f32) and the stored result's, and for a conv2d the input's shape
+  /// (NHWC), the window, strides, dilations, pads (top, bottom, left, right)
+  /// and filter layout; the output channels are N.
+  std::string signature;
+
+  bool operator==(const GemmProblem &other) const {
+    return m == other.m && n == other.n && k == other.k &&
+           tensorCores == other.tensorCores && signature == other.signature;
+  }
 };
 
 /// Streaming multiprocessors assumed for an arch (80 for sm_80, ...): 108

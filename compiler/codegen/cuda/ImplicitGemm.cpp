@@ -13,6 +13,10 @@
 // compute the operand elements through the ElementEmitter, so any prologue
 // (a pad, a cast) folds into the loads.
 //
+// The tiling is chooseTiling's unless EmitOptions::tiling gives one for the
+// kernel's GemmProblem (a tuning cache's entry, an autotuner's candidate):
+// every tiling takes this same emission.
+//
 // The epilogue is the kernel's body after the anchor, computed per result
 // element through the ElementEmitter with the accumulator bound to the
 // anchor's result. A body that reads the anchor's result at other indices
@@ -66,6 +70,28 @@ FailureOr<std::string> addressOf(ElementEmitter &e, Value value,
   return "(" + *array + " + " + linear.str() + ")";
 }
 
+/// "f32", "f16", "bf16", "i32": an element type as the IR prints it.
+std::string typeName(Type type) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  type.print(os);
+  return os.str();
+}
+
+/// The element type of a GEMM operand in memory: before a cast to f32.
+std::string operandType(Value operand) {
+  if (auto cast = operand.getDefiningOp<CastOp>())
+    operand = cast.getInput();
+  return typeName(cast<ShapedType>(operand.getType()).getElementType());
+}
+
+std::string joined(ArrayRef<int64_t> values, StringRef separator) {
+  std::string text;
+  for (int64_t v : values)
+    text += (text.empty() ? "" : separator.str()) + std::to_string(v);
+  return text;
+}
+
 class GemmKernel {
 public:
   GemmKernel(KernelContext &context, Operation *op)
@@ -83,6 +109,8 @@ private:
   LogicalResult emitTensorCoreLoads(CodeWriter &w);
   LogicalResult emitSimtLoads(CodeWriter &w);
   LogicalResult emitEpilogue(CodeWriter &w, bool pairs);
+  /// GemmProblem::signature.
+  std::string signature();
   /// The result's index from the GEMM's m and an n expression.
   Index resultIndex(ArrayRef<std::string> mIndex, StringRef n);
   /// Declares (ky, kx, ci) and (b, oy, ox) of a conv2d and the input
@@ -163,6 +191,22 @@ bool GemmKernel::tensorCoresApply() {
               ? "__half"
               : "__nv_bfloat16";
   return true;
+}
+
+std::string GemmKernel::signature() {
+  std::string text =
+      std::string(conv_ ? "conv " : "gemm ") + operandType(op_->getOperand(0)) +
+      "*" + operandType(op_->getOperand(1)) + "->" +
+      typeName(cast<ShapedType>(yield_.getType()).getElementType());
+  if (!conv_)
+    return text + (matmul_.getTransposeRhs() ? " rhs=NK" : " rhs=KN");
+  const FilterGeometry f = filterGeometry(conv_);
+  return text + " in=" + joined(conv_.getInput().getType().getShape(), "x") +
+         " kernel=" + std::to_string(f.kh) + "x" + std::to_string(f.kw) +
+         " strides=" + joined(conv_.getStrides(), ",") +
+         " dilations=" + joined(conv_.getDilations(), ",") +
+         " pads=" + joined(conv_.getPads(), ",") +
+         " filter=" + stringifyFilterLayout(conv_.getFilterLayout()).str();
 }
 
 SmallVector<std::string> GemmKernel::convCoordinates(Index &pixel, Index &tap,
@@ -344,8 +388,17 @@ LogicalResult GemmKernel::emit() {
   const bool tensorCores = tensorCoresApply();
   context_.needsTensorCoreGemm = tensorCores;
   context_.needsSimtGemm = !tensorCores;
-  const GemmTiling tiling =
+  const GemmProblem problem{m_, n_, k_, tensorCores, signature()};
+  GemmTiling tiling =
       chooseTiling(m_, n_, k_, context_.options.smVersion, tensorCores);
+  std::string origin;
+  if (context_.options.tiling) {
+    std::optional<TilingChoice> choice = context_.options.tiling(problem);
+    if (choice && choice->tiling.tensorCores == tensorCores) {
+      tiling = choice->tiling;
+      origin = choice->origin;
+    }
+  }
   const Scalar out = context_.outScalar(0);
   const bool pairs =
       tensorCores && n_ % 2 == 0 &&
@@ -377,7 +430,8 @@ LogicalResult GemmKernel::emit() {
   CudaKernel &kernel = context_.kernel;
   kernel.family =
       std::string(conv_ ? "conv" : "gemm") + (tensorCores ? "_tc" : "_simt");
-  kernel.tiling = tiling.str();
+  kernel.tiling = tiling.str() + (origin.empty() ? "" : " (" + origin + ")");
+  kernel.gemm = problem;
   kernel.launch.grid = tiling.grid(m_, n_);
   kernel.launch.block = {static_cast<uint32_t>(tiling.threads()), 1, 1};
   kernel.launch.dynamicSharedBytes =

@@ -292,7 +292,8 @@ dlc::codegen::compileKernels(const std::vector<CudaKernel> &kernels,
   for (size_t k = 0; k < kernels.size(); ++k) {
     for (size_t a = 0; a < archs.size(); ++a)
       tasks.push_back({k, archs[a], false, a});
-    tasks.push_back({k, archs.front(), true, 0});
+    if (options.ptx)
+      tasks.push_back({k, archs.front(), true, 0});
   }
 
   std::string cacheDir;

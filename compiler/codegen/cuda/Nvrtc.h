@@ -23,6 +23,9 @@ namespace dlc::codegen {
 struct NvrtcOptions {
   /// SM numbers, any order: a cubin for each, PTX for the lowest.
   std::vector<uint32_t> archs{80, 90};
+  /// false: cubins only (CompiledKernel::ptx stays empty), as the autotuner
+  /// needs.
+  bool ptx = true;
   /// More NVRTC options, after dlc's own (-std=c++17, the CUDA include dir).
   std::vector<std::string> extraFlags;
   /// The cache folder; "" for defaultCacheDir(). Caching is skipped when the
