@@ -174,6 +174,14 @@ std::string formatArtifact(const artifact::Artifact &a,
                     join(k.layers, ", ")});
   }
   os << table(rows);
+  // The tiles of the GEMM / implicit-GEMM kernels, "(tuned)" when they came
+  // from a tuning cache.
+  std::vector<std::vector<std::string>> tilings = {{"name", "tiling"}};
+  for (const artifact::Kernel &k : a.kernels)
+    if (!k.tiling.empty())
+      tilings.push_back({k.name, k.tiling});
+  if (tilings.size() > 1)
+    os << "Tilings:\n" << table(tilings);
   if (a.libraryCalls.empty()) {
     os << "Library calls: none\n";
   } else {
