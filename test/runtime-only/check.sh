@@ -16,12 +16,14 @@ cmake -S "$src" -B "$build" -G Ninja -DDLC_BUILD_COMPILER=OFF -DDLC_BUILD_TESTS=
   > "$build/configure.log" 2>&1 || { cat "$build/configure.log"; exit 1; }
 cmake --build "$build" > "$build/build.log" 2>&1 || { cat "$build/build.log"; exit 1; }
 
-# The runtime, the CLI and the runner: no LLVM or MLIR on any command line.
+# The runtime, the CLI, the runner and dlc-stress: no LLVM or MLIR on any command line.
 if ninja -C "$build" -t commands | grep -Ei 'llvm|mlir'; then
   echo "runtime-only build: LLVM/MLIR on a compile or link line (above)" >&2
   exit 1
 fi
 test -f "$build/lib/libdlc_runtime.a"
 test -x "$build/bin/dlc-embed-example"
+test -x "$build/bin/dlc-stress"
+{ "$build/bin/dlc-stress" 2>&1 || true; } | grep -q "usage: dlc-stress"
 "$build/bin/dlc" --version | grep -q "runtime only"
 echo "runtime-only build: ok (no LLVM/MLIR on any compile or link line)"
