@@ -1,185 +1,25 @@
 //===- GemmEmulationTest.cpp - GEMM templates run on the host ---*- C++ -*-===//
 //
-// Runs the device code of dlc_gemm_tc.cuh and dlc_gemm_simt.cuh on the CPU,
-// so that their results are checked without a GPU. Every CUDA thread of a CTA
-// is a host thread; __syncthreads is a barrier of the CTA's threads. The PTX
-// primitives of dlc_gemm_tc.cuh (its host build leaves them to the includer)
-// are emulated here: ldmatrix and mma.sync exchange operands between the
-// lanes of a warp with the fragment layouts of the PTX ISA, and cp.async
-// copies land either at once or only at the cp.async.wait_group that must
-// cover them, so a stage read before its copies were waited for shows.
+// Runs the device code of dlc_gemm_tc.cuh and dlc_gemm_simt.cuh on the CPU
+// (test/emulator/CudaEmulation.h: every CUDA thread of a CTA a fiber,
+// __syncthreads a barrier, ldmatrix / mma.sync / cp.async emulated with the
+// PTX ISA's layouts), so that their results are checked without a GPU.
 //
 //===----------------------------------------------------------------------===//
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
+#include "test/emulator/CudaEmulation.h"
 
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <cmath>
-#include <condition_variable>
 #include <cstdint>
-#include <cstring>
-#include <functional>
-#include <memory>
-#include <mutex>
 #include <random>
-#include <thread>
 #include <type_traits>
 #include <vector>
 
-namespace {
-
-/// A reusable barrier of `count` threads (std::barrier is C++20).
-class Barrier {
-public:
-  explicit Barrier(int count) : count(count) {}
-  void wait() {
-    std::unique_lock<std::mutex> lock(mutex);
-    const uint64_t arrivedIn = generation;
-    if (++arrived == count) {
-      arrived = 0;
-      ++generation;
-      released.notify_all();
-      return;
-    }
-    released.wait(lock, [&] { return generation != arrivedIn; });
-  }
-
-private:
-  std::mutex mutex;
-  std::condition_variable released;
-  const int count;
-  int arrived = 0;
-  uint64_t generation = 0;
-};
-
-/// The CTA being run.
-struct Cta {
-  std::unique_ptr<Barrier> barrier;
-  std::vector<std::unique_ptr<Barrier>> warpBarriers;
-  struct WarpOperands {
-    unsigned addr[32], a[32][4], b[32][2];
-  };
-  std::vector<WarpOperands> warps;
-  bool copiesLandAtOnce = false;
-};
-Cta cta;
-
-} // namespace
-
-// The CUDA built-ins the headers use, and the dynamic shared memory that
-// dlc_gemm_tc declares.
-thread_local uint3 threadIdx, blockIdx;
-void __syncthreads() { cta.barrier->wait(); }
+// The dynamic shared memory that dlc_gemm_tc declares (extern __shared__).
 alignas(128) unsigned char dlc_gemm_tc_smem[256 * 1024];
-
-namespace {
-
-/// One thread's committed and uncommitted cp.async copies.
-struct Copy {
-  unsigned dst;
-  const void *src;
-};
-thread_local std::vector<std::vector<Copy>> committedGroups;
-thread_local std::vector<Copy> uncommitted;
-
-void land(const Copy &copy) {
-  if (copy.src)
-    std::memcpy(dlc_gemm_tc_smem + copy.dst, copy.src, 16);
-  else
-    std::memset(dlc_gemm_tc_smem + copy.dst, 0, 16);
-}
-
-int lane() { return threadIdx.x % 32; }
-Cta::WarpOperands &warpOperands() { return cta.warps[threadIdx.x / 32]; }
-void syncWarp() { cta.warpBarriers[threadIdx.x / 32]->wait(); }
-
-float toFloat(uint16_t bits, bool bf16) {
-  if (bf16) {
-    __nv_bfloat16_raw raw;
-    raw.x = bits;
-    return __bfloat162float(__nv_bfloat16(raw));
-  }
-  __half_raw raw;
-  raw.x = bits;
-  return __half2float(__half(raw));
-}
-
-} // namespace
-
-// The primitives of dlc_gemm_tc.cuh, emulated.
-namespace dlc_tc {
-
-unsigned smem_addr(const void *p) {
-  return static_cast<unsigned>(static_cast<const unsigned char *>(p) -
-                               dlc_gemm_tc_smem);
-}
-
-void cp_async_16(unsigned dst, const void *src) {
-  ASSERT_EQ(dst % 16, 0u);
-  ASSERT_EQ(reinterpret_cast<uintptr_t>(src) % 16, 0u);
-  if (cta.copiesLandAtOnce)
-    land({dst, src});
-  else
-    uncommitted.push_back({dst, src});
-}
-
-void cp_async_commit() {
-  committedGroups.push_back(std::move(uncommitted));
-  uncommitted.clear();
-}
-
-template <int N> void cp_async_wait() {
-  while (committedGroups.size() > static_cast<size_t>(N)) {
-    for (const Copy &copy : committedGroups.front())
-      land(copy);
-    committedGroups.erase(committedGroups.begin());
-  }
-}
-
-// ldmatrix.x4: lanes 8j..8j+7 give the rows of matrix j; lane l receives
-// row l/4, columns 2(l%4) and 2(l%4)+1 of each.
-void ldmatrix_x4(unsigned (&r)[4], unsigned addr) {
-  ASSERT_EQ(addr % 16, 0u);
-  warpOperands().addr[lane()] = addr;
-  syncWarp();
-  for (int j = 0; j < 4; ++j)
-    std::memcpy(&r[j],
-                dlc_gemm_tc_smem + warpOperands().addr[8 * j + lane() / 4] +
-                    4 * (lane() % 4),
-                4);
-  syncWarp();
-}
-
-// mma.sync.m16n8k16.row.col: A(r, k) is in lane 4(r%8) + (k%8)/2, register
-// r/8 + 2(k/8); B(k, n) in lane 4n + (k%8)/2, register k/8; the low half for
-// even k. D rows g and g+8 (g = lane/4), columns 2(lane%4) and +1.
-template <class Elem>
-void mma_16816(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
-  constexpr bool bf16 = std::is_same<Elem, __nv_bfloat16>::value;
-  static_assert(bf16 || std::is_same<Elem, __half>::value);
-  Cta::WarpOperands &ops = warpOperands();
-  std::memcpy(ops.a[lane()], a, sizeof a);
-  std::memcpy(ops.b[lane()], b, sizeof b);
-  syncWarp();
-  auto element = [](unsigned reg, int k) {
-    return toFloat(static_cast<uint16_t>(k % 2 ? reg >> 16 : reg), bf16);
-  };
-  for (int i = 0; i < 4; ++i) {
-    const int row = lane() / 4 + 8 * (i / 2), col = 2 * (lane() % 4) + i % 2;
-    float sum = 0;
-    for (int k = 0; k < 16; ++k)
-      sum +=
-          element(ops.a[4 * (row % 8) + k % 8 / 2][row / 8 + 2 * (k / 8)], k) *
-          element(ops.b[4 * col + k % 8 / 2][k / 8], k);
-    d[i] += sum;
-  }
-  syncWarp();
-}
-
-} // namespace dlc_tc
 
 #include "compiler/codegen/cuda/dlc_gemm_tc.cuh"
 // Static shared arrays: one per instantiation, shared by the CTA's threads.
@@ -190,32 +30,17 @@ void mma_16816(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
 namespace {
 
 /// Runs `body` for every thread of a (gridX, gridY) grid, one CTA at a time.
+template <class Body>
 void launch(int gridX, int gridY, int threads, bool copiesLandAtOnce,
-            const std::function<void()> &body) {
-  for (int y = 0; y < gridY; ++y) {
-    for (int x = 0; x < gridX; ++x) {
-      const int warps = (threads + 31) / 32;
-      cta.barrier = std::make_unique<Barrier>(threads);
-      cta.warpBarriers.clear();
-      for (int w = 0; w < warps; ++w)
-        cta.warpBarriers.push_back(std::make_unique<Barrier>(32));
-      cta.warps.assign(warps, {});
-      cta.copiesLandAtOnce = copiesLandAtOnce;
-      // Stale shared memory reads as NaN.
-      std::memset(dlc_gemm_tc_smem, 0xff, sizeof dlc_gemm_tc_smem);
-      std::vector<std::thread> pool;
-      for (int t = 0; t < threads; ++t)
-        pool.emplace_back([&, t, x, y] {
-          threadIdx = {static_cast<unsigned>(t), 0, 0};
-          blockIdx = {static_cast<unsigned>(x), static_cast<unsigned>(y), 0};
-          committedGroups.clear();
-          uncommitted.clear();
-          body();
-        });
-      for (std::thread &thread : pool)
-        thread.join();
-    }
-  }
+            const Body &body) {
+  dlc_emu::Launch l;
+  l.grid = dim3(gridX, gridY);
+  l.block = dim3(threads);
+  l.dynamicSmem = dlc_gemm_tc_smem;
+  l.dynamicSmemBytes = sizeof dlc_gemm_tc_smem;
+  l.copiesLandAtOnce = copiesLandAtOnce;
+  l.kernel = "GEMM template";
+  dlc_emu::launch(l, body);
 }
 
 /// Small integers over 32: exact in f16 and bf16, and so are their sums.

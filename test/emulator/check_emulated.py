@@ -1,0 +1,181 @@
+#!/usr/bin/env python3
+"""Run fixture models on their generated CUDA kernels emulated on the host, against dlc's CPU
+reference executor, and print a table.
+
+    check_emulated.py --emulate BUILD/bin/dlc-emulate --dlc BUILD/bin/dlc --fixtures DIR
+                      [--models M ...] [--precisions fp32 fp16] [--require-families F ...]
+                      [--cache-dir DIR] [--out DIR] [--jobs N] [--batch N] [--reverse]
+
+For every model and precision: `dlc-emulate MODEL --precision P --check-kernels` (the
+pipeline's plan, every step on its generated kernel compiled for the host) and `dlc run MODEL
+--device cpu --precision P` (the reference executor on the same plan) on the fixture's inputs,
+compared by relative L2 error per output: at most 1e-4 in fp32 and 1e-2 in fp16 (the tolerances
+of the GPU tests, test/e2e/check_gpu.py). Each kernel is also held to the same bound against
+the reference executor run on that kernel's own inputs (dlc-emulate --check-kernels), which
+names a wrong kernel even where the model's outputs hide it. Prints one line per run: model,
+precision, kernels, their families, the outputs' worst relative L2 error, the worst kernel's,
+seconds, ok. With --require-families, the runs together must cover every family named (so
+that a change of the generator cannot leave one untested). --batch N runs the fixture's inputs
+repeated or cut to N rows instead. Exit 1 on any failure.
+
+NumPy and the standard library only.
+"""
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+TOLERANCE = {"fp32": 1e-4, "fp16": 1e-2}
+
+
+
+def rel_l2(actual, expected):
+    a = np.asarray(actual, dtype=np.float64).ravel()
+    e = np.asarray(expected, dtype=np.float64).ravel()
+    if a.shape != e.shape:
+        return float("inf")
+    if not np.all(np.isfinite(a)):
+        return float("nan")
+    norm = np.linalg.norm(e)
+    diff = np.linalg.norm(a - e)
+    return float(diff / norm) if norm > 0 else float(diff)
+
+
+def batch_inputs(files, batch, stem):
+    """The inputs `files` with N rows (repeated or cut), written beside `stem`."""
+    out = []
+    for i, f in enumerate(files):
+        x = np.load(f)
+        rows = np.resize(x, (batch,) + x.shape[1:]).astype(x.dtype)
+        out.append("%s-input-%d.npy" % (stem, i))
+        np.save(out[-1], rows)
+    return out
+
+
+def run_one(args, model, precision, work):
+    """(row dict, [problems])."""
+    folder = os.path.join(args.fixtures, model)
+    with open(os.path.join(folder, "meta.json")) as f:
+        meta = json.load(f)
+    path = os.path.join(folder, "model.keras")
+    inputs = [os.path.join(folder, i["file"]) for i in meta["inputs"]]
+    n_out = len(meta["outputs"])
+    stem = os.path.join(work, "%s-%s" % (model, precision))
+    if args.batch:
+        inputs = batch_inputs(inputs, args.batch, stem)
+    emulated = ["%s-emu-%d.npy" % (stem, i) for i in range(n_out)]
+    reference = ["%s-ref-%d.npy" % (stem, i) for i in range(n_out)]
+    report = stem + "-report.json"
+
+    def flags(flag, files):
+        return [x for f in files for x in (flag, f)]
+
+    row = empty_row(model, precision)
+    start = time.monotonic()
+    cmd = [args.emulate, path, "--precision", precision, "--report", report, "--check-kernels",
+           "--jobs", str(args.jobs)] + flags("--input", inputs) + flags("--output", emulated)
+    if args.cache_dir:
+        cmd += ["--cache-dir", args.cache_dir]
+    if args.reverse:
+        cmd += ["--reverse"]
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=args.timeout)
+    row["seconds"] = time.monotonic() - start
+    if p.returncode != 0:
+        return row, ["dlc-emulate exited %d: %s" % (p.returncode, p.stderr.decode().strip())]
+    with open(report) as f:
+        kernels = json.load(f)["kernels"]
+    row["kernels"] = len(kernels)
+    row["families"] = sorted({k["family"] for k in kernels})
+    problems = []
+    # Every exec.kernel has an error (exec.copy steps none): null where it wrote a NaN the
+    # reference did not.
+    checked = [(k["error"], k["name"]) for k in kernels if "error" in k]
+    if checked:
+        worst = max(checked, key=lambda e: float("inf") if e[0] is None else e[0])
+        row["kernel_error"] = worst
+    for error, name in checked:
+        if error is None or not error <= TOLERANCE[precision]:
+            problems.append("kernel %s: relative L2 %s against the reference on its inputs" % (
+                name, "NaN" if error is None else "%.3g" % error))
+
+    cmd = [args.dlc, "run", path, "--device", "cpu", "--precision", precision] + \
+        flags("--input", inputs) + flags("--output", reference)
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=args.timeout)
+    if p.returncode != 0:
+        return row, ["dlc run exited %d: %s" % (p.returncode, p.stderr.decode().strip())]
+    errors = [rel_l2(np.load(a), np.load(e)) for a, e in zip(emulated, reference)]
+    row["error"] = max(errors, key=lambda x: -1 if x != x else x) if errors else 0.0
+    row["seconds"] = time.monotonic() - start
+    for i, err in enumerate(errors):
+        if not err <= TOLERANCE[precision]:
+            problems.append("output %d: relative L2 %.3g > %g" % (i, err, TOLERANCE[precision]))
+    return row, problems
+
+
+def empty_row(model, precision):
+    return {"model": model, "precision": precision, "kernels": "-", "families": "-",
+            "error": None, "kernel_error": None, "seconds": 0.0}
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--emulate", required=True, help="dlc-emulate")
+    ap.add_argument("--dlc", required=True)
+    ap.add_argument("--fixtures", required=True)
+    ap.add_argument("--models", nargs="+", help="fixture names (default: every fixture)")
+    ap.add_argument("--precisions", nargs="+", default=["fp32", "fp16"], choices=["fp32", "fp16"])
+    ap.add_argument("--require-families", nargs="*", default=[])
+    ap.add_argument("--cache-dir", help="dlc-emulate's cache of compiled kernels")
+    ap.add_argument("--out", help="where the outputs and reports go (default: a temporary folder)")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--batch", type=int, help="the fixture inputs repeated or cut to N rows")
+    ap.add_argument("--reverse", action="store_true", help="run each CTA's threads last to first")
+    ap.add_argument("--timeout", type=int, default=600)
+    args = ap.parse_args(argv)
+
+    if not args.models:
+        args.models = sorted(m for m in os.listdir(args.fixtures)
+                             if os.path.exists(os.path.join(args.fixtures, m, "meta.json")))
+    work = args.out or tempfile.mkdtemp(prefix="dlc-emulated-")
+    os.makedirs(work, exist_ok=True)
+    header = "%-28s %-5s %7s  %-40s %9s  %-24s %7s  %s" % (
+        "model", "prec", "kernels", "families", "rel L2", "worst kernel", "seconds", "ok")
+    print(header)
+    print("-" * len(header))
+    failures, covered = [], set()
+    for model in args.models:
+        for precision in args.precisions:
+            try:
+                row, problems = run_one(args, model, precision, work)
+            except (OSError, ValueError, subprocess.TimeoutExpired) as e:
+                row, problems = empty_row(model, precision), [str(e)]
+            if row["families"] != "-" and not problems:
+                covered.update(row["families"])
+            error = "-" if row["error"] is None else "%.2e" % row["error"]
+            kernel = "-"
+            if row["kernel_error"]:
+                e, name = row["kernel_error"]
+                kernel = "%s %s" % (name, "NaN" if e is None else "%.1e" % e)
+            families = row["families"] if row["families"] == "-" else ",".join(row["families"])
+            print("%-28s %-5s %7s  %-40s %9s  %-24s %7.1f  %s" % (
+                model, precision, row["kernels"], families, error, kernel, row["seconds"],
+                "ok" if not problems else "FAIL"), flush=True)
+            for p in problems:
+                failures.append("%s (%s): %s" % (model, precision, p))
+    missing = sorted(set(args.require_families) - covered)
+    print("families covered: %s" % ", ".join(sorted(covered)))
+    if missing:
+        failures.append("no passing run covers the families: %s" % ", ".join(missing))
+    for f in failures:
+        print("FAIL: " + f)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
