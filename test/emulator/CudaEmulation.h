@@ -9,11 +9,12 @@
 // of the calling host thread, each on a stack of its own: a thread runs until
 // it reaches __syncthreads or a warp collective (a shuffle, ldmatrix,
 // mma.sync), where it waits until every thread of its block (every lane of
-// its warp) has arrived. Threads run in a fixed order, forward or reverse
-// (Launch::reverse): a missing barrier shows as one order reading what the
-// other wrote. A barrier that can never complete (some threads returned, or
-// wait at another barrier) is an error, and so is a warp collective that
-// reads a lane the warp does not have.
+// its warp) has arrived. CTAs and threads run in a fixed order, forward or
+// reverse (Launch::reverse): a missing barrier, or a CTA that reads what
+// another one writes, shows as one order reading what the other wrote. A
+// barrier that can never complete (some threads returned, or wait at another
+// barrier) is an error, and so is a warp collective that reads a lane the
+// warp does not have.
 //
 // Shared memory: static __shared__ arrays are function statics that
 // sharedArray() poisons (0xff, a NaN in f32, f16 and bf16) when the first
@@ -65,7 +66,7 @@ struct Launch {
   size_t dynamicSmemBytes = 0;
   /// cp.async copies land when issued rather than at their wait_group.
   bool copiesLandAtOnce = false;
-  /// The threads of a CTA run last to first.
+  /// The CTAs of the grid and the threads of a CTA run last to first.
   bool reverse = false;
   /// Named in failure messages.
   const char *kernel = "kernel";
@@ -331,12 +332,12 @@ inline void run(const Launch &launch, void (*body)(void *), void *arg) {
   for (unsigned w = 0; w < c.warps.size(); ++w)
     c.warps[w].lanes = c.count - 32 * w < 32 ? c.count - 32 * w : 32;
   const dim3 g = launch.grid;
-  for (unsigned z = 0; z < g.z; ++z)
-    for (unsigned y = 0; y < g.y; ++y)
-      for (unsigned x = 0; x < g.x; ++x) {
-        blockIdx = {x, y, z};
-        runCta();
-      }
+  const unsigned ctas = g.x * g.y * g.z;
+  for (unsigned n = 0; n < ctas; ++n) {
+    const unsigned i = launch.reverse ? ctas - 1 - n : n;
+    blockIdx = {i % g.x, i / g.x % g.y, i / (g.x * g.y)};
+    runCta();
+  }
   // Every thread is done: no stack is in use. Unmapped, so that the loaded
   // kernels do not add up to the process's limit of mappings.
   const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));

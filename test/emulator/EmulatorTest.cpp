@@ -110,6 +110,28 @@ extern "C" __global__ void entry(float *out) {
   }
 }
 
+// An out that overwrites its in (the memory plan's in-place buffers): the
+// result lands in the buffer; and a grid whose CTAs read elements that other
+// CTAs overwrite computes another result in each order.
+TEST(Emulator, InPlace) {
+  auto kernel = compile(R"(
+extern "C" __global__ void entry(const float *in, float *out) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  out[i] = in[i] + in[(i + 4) % 8];
+}
+)",
+                        2, 4, 1, 1);
+  std::vector<std::vector<float>> results;
+  for (bool reverse : {false, true}) {
+    std::vector<float> data{1, 2, 3, 4, 5, 6, 7, 8};
+    kernel->launch({param(data), param(data)}, {reverse, false});
+    results.push_back(data);
+  }
+  // Forward: CTA 1 reads CTA 0's results; reverse: CTA 0 reads CTA 1's.
+  EXPECT_EQ(results[0], (std::vector<float>{6, 8, 10, 12, 11, 14, 17, 20}));
+  EXPECT_EQ(results[1], (std::vector<float>{7, 10, 13, 16, 6, 8, 10, 12}));
+}
+
 /// Runs `source` (an `entry(float *out)`) as one CTA of `block` threads on an
 /// out of `floats` floats, and expects the emulation to report `message`
 /// (and exit with status 3).

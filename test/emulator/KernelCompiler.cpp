@@ -276,16 +276,16 @@ void HostKernel::launch(const std::vector<Param> &params,
     emulationFailed(
         (kernel_.name + ": wrote past the end of its dynamic shared memory")
             .c_str());
+  if (!isolate)
+    return;
   for (size_t p = 0; p < count; ++p) {
-    if (!copies[p])
-      continue;
-    if (!copies[p]->slackIntact())
+    if (first[p] == p && !copies[p]->slackIntact())
       emulationFailed((kernel_.name + ": wrote past the end of parameter " +
                        std::to_string(p) + " (" +
                        std::to_string(params[p].bytes) + " bytes)")
                           .c_str());
-    if (p >= numIns || inPlace[p])
-      std::memcpy(params[p].at, copies[p]->data(), params[p].bytes);
+    if (p >= numIns)
+      std::memcpy(params[p].at, copies[first[p]]->data(), params[p].bytes);
   }
 }
 

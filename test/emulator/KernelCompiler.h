@@ -58,7 +58,7 @@ private:
 
 /// Options of one launch (dlc_emu::Launch's).
 struct RunOptions {
-  bool reverse = false;          ///< threads of a CTA last to first
+  bool reverse = false;          ///< CTAs, and threads of a CTA, last to first
   bool copiesLandAtOnce = false; ///< cp.async completes when issued
 };
 

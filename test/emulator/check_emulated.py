@@ -5,6 +5,7 @@ reference executor, and print a table.
     check_emulated.py --emulate BUILD/bin/dlc-emulate --dlc BUILD/bin/dlc --fixtures DIR
                       [--models M ...] [--precisions fp32 fp16] [--require-families F ...]
                       [--cache-dir DIR] [--out DIR] [--jobs N] [--batch N] [--reverse]
+                      [--arch sm_XX]
 
 For every model and precision: `dlc-emulate MODEL --precision P --check-kernels` (the
 pipeline's plan, every step on its generated kernel compiled for the host) and `dlc run MODEL
@@ -84,6 +85,8 @@ def run_one(args, model, precision, work):
         cmd += ["--cache-dir", args.cache_dir]
     if args.reverse:
         cmd += ["--reverse"]
+    if args.arch:
+        cmd += ["--arch", args.arch]
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=args.timeout)
     row["seconds"] = time.monotonic() - start
     if p.returncode != 0:
@@ -135,7 +138,9 @@ def main(argv=None):
     ap.add_argument("--out", help="where the outputs and reports go (default: a temporary folder)")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--batch", type=int, help="the fixture inputs repeated or cut to N rows")
-    ap.add_argument("--reverse", action="store_true", help="run each CTA's threads last to first")
+    ap.add_argument("--reverse", action="store_true",
+                    help="run the CTAs of a grid and the threads of a CTA last to first")
+    ap.add_argument("--arch", help="the arch whose GEMM tilings the kernels take (sm_80 default)")
     ap.add_argument("--timeout", type=int, default=600)
     args = ap.parse_args(argv)
 
