@@ -9,12 +9,15 @@
 // of the calling host thread, each on a stack of its own: a thread runs until
 // it reaches __syncthreads or a warp collective (a shuffle, ldmatrix,
 // mma.sync), where it waits until every thread of its block (every lane of
-// its warp) has arrived. CTAs and threads run in a fixed order, forward or
-// reverse (Launch::reverse): a missing barrier, or a CTA that reads what
-// another one writes, shows as one order reading what the other wrote. A
-// barrier that can never complete (some threads returned, or wait at another
-// barrier) is an error, and so is a warp collective that reads a lane the
-// warp does not have.
+// its warp) has arrived. The first thread that can run, in a fixed order
+// (forward, or reverse with Launch::reverse, which reverses the CTAs too),
+// always runs next: a warp that completes a collective goes on at once, so
+// the first warp runs ahead of the others up to the next __syncthreads. A
+// missing barrier, or a CTA that reads what another one writes, then shows as
+// a read of what is not written yet (poison) or already overwritten, in one
+// order or the other. A barrier that can never complete (some threads
+// returned, or wait at another barrier) is an error, and so is a warp
+// collective that reads a lane the warp does not have.
 //
 // Shared memory: static __shared__ arrays are function statics that
 // sharedArray() poisons (0xff, a NaN in f32, f16 and bf16) when the first
@@ -111,7 +114,8 @@ struct Warp {
 
 struct Cta {
   Launch launch;
-  unsigned count = 0, current = 0, blockArrived = 0;
+  unsigned count = 0, current = 0, blockArrived = 0, done = 0;
+  uint64_t ready[16];    ///< bit i: thread i can run
   bool inThread = false; ///< a thread runs (not the scheduler)
   std::vector<Thread> threads;
   std::vector<Warp> warps;
@@ -157,6 +161,26 @@ namespace detail {
 
 inline Thread &self() { return cta.threads[cta.current]; }
 
+inline void setReady(unsigned i) {
+  cta.threads[i].state = Wait::Ready;
+  cta.ready[i / 64] |= uint64_t(1) << (i % 64);
+}
+
+/// The first thread that can run in the launch's order; `count` if none.
+inline unsigned nextReady() {
+  if (!cta.launch.reverse) {
+    for (unsigned w = 0; w < 16; ++w)
+      if (cta.ready[w])
+        return 64 * w + static_cast<unsigned>(__builtin_ctzll(cta.ready[w]));
+  } else {
+    for (unsigned w = 16; w-- > 0;)
+      if (cta.ready[w])
+        return 64 * w + 63 -
+               static_cast<unsigned>(__builtin_clzll(cta.ready[w]));
+  }
+  return cta.count;
+}
+
 inline unsigned char *newStack() {
   if (!cta.freeStacks.empty()) {
     unsigned char *stack = cta.freeStacks.back();
@@ -177,6 +201,7 @@ inline unsigned char *newStack() {
 inline void finish() {
   Thread &t = self();
   t.state = Wait::Done;
+  ++cta.done;
   cta.freeStacks.push_back(t.stack);
   t.stack = nullptr;
 }
@@ -281,39 +306,32 @@ inline void runCta() {
   for (Warp &w : c.warps)
     w.arrived = 0;
   const dim3 b = c.launch.block;
+  std::memset(c.ready, 0, sizeof c.ready);
+  c.done = 0;
   for (unsigned i = 0; i < c.count; ++i) {
     Thread &t = c.threads[i];
     t.idx = {i % b.x, i / b.x % b.y, i / (b.x * b.y)};
-    t.state = Wait::Ready;
     t.started = false;
     t.committed.clear();
     t.uncommitted.clear();
+    setReady(i);
   }
-  for (;;) {
-    bool ran = false, done = true;
-    for (unsigned n = 0; n < c.count; ++n) {
-      const unsigned i = c.launch.reverse ? c.count - 1 - n : n;
-      Thread &t = c.threads[i];
-      if (t.state == Wait::Ready) {
-        c.current = i;
-        threadIdx = t.idx;
-        if (!t.started) {
-          start(t);
-          t.started = true;
-        }
-        t.state = Wait::Running;
-        c.inThread = true;
-        resume(t);
-        c.inThread = false;
-        ran = true;
-      }
-      done &= t.state == Wait::Done;
+  for (unsigned i; (i = nextReady()) < c.count;) {
+    Thread &t = c.threads[i];
+    c.ready[i / 64] &= ~(uint64_t(1) << (i % 64));
+    c.current = i;
+    threadIdx = t.idx;
+    if (!t.started) {
+      start(t);
+      t.started = true;
     }
-    if (done)
-      return;
-    if (!ran)
-      failDeadlock();
+    t.state = Wait::Running;
+    c.inThread = true;
+    resume(t);
+    c.inThread = false;
   }
+  if (c.done != c.count)
+    failDeadlock();
 }
 
 inline void run(const Launch &launch, void (*body)(void *), void *arg) {
@@ -367,11 +385,9 @@ const unsigned char *collective(int op, const void *in, size_t bytes,
   } else {
     gather(w);
     w.arrived = 0;
-    for (unsigned l = 0; l < w.lanes; ++l) {
-      Thread &t = c.threads[c.current - lane + l];
-      if (t.state == Wait::Warp)
-        t.state = Wait::Ready;
-    }
+    for (unsigned l = 0; l < w.lanes; ++l)
+      if (c.threads[c.current - lane + l].state == Wait::Warp)
+        setReady(c.current - lane + l);
   }
   return w.out[lane];
 }
@@ -492,9 +508,9 @@ inline void __syncthreads() {
   self().state = Wait::Block;
   if (++cta.blockArrived == cta.count) {
     cta.blockArrived = 0;
-    for (Thread &t : cta.threads)
-      if (t.state == Wait::Block)
-        t.state = Wait::Ready;
+    for (unsigned i = 0; i < cta.count; ++i)
+      if (cta.threads[i].state == Wait::Block)
+        setReady(i);
   }
   dlc_emu::detail::suspend();
 }

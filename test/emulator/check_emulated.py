@@ -17,7 +17,9 @@ names a wrong kernel even where the model's outputs hide it. Prints one line per
 precision, kernels, their families, the outputs' worst relative L2 error, the worst kernel's,
 seconds, ok. With --require-families, the runs together must cover every family named (so
 that a change of the generator cannot leave one untested). --batch N runs the fixture's inputs
-repeated or cut to N rows instead. Exit 1 on any failure.
+repeated or cut to N rows instead. Besides the fixtures, --models takes the names of a few
+one-layer models this script writes itself (SYNTHETIC: paths of the generator that no fixture
+reaches). Exit 1 on any failure.
 
 NumPy and the standard library only.
 """
@@ -34,7 +36,16 @@ import numpy as np
 
 TOLERANCE = {"fp32": 1e-4, "fp16": 1e-2}
 
-
+# Models no Keras fixture has, written here as weightless TF.js model.json files (one layer, no
+# Keras needed) with seeded inputs: reductions over rows longer than a warp reduces (1024), which
+# take the 512-thread block path (dlc_block_max / dlc_block_sum through shared memory).
+SYNTHETIC = {
+    "softmax_rows3000": ([3, 3000], {"class_name": "Softmax", "config": {
+        "name": "softmax", "dtype": "float32", "axis": -1}}),
+    "layer_norm_rows2500": ([2500], {"class_name": "LayerNormalization", "config": {
+        "name": "layer_norm", "dtype": "float32", "axis": [1], "epsilon": 1e-3,
+        "center": False, "scale": False}}),
+}
 
 def rel_l2(actual, expected):
     a = np.asarray(actual, dtype=np.float64).ravel()
@@ -59,14 +70,42 @@ def batch_inputs(files, batch, stem):
     return out
 
 
-def run_one(args, model, precision, work):
-    """(row dict, [problems])."""
+def fixture_model(args, model):
+    """(model file, input files, number of outputs) of a Keras fixture."""
     folder = os.path.join(args.fixtures, model)
     with open(os.path.join(folder, "meta.json")) as f:
         meta = json.load(f)
-    path = os.path.join(folder, "model.keras")
-    inputs = [os.path.join(folder, i["file"]) for i in meta["inputs"]]
-    n_out = len(meta["outputs"])
+    return (os.path.join(folder, "model.keras"),
+            [os.path.join(folder, i["file"]) for i in meta["inputs"]], len(meta["outputs"]))
+
+
+def synthetic_model(model, work):
+    """(model file, input files, number of outputs) of SYNTHETIC[model], written under `work`."""
+    shape, layer = SYNTHETIC[model]
+    folder = os.path.join(work, "synthetic", model)
+    os.makedirs(folder, exist_ok=True)
+    topology = {"format": "layers-model", "modelTopology": {
+        "keras_version": "2.19.0", "backend": "tensorflow", "model_config": {
+            "class_name": "Sequential", "config": {"name": model, "layers": [
+                {"class_name": "InputLayer", "config": {
+                    "batch_input_shape": [None] + shape, "dtype": "float32", "name": "input"}},
+                layer]}}},
+        "weightsManifest": [{"paths": [], "weights": []}]}
+    path = os.path.join(folder, "model.json")
+    with open(path, "w") as f:
+        json.dump(topology, f)
+    rng = np.random.default_rng(sum(map(ord, model)))
+    inputs = [os.path.join(folder, "input_0.npy")]
+    np.save(inputs[0], (3 * rng.standard_normal([2] + shape)).astype(np.float32))
+    return path, inputs, 1
+
+
+def run_one(args, model, precision, work):
+    """(row dict, [problems])."""
+    if model in SYNTHETIC:
+        path, inputs, n_out = synthetic_model(model, work)
+    else:
+        path, inputs, n_out = fixture_model(args, model)
     stem = os.path.join(work, "%s-%s" % (model, precision))
     if args.batch:
         inputs = batch_inputs(inputs, args.batch, stem)
@@ -131,7 +170,8 @@ def main(argv=None):
     ap.add_argument("--emulate", required=True, help="dlc-emulate")
     ap.add_argument("--dlc", required=True)
     ap.add_argument("--fixtures", required=True)
-    ap.add_argument("--models", nargs="+", help="fixture names (default: every fixture)")
+    ap.add_argument("--models", nargs="+",
+                    help="fixture names, or names of SYNTHETIC (default: every fixture)")
     ap.add_argument("--precisions", nargs="+", default=["fp32", "fp16"], choices=["fp32", "fp16"])
     ap.add_argument("--require-families", nargs="*", default=[])
     ap.add_argument("--cache-dir", help="dlc-emulate's cache of compiled kernels")
