@@ -28,8 +28,9 @@
 //
 // dlc_gemm_tc.cuh includes <cuda_fp16.h> and <cuda_bf16.h>: NVRTC needs the
 // CUDA toolkit's include directory (--include-path) to compile it. Tests:
-// test/unit/GemmTemplatesTest.cpp (NVRTC, ptxas resources) and
-// GemmEmulationTest.cpp (the templates run on the host).
+// test/unit/GemmTemplatesTest.cpp (NVRTC, ptxas resources),
+// GemmEmulationTest.cpp (the templates run on the host) and test/emulator
+// (every generated kernel of fixture models run on the host).
 //
 //===----------------------------------------------------------------------===//
 

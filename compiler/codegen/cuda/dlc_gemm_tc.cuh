@@ -70,9 +70,10 @@ __device__ __forceinline__ unsigned swizzle(int row, int chunk) {
   return (line << 7) | (((i & 7u) ^ (line & 7u)) << 4);
 }
 
-// The PTX primitives. A host build (the emulation of
-// test/unit/GemmEmulationTest.cpp) defines its own smem_addr, cp_async_16,
-// cp_async_commit, cp_async_wait, ldmatrix_x4 and mma_16816 in dlc_tc.
+// The PTX primitives. A host build (the emulation in
+// test/emulator/CudaEmulation.h, used by GemmEmulationTest and dlc-emulate)
+// defines its own smem_addr, cp_async_16, cp_async_commit, cp_async_wait,
+// ldmatrix_x4 and mma_16816 in dlc_tc.
 #ifdef __CUDA_ARCH__
 
 __device__ __forceinline__ unsigned smem_addr(const void *p) {
