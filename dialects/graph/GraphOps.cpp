@@ -801,6 +801,28 @@ static LogicalResult inferEmbedding(T op, EmitFn emit,
 }
 DLC_INFERRED_OP(EmbeddingOp, inferEmbedding)
 
+/// What the recurrent ops share after their weights: the mask [batch, time]
+/// of `in`, and the result, h of every step with return_sequences, else the
+/// last h.
+template <typename T>
+static LogicalResult inferSequenceResult(T op, EmitFn emit, RankedTensorType in,
+                                         int64_t units,
+                                         SmallVectorImpl<Type> &out) {
+  if (RankedTensorType mask = tensorType(op.getMask())) {
+    if (mask.getRank() != 2 ||
+        !dimsCompatible(mask.getDimSize(0), in.getDimSize(0)) ||
+        !dimsCompatible(mask.getDimSize(1), in.getDimSize(1)))
+      return emit() << "mask has shape " << fmt(mask.getShape())
+                    << ", expected [batch, time] of input "
+                    << fmt(in.getShape());
+  }
+  Shape shape = op.getReturnSequences()
+                    ? Shape{in.getDimSize(0), in.getDimSize(1), units}
+                    : Shape{in.getDimSize(0), units};
+  out.push_back(RankedTensorType::get(shape, in.getElementType()));
+  return success();
+}
+
 /// `gates` = 1 (SimpleRNN), 4 (LSTM), 3 (GRU); `gruResetAfter` selects the
 /// [2, 3U] bias of a reset_after GRU.
 template <typename T>
@@ -833,19 +855,7 @@ static LogicalResult inferRecurrent(T op, EmitFn emit, int64_t gates,
       failed(expect(kernel, {in.getDimSize(2), gates * units}, "kernel")) ||
       failed(expect(bias, biasShape, "bias")))
     return failure();
-  if (RankedTensorType mask = tensorType(op.getMask())) {
-    if (mask.getRank() != 2 ||
-        !dimsCompatible(mask.getDimSize(0), in.getDimSize(0)) ||
-        !dimsCompatible(mask.getDimSize(1), in.getDimSize(1)))
-      return emit() << "mask has shape " << fmt(mask.getShape())
-                    << ", expected [batch, time] of input "
-                    << fmt(in.getShape());
-  }
-  Shape shape = op.getReturnSequences()
-                    ? Shape{in.getDimSize(0), in.getDimSize(1), units}
-                    : Shape{in.getDimSize(0), units};
-  out.push_back(RankedTensorType::get(shape, in.getElementType()));
-  return success();
+  return inferSequenceResult(op, emit, in, units, out);
 }
 
 template <typename T>
@@ -865,8 +875,9 @@ DLC_INFERRED_OP(SimpleRnnOp, inferSimpleRnn)
 DLC_INFERRED_OP(LstmOp, inferLstm)
 DLC_INFERRED_OP(GruOp, inferGru)
 
-int64_t RecurrenceOp::getGates() {
-  switch (getCell()) {
+/// 1, 4 or 3: the gates of a cell, each `units` columns wide.
+static int64_t gatesOf(RecurrentCell cell) {
+  switch (cell) {
   case RecurrentCell::SimpleRnn:
     return 1;
   case RecurrentCell::Lstm:
@@ -876,6 +887,8 @@ int64_t RecurrenceOp::getGates() {
   }
   return 1;
 }
+
+int64_t RecurrenceOp::getGates() { return gatesOf(getCell()); }
 
 template <typename T>
 static LogicalResult inferRecurrence(T op, EmitFn emit,
@@ -889,19 +902,8 @@ static LogicalResult inferRecurrence(T op, EmitFn emit,
     return failure();
   if (!recurrent.hasStaticShape())
     return emit() << "expects a static recurrent_kernel shape";
-  int64_t gates = 1;
-  switch (op.getCell()) {
-  case RecurrentCell::SimpleRnn:
-    gates = 1;
-    break;
-  case RecurrentCell::Lstm:
-    gates = 4;
-    break;
-  case RecurrentCell::Gru:
-    gates = 3;
-    break;
-  }
-  int64_t units = recurrent.getDimSize(0), width = gates * units;
+  int64_t units = recurrent.getDimSize(0),
+          width = gatesOf(op.getCell()) * units;
   if (recurrent.getDimSize(1) != width)
     return emit() << "recurrent_kernel has shape " << fmt(recurrent.getShape())
                   << ", expected " << fmt(Shape{units, width}) << " for "
@@ -920,19 +922,7 @@ static LogicalResult inferRecurrence(T op, EmitFn emit,
   if (bias && bias.getShape() != ArrayRef<int64_t>{width})
     return emit() << "recurrent_bias has shape " << fmt(bias.getShape())
                   << ", expected " << fmt(Shape{width});
-  if (RankedTensorType mask = tensorType(op.getMask())) {
-    if (mask.getRank() != 2 ||
-        !dimsCompatible(mask.getDimSize(0), in.getDimSize(0)) ||
-        !dimsCompatible(mask.getDimSize(1), in.getDimSize(1)))
-      return emit() << "mask has shape " << fmt(mask.getShape())
-                    << ", expected [batch, time] of input "
-                    << fmt(in.getShape());
-  }
-  Shape shape = op.getReturnSequences()
-                    ? Shape{in.getDimSize(0), in.getDimSize(1), units}
-                    : Shape{in.getDimSize(0), units};
-  out.push_back(RankedTensorType::get(shape, in.getElementType()));
-  return success();
+  return inferSequenceResult(op, emit, in, units, out);
 }
 DLC_INFERRED_OP(RecurrenceOp, inferRecurrence)
 

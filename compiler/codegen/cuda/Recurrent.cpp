@@ -36,8 +36,6 @@ constexpr int64_t kMaxThreads = 256;
 /// Dynamic shared memory a launch gets without opting in.
 constexpr int64_t kDefaultSharedLimit = 48 * 1024;
 
-enum class Cell { Simple, Lstm, Gru };
-
 class RecurrentKernel {
 public:
   RecurrentKernel(KernelContext &context, Operation *op)
@@ -78,7 +76,7 @@ private:
   KernelContext &context_;
   Operation *op_;
   ElementEmitter e_;
-  Cell cell_;
+  RecurrentCell cell_ = RecurrentCell::SimpleRnn;
   Value input_, recurrent_, bias_, mask_, yield_;
   ActivationAttr act_, gate_;
   bool allSteps_ = false, backwards_ = false, resetAfter_ = false;
@@ -145,7 +143,7 @@ LogicalResult RecurrentKernel::emitCell() {
         });
   };
   switch (cell_) {
-  case Cell::Simple:
+  case RecurrentCell::SimpleRnn:
     if (failed(projectedProduct(units_)))
       return failure();
     w.line("__syncthreads();");
@@ -155,7 +153,7 @@ LogicalResult RecurrentKernel::emitCell() {
     closeColumns();
     unguarded();
     break;
-  case Cell::Lstm:
+  case RecurrentCell::Lstm:
     if (failed(projectedProduct(width_)))
       return failure();
     w.line("__syncthreads();");
@@ -170,7 +168,7 @@ LogicalResult RecurrentKernel::emitCell() {
     closeColumns();
     unguarded();
     break;
-  case Cell::Gru: {
+  case RecurrentCell::Gru: {
     if (resetAfter_) {
       // z = h U + b_rec; hh = act(xW_h + b_h + r * (h U_h + b_rec_h)).
       if (failed(emitRecurrentProduct(
@@ -273,22 +271,12 @@ LogicalResult RecurrentKernel::emit() {
   recurrent_ = op.getRecurrentKernel();
   bias_ = op.getRecurrentBias();
   mask_ = op.getMask();
-  switch (op.getCell()) {
-  case RecurrentCell::SimpleRnn:
-    cell_ = Cell::Simple;
-    break;
-  case RecurrentCell::Lstm:
-    cell_ = Cell::Lstm;
-    break;
-  case RecurrentCell::Gru:
-    cell_ = Cell::Gru;
-    break;
-  }
+  cell_ = op.getCell();
   act_ = op.getActivation();
   gate_ = op.getRecurrentActivation();
   allSteps_ = op.getReturnSequences();
   backwards_ = op.getGoBackwards();
-  resetAfter_ = cell_ == Cell::Gru && op.getResetAfter();
+  resetAfter_ = cell_ == RecurrentCell::Gru && op.getResetAfter();
   ArrayRef<int64_t> in = cast<ShapedType>(input_.getType()).getShape();
   batch_ = in[0];
   steps_ = in[1];
@@ -299,10 +287,11 @@ LogicalResult RecurrentKernel::emit() {
   // Shared memory, in floats: h, the recurrent products and the cell's
   // extra state.
   const int64_t products =
-      cell_ == Cell::Gru && !resetAfter_ ? 2 * units_ : width_;
-  const int64_t extra = cell_ == Cell::Lstm                  ? units_
-                        : cell_ == Cell::Gru && !resetAfter_ ? 2 * units_
-                                                             : 0;
+      cell_ == RecurrentCell::Gru && !resetAfter_ ? 2 * units_ : width_;
+  const int64_t extra = cell_ == RecurrentCell::Lstm ? units_
+                        : cell_ == RecurrentCell::Gru && !resetAfter_
+                            ? 2 * units_
+                            : 0;
   const int64_t state = units_ + products + extra;
   if (state * 4 > kDefaultSharedLimit) {
     context_.error =
@@ -319,16 +308,16 @@ LogicalResult RecurrentKernel::emit() {
   w.line("extern __shared__ float smem[];");
   w.line("float *h = smem;");
   w.line("float *z = h + " + std::to_string(units_) + ";");
-  if (cell_ == Cell::Lstm)
+  if (cell_ == RecurrentCell::Lstm)
     w.line("float *c = z + " + std::to_string(products) + ";");
-  if (cell_ == Cell::Gru && !resetAfter_) {
+  if (cell_ == RecurrentCell::Gru && !resetAfter_) {
     w.line("float *zg = z + " + std::to_string(products) + ";");
     w.line("float *rh = zg + " + std::to_string(units_) + ";");
   }
   w.line("const dlc_idx n = blockIdx.x;");
   openColumns("j", units_);
   w.line("h[j] = 0.0f;");
-  if (cell_ == Cell::Lstm)
+  if (cell_ == RecurrentCell::Lstm)
     w.line("c[j] = 0.0f;");
   closeColumns();
   w.line("__syncthreads();");
