@@ -2,6 +2,7 @@
 
 #include "compiler/Autotune.h"
 
+#include "compiler/Backend.h"
 #include "compiler/Driver.h"
 #include "compiler/codegen/cuda/Emitter.h"
 #include "compiler/codegen/cuda/Nvrtc.h"
@@ -20,25 +21,11 @@ using namespace dlc::codegen;
 
 namespace {
 
-artifact::ElementType elementTypeOf(Type type) {
-  if (type.isF16())
-    return artifact::ElementType::F16;
-  if (type.isBF16())
-    return artifact::ElementType::BF16;
-  if (type.isInteger(32))
-    return artifact::ElementType::I32;
-  if (type.isInteger(64))
-    return artifact::ElementType::I64;
-  if (type.isInteger(1))
-    return artifact::ElementType::Bool;
-  return artifact::ElementType::F32;
-}
-
 /// The buffer a kernel operand points to: as large as the value it views.
 KernelParam paramOf(Value value, bool input) {
   auto type = cast<MemRefType>(value.getType());
   KernelParam p;
-  p.type = elementTypeOf(type.getElementType());
+  p.type = driver::elementTypeOf(type.getElementType());
   p.input = input;
   p.bytes = uint64_t(exec::byteSize(type));
   while (auto view = value.getDefiningOp<exec::ViewOp>()) {

@@ -57,20 +57,6 @@ std::string storageBytes(ElementsAttr value) {
   return out;
 }
 
-artifact::ElementType elementTypeOf(Type type) {
-  if (type.isF32())
-    return artifact::ElementType::F32;
-  if (type.isF16())
-    return artifact::ElementType::F16;
-  if (type.isBF16())
-    return artifact::ElementType::BF16;
-  if (type.isInteger(32))
-    return artifact::ElementType::I32;
-  if (type.isInteger(64))
-    return artifact::ElementType::I64;
-  return artifact::ElementType::Bool;
-}
-
 /// A copy step: `bytes` from the first parameter to the second.
 codegen::CudaKernel copyKernel(unsigned index, int64_t bytes) {
   codegen::CudaKernel k;
@@ -236,6 +222,20 @@ std::vector<Step> emitSteps(ModuleOp module, const std::string &modelPath,
 
 } // namespace
 
+artifact::ElementType driver::elementTypeOf(Type type) {
+  if (type.isF32())
+    return artifact::ElementType::F32;
+  if (type.isF16())
+    return artifact::ElementType::F16;
+  if (type.isBF16())
+    return artifact::ElementType::BF16;
+  if (type.isInteger(32))
+    return artifact::ElementType::I32;
+  if (type.isInteger(64))
+    return artifact::ElementType::I64;
+  return artifact::ElementType::Bool;
+}
+
 std::vector<codegen::CudaKernel>
 driver::emitCuda(ModuleOp module, const BackendOptions &options,
                  const std::string &modelPath) {
@@ -282,7 +282,7 @@ artifact::Artifact driver::buildArtifact(ModuleOp module,
   for (BlockArgument arg : body.getArguments()) {
     auto type = cast<MemRefType>(arg.getType());
     artifact::TensorSpec spec;
-    spec.type = elementTypeOf(type.getElementType());
+    spec.type = driver::elementTypeOf(type.getElementType());
     spec.shape.assign(type.getShape().begin(), type.getShape().end());
     unsigned n = arg.getArgNumber();
     if (auto in = plan.getArgAttrOfType<IntegerAttr>(n, exec::kInputAttr)) {

@@ -54,6 +54,10 @@ artifact::Artifact buildArtifact(mlir::ModuleOp module,
                                  const BackendOptions &options,
                                  const std::string &modelPath);
 
+/// The artifact's element type of a buffer of `type` (f32, f16, bf16, i32,
+/// i64, i1).
+artifact::ElementType elementTypeOf(mlir::Type type);
+
 /// `dlc compile --emit cuda`: every kernel's source, each after a comment
 /// line naming the kernel, its family, layers and launch.
 std::string formatCuda(const std::vector<codegen::CudaKernel> &kernels);
