@@ -21,6 +21,7 @@
 #include "dlc/runtime.hpp"
 #include "support/Error.h"
 #include "support/Npy.h"
+#include "tools/dlc/RuntimeInputs.h"
 
 #include <algorithm>
 #include <atomic>
@@ -75,24 +76,6 @@ Options parse(int argc, char **argv) {
   if (o.model.empty() || o.inputs.empty())
     throw UserError(kUsage);
   return o;
-}
-
-DType toDType(dlcDType t) {
-  switch (t) {
-  case DLC_DTYPE_FLOAT32:
-    return DType::F32;
-  case DLC_DTYPE_FLOAT16:
-    return DType::F16;
-  case DLC_DTYPE_BFLOAT16:
-    return DType::BF16;
-  case DLC_DTYPE_INT32:
-    return DType::I32;
-  case DLC_DTYPE_INT64:
-    return DType::I64;
-  case DLC_DTYPE_BOOL:
-    return DType::Bool;
-  }
-  throw UserError("unknown dtype in the artifact");
 }
 
 void cudaCheck(cudaError_t e, const char *what) {
@@ -197,14 +180,8 @@ int stress(const Options &o) {
                     o.model);
   std::vector<Tensor> inputs;
   for (size_t i = 0; i < o.inputs.size(); ++i) {
-    runtime::TensorInfo info = model.input(i);
-    Tensor t = readNpy(o.inputs[i]);
-    if (t.shape() != info.shape)
-      throw UserError("input " + std::to_string(i) + " has shape " +
-                          formatShape(t.shape()) + ", the model expects " +
-                          formatShape(info.shape),
-                      o.inputs[i]);
-    inputs.push_back(t.cast(toDType(info.dtype)));
+    inputs.push_back(
+        bindInput(readNpy(o.inputs[i]), model.input(i), i, o.inputs[i]));
   }
   int devices = 0;
   if (dlcGetDeviceCount(&devices) != DLC_STATUS_SUCCESS || devices == 0)
