@@ -252,6 +252,23 @@ FailureOr<LibraryCallPlan> planTwoOperands(KernelMatcher &matcher, Value lhs,
   return plan;
 }
 
+/// Appends the chain's bias on the last axis to `plan`'s operands, read as
+/// `as` (its stored type when null), and names that type in `descriptor`.
+LogicalResult appendBias(KernelMatcher &matcher, Chain &chain, Type as,
+                         LibraryCallPlan &plan, json::Object &descriptor) {
+  if (!biasOnLastAxis(chain.bias))
+    return failure();
+  FailureOr<Value> bias = matcher.storedValue(chain.bias.getBias());
+  if (failed(bias))
+    return failure();
+  FailureOr<LibraryOperand> operand = matcher.operandFor(*bias, as);
+  if (failed(operand))
+    return failure();
+  plan.operands.push_back(std::move(*operand));
+  descriptor["bias_dtype"] = dtypeName(as ? as : elementOf(*bias));
+  return success();
+}
+
 FailureOr<LibraryCallPlan> planGemm(KernelMatcher &matcher, graph::MatmulOp mm,
                                     Chain chain, KernelChoice choice) {
   auto lhs = cast<RankedTensorType>(mm.getLhs().getType());
@@ -319,18 +336,10 @@ FailureOr<LibraryCallPlan> planGemm(KernelMatcher &matcher, graph::MatmulOp mm,
                  {"alpha", 1.0},
                  {"beta", 0.0}};
   if (chain.bias) {
-    if (!biasOnLastAxis(chain.bias))
-      return failure();
     // cuBLASLt reads the bias in D's type.
-    FailureOr<Value> bias = matcher.storedValue(chain.bias.getBias());
-    if (failed(bias))
+    if (failed(appendBias(matcher, chain, chain.stored, plan, d)))
       return failure();
-    FailureOr<LibraryOperand> operand = matcher.operandFor(*bias, chain.stored);
-    if (failed(operand))
-      return failure();
-    plan.operands.push_back(std::move(*operand));
     epilogue = epilogue == "default" ? "bias" : epilogue + "_bias";
-    d["bias_dtype"] = dtypeName(chain.stored);
   }
   d["epilogue"] = epilogue;
   plan.descriptor = toString(std::move(d));
@@ -389,19 +398,9 @@ FailureOr<LibraryCallPlan> planConv(KernelMatcher &matcher,
                  {"y_dtype", dtypeName(chain.stored)},
                  {"compute", "float32"},
                  {"activation", activation}};
-  if (chain.bias) {
-    if (!biasOnLastAxis(chain.bias))
-      return failure();
-    // cuDNN's pointwise add reads the bias in its stored type.
-    FailureOr<Value> bias = matcher.storedValue(chain.bias.getBias());
-    if (failed(bias))
-      return failure();
-    FailureOr<LibraryOperand> operand = matcher.operandFor(*bias);
-    if (failed(operand))
-      return failure();
-    plan.operands.push_back(std::move(*operand));
-    d["bias_dtype"] = dtypeName(elementOf(*bias));
-  }
+  // cuDNN's pointwise add reads the bias in its stored type.
+  if (chain.bias && failed(appendBias(matcher, chain, Type(), plan, d)))
+    return failure();
   plan.descriptor = toString(std::move(d));
   return plan;
 }
