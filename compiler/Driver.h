@@ -10,7 +10,7 @@
 #ifndef DLC_COMPILER_DRIVER_H
 #define DLC_COMPILER_DRIVER_H
 
-#include "frontends/keras/Importer.h"
+#include "frontends/keras/importer/Importer.h"
 #include "support/Tensor.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"

@@ -10,9 +10,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "frontends/keras/Config.h"
-#include "frontends/keras/KerasModel.h"
-#include "frontends/keras/Weights.h"
+#include "frontends/keras/reader/Config.h"
+#include "frontends/keras/reader/KerasModel.h"
+#include "frontends/keras/reader/Weights.h"
 
 #include "support/Error.h"
 #include "support/File.h"

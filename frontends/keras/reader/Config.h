@@ -8,10 +8,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DLC_FRONTENDS_KERAS_CONFIG_H
-#define DLC_FRONTENDS_KERAS_CONFIG_H
+#ifndef DLC_FRONTENDS_KERAS_READER_CONFIG_H
+#define DLC_FRONTENDS_KERAS_READER_CONFIG_H
 
-#include "frontends/keras/KerasModel.h"
+#include "frontends/keras/reader/KerasModel.h"
 
 #include <nlohmann/json.hpp>
 
@@ -50,4 +50,4 @@ bool isKerasOperation(const Layer &layer);
 
 } // namespace dlc::keras
 
-#endif // DLC_FRONTENDS_KERAS_CONFIG_H
+#endif // DLC_FRONTENDS_KERAS_READER_CONFIG_H

@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DLC_FRONTENDS_KERAS_KERASMODEL_H
-#define DLC_FRONTENDS_KERAS_KERASMODEL_H
+#ifndef DLC_FRONTENDS_KERAS_READER_KERASMODEL_H
+#define DLC_FRONTENDS_KERAS_READER_KERASMODEL_H
 
 #include "support/Tensor.h"
 
@@ -117,4 +117,4 @@ const char *fileFormatName(FileFormat format);
 
 } // namespace dlc::keras
 
-#endif // DLC_FRONTENDS_KERAS_KERASMODEL_H
+#endif // DLC_FRONTENDS_KERAS_READER_KERASMODEL_H

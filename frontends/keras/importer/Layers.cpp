@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "frontends/keras/ImporterImpl.h"
+#include "frontends/keras/importer/ImporterImpl.h"
 
 #include <cmath>
 #include <numeric>

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "frontends/keras/Hdf5.h"
+#include "frontends/keras/reader/Hdf5.h"
 
 #include "support/Error.h"
 

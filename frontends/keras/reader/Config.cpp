@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "frontends/keras/Config.h"
+#include "frontends/keras/reader/Config.h"
 
 #include "support/Error.h"
 

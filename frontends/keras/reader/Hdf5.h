@@ -11,8 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DLC_FRONTENDS_KERAS_HDF5_H
-#define DLC_FRONTENDS_KERAS_HDF5_H
+#ifndef DLC_FRONTENDS_KERAS_READER_HDF5_H
+#define DLC_FRONTENDS_KERAS_READER_HDF5_H
 
 #include "support/Tensor.h"
 
@@ -138,4 +138,4 @@ private:
 
 } // namespace dlc::keras::h5
 
-#endif // DLC_FRONTENDS_KERAS_HDF5_H
+#endif // DLC_FRONTENDS_KERAS_READER_HDF5_H

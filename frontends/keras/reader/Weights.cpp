@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "frontends/keras/Weights.h"
+#include "frontends/keras/reader/Weights.h"
 
 #include "support/Error.h"
 

@@ -10,10 +10,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DLC_FRONTENDS_KERAS_ISOLATION_H
-#define DLC_FRONTENDS_KERAS_ISOLATION_H
+#ifndef DLC_FRONTENDS_KERAS_READER_ISOLATION_H
+#define DLC_FRONTENDS_KERAS_READER_ISOLATION_H
 
-#include "frontends/keras/KerasModel.h"
+#include "frontends/keras/reader/KerasModel.h"
 
 #include <cstdint>
 #include <functional>
@@ -36,4 +36,4 @@ KerasModel runIsolated(const std::function<KerasModel()> &read,
 
 } // namespace dlc::keras
 
-#endif // DLC_FRONTENDS_KERAS_ISOLATION_H
+#endif // DLC_FRONTENDS_KERAS_READER_ISOLATION_H

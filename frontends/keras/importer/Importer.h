@@ -8,10 +8,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DLC_FRONTENDS_KERAS_IMPORTER_H
-#define DLC_FRONTENDS_KERAS_IMPORTER_H
+#ifndef DLC_FRONTENDS_KERAS_IMPORTER_IMPORTER_H
+#define DLC_FRONTENDS_KERAS_IMPORTER_IMPORTER_H
 
-#include "frontends/keras/KerasModel.h"
+#include "frontends/keras/reader/KerasModel.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
@@ -54,4 +54,4 @@ ImportResult loadModel(mlir::MLIRContext &context, const std::string &path,
 
 } // namespace dlc::keras
 
-#endif // DLC_FRONTENDS_KERAS_IMPORTER_H
+#endif // DLC_FRONTENDS_KERAS_IMPORTER_IMPORTER_H

@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DLC_FRONTENDS_KERAS_ZIP_H
-#define DLC_FRONTENDS_KERAS_ZIP_H
+#ifndef DLC_FRONTENDS_KERAS_READER_ZIP_H
+#define DLC_FRONTENDS_KERAS_READER_ZIP_H
 
 #include <cstdint>
 #include <string>
@@ -58,4 +58,4 @@ private:
 
 } // namespace dlc::keras
 
-#endif // DLC_FRONTENDS_KERAS_ZIP_H
+#endif // DLC_FRONTENDS_KERAS_READER_ZIP_H

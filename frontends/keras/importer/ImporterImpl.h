@@ -7,11 +7,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DLC_FRONTENDS_KERAS_IMPORTERIMPL_H
-#define DLC_FRONTENDS_KERAS_IMPORTERIMPL_H
+#ifndef DLC_FRONTENDS_KERAS_IMPORTER_IMPORTERIMPL_H
+#define DLC_FRONTENDS_KERAS_IMPORTER_IMPORTERIMPL_H
 
-#include "frontends/keras/ConfigAccess.h"
-#include "frontends/keras/Importer.h"
+#include "frontends/keras/importer/ConfigAccess.h"
+#include "frontends/keras/importer/Importer.h"
 
 #include "dialects/graph/GraphDialect.h"
 #include "support/Error.h"
@@ -191,4 +191,4 @@ std::string kerasShape(mlir::Value v);
 
 } // namespace dlc::keras
 
-#endif // DLC_FRONTENDS_KERAS_IMPORTERIMPL_H
+#endif // DLC_FRONTENDS_KERAS_IMPORTER_IMPORTERIMPL_H

@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "frontends/keras/ImporterImpl.h"
+#include "frontends/keras/importer/ImporterImpl.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"

@@ -1,7 +1,7 @@
 //===- ConfigAccess.cpp - typed reads of a layer config ----------*- C++
 //-*-===//
 
-#include "frontends/keras/ConfigAccess.h"
+#include "frontends/keras/importer/ConfigAccess.h"
 
 #include "support/Error.h"
 

@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DLC_FRONTENDS_KERAS_CONFIGACCESS_H
-#define DLC_FRONTENDS_KERAS_CONFIGACCESS_H
+#ifndef DLC_FRONTENDS_KERAS_IMPORTER_CONFIGACCESS_H
+#define DLC_FRONTENDS_KERAS_IMPORTER_CONFIGACCESS_H
 
 #include <nlohmann/json.hpp>
 
@@ -52,4 +52,4 @@ private:
 
 } // namespace dlc::keras
 
-#endif // DLC_FRONTENDS_KERAS_CONFIGACCESS_H
+#endif // DLC_FRONTENDS_KERAS_IMPORTER_CONFIGACCESS_H

@@ -12,12 +12,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DLC_FRONTENDS_KERAS_WEIGHTS_H
-#define DLC_FRONTENDS_KERAS_WEIGHTS_H
+#ifndef DLC_FRONTENDS_KERAS_READER_WEIGHTS_H
+#define DLC_FRONTENDS_KERAS_READER_WEIGHTS_H
 
-#include "frontends/keras/Config.h"
-#include "frontends/keras/Hdf5.h"
-#include "frontends/keras/KerasModel.h"
+#include "frontends/keras/reader/Config.h"
+#include "frontends/keras/reader/Hdf5.h"
+#include "frontends/keras/reader/KerasModel.h"
 
 #include <nlohmann/json.hpp>
 
@@ -63,4 +63,4 @@ void assignTfJsWeights(const nlohmann::json &manifest,
 
 } // namespace dlc::keras
 
-#endif // DLC_FRONTENDS_KERAS_WEIGHTS_H
+#endif // DLC_FRONTENDS_KERAS_READER_WEIGHTS_H

@@ -1,6 +1,6 @@
 //===- Zip.cpp - reading members of a zip archive in memory ---*- C++ -*-===//
 
-#include "frontends/keras/Zip.h"
+#include "frontends/keras/reader/Zip.h"
 
 #include "support/Error.h"
 

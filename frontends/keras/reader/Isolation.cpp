@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "frontends/keras/Isolation.h"
+#include "frontends/keras/reader/Isolation.h"
 
 #include "support/Error.h"
 

@@ -7,12 +7,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "frontends/keras/Config.h"
-#include "frontends/keras/Hdf5.h"
-#include "frontends/keras/Isolation.h"
-#include "frontends/keras/KerasModel.h"
-#include "frontends/keras/Weights.h"
-#include "frontends/keras/Zip.h"
+#include "frontends/keras/reader/Config.h"
+#include "frontends/keras/reader/Hdf5.h"
+#include "frontends/keras/reader/Isolation.h"
+#include "frontends/keras/reader/KerasModel.h"
+#include "frontends/keras/reader/Weights.h"
+#include "frontends/keras/reader/Zip.h"
 
 #include "support/Error.h"
 #include "support/File.h"
