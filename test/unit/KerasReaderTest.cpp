@@ -10,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "frontends/keras/reader/Config.h"
 #include "frontends/keras/reader/KerasModel.h"
+#include "frontends/keras/reader/ModelConfig.h"
 #include "frontends/keras/reader/Weights.h"
 
 #include "support/Error.h"

@@ -389,10 +389,9 @@ Value Importer::activation(Location loc, Value x, const json &spec) {
   return builder_.create<graph::ActivationOp>(loc, x, *act);
 }
 
-std::vector<KValue> Importer::convertInner(const json &innerSpec,
-                                           std::vector<Tensor> weights,
-                                           LayerCall_ &outer,
-                                           std::vector<KValue> inputs) {
+std::vector<MaskedValue>
+Importer::convertInner(const json &innerSpec, std::vector<Tensor> weights,
+                       CallToConvert &outer, std::vector<MaskedValue> inputs) {
   if (!innerSpec.is_object() || !innerSpec.contains("class_name") ||
       !innerSpec["class_name"].is_string())
     throw UserError("wrapped layer has no class_name");
@@ -410,9 +409,9 @@ std::vector<KValue> Importer::convertInner(const json &innerSpec,
 // The layer graph walk
 //===----------------------------------------------------------------------===//
 
-std::vector<KValue> Importer::convertLayer(const Layer &layer,
-                                           const std::string &qualifiedName,
-                                           std::vector<KValue> inputs) {
+std::vector<MaskedValue>
+Importer::convertLayer(const Layer &layer, const std::string &qualifiedName,
+                       std::vector<MaskedValue> inputs) {
   try {
     checkDtypePolicy(layer);
     // The class rides along as the child location, for error messages.
@@ -428,8 +427,8 @@ std::vector<KValue> Importer::convertLayer(const Layer &layer,
     auto it = converters().find(layer.className);
     if (it == converters().end())
       throw UserError("unsupported layer class");
-    LayerCall_ call{layer, ConfigReader(layer.config), loc, std::move(inputs),
-                    qualifiedName};
+    CallToConvert call{layer, LayerConfig(layer.config), loc, std::move(inputs),
+                       qualifiedName};
     return it->second(*this, call);
   } catch (const UserError &e) {
     throw e.inLayer(qualifiedName, layer.className).inFile(model_.path);
@@ -439,9 +438,9 @@ std::vector<KValue> Importer::convertLayer(const Layer &layer,
   }
 }
 
-std::vector<KValue> Importer::callNested(const Model &nested,
-                                         const std::string &prefix,
-                                         std::vector<KValue> inputs) {
+std::vector<MaskedValue> Importer::callNested(const Model &nested,
+                                              const std::string &prefix,
+                                              std::vector<MaskedValue> inputs) {
   Scope scope;
   scope.model = &nested;
   scope.prefix = prefix;
@@ -453,14 +452,14 @@ std::vector<KValue> Importer::callNested(const Model &nested,
                     std::to_string(inputs.size()));
   for (size_t i = 0; i < inputs.size(); ++i)
     scope.inputsByLayer[nested.inputs[i].layer] = inputs[i];
-  std::vector<KValue> outputs;
+  std::vector<MaskedValue> outputs;
   for (const TensorRef &ref : nested.outputs)
     outputs.push_back(resolve(scope, ref));
   return outputs;
 }
 
-std::vector<KValue> Importer::callLayer(Scope &scope, const Layer &layer,
-                                        int node) {
+std::vector<MaskedValue> Importer::callLayer(Scope &scope, const Layer &layer,
+                                             int node) {
   if (node < 0 || node >= static_cast<int>(layer.calls.size()))
     throw UserError("layer '" + layer.name + "' has no call " +
                         std::to_string(node),
@@ -470,11 +469,11 @@ std::vector<KValue> Importer::callLayer(Scope &scope, const Layer &layer,
                         "'",
                     model_.path);
   const LayerCall &call = layer.calls[node];
-  std::vector<KValue> inputs;
+  std::vector<MaskedValue> inputs;
   for (const TensorRef &ref : call.inputs)
     inputs.push_back(resolve(scope, ref));
   std::string qualified = scope.prefix + layer.name;
-  std::vector<KValue> outputs;
+  std::vector<MaskedValue> outputs;
   if (layer.nested) {
     try {
       outputs = callNested(*layer.nested, qualified + "/", std::move(inputs));
@@ -491,7 +490,7 @@ std::vector<KValue> Importer::callLayer(Scope &scope, const Layer &layer,
       if (s.name != layer.name || !s.outputShape.empty())
         continue;
       std::string shapes;
-      for (const KValue &v : outputs)
+      for (const MaskedValue &v : outputs)
         shapes += (shapes.empty() ? "" : ", ") + kerasShape(v.value);
       s.outputShape = outputs.size() == 1 ? shapes : "[" + shapes + "]";
     }
@@ -499,7 +498,7 @@ std::vector<KValue> Importer::callLayer(Scope &scope, const Layer &layer,
   return outputs;
 }
 
-KValue Importer::resolve(Scope &scope, const TensorRef &ref) {
+MaskedValue Importer::resolve(Scope &scope, const TensorRef &ref) {
   auto key = std::make_tuple(ref.layer, ref.node, ref.tensor);
   if (auto it = scope.values.find(key); it != scope.values.end())
     return it->second;
@@ -516,7 +515,7 @@ KValue Importer::resolve(Scope &scope, const TensorRef &ref) {
                       model_.path);
     return in->second;
   }
-  std::vector<KValue> outputs = callLayer(scope, layer, ref.node);
+  std::vector<MaskedValue> outputs = callLayer(scope, layer, ref.node);
   for (size_t i = 0; i < outputs.size(); ++i)
     scope.values[std::make_tuple(ref.layer, ref.node, static_cast<int>(i))] =
         outputs[i];
@@ -531,7 +530,7 @@ namespace {
 
 /// The function argument type of an InputLayer.
 RankedTensorType inputType(OpBuilder &b, const Layer &layer) {
-  ConfigReader cfg(layer.config);
+  LayerConfig cfg(layer.config);
   const char *key =
       cfg.has("batch_shape") ? "batch_shape" : "batch_input_shape";
   const json &shape = cfg.raw(key);

@@ -10,8 +10,8 @@
 #ifndef DLC_FRONTENDS_KERAS_IMPORTER_IMPORTERIMPL_H
 #define DLC_FRONTENDS_KERAS_IMPORTER_IMPORTERIMPL_H
 
-#include "frontends/keras/importer/ConfigAccess.h"
 #include "frontends/keras/importer/Importer.h"
+#include "frontends/keras/importer/LayerConfig.h"
 
 #include "dialects/graph/GraphDialect.h"
 #include "support/Error.h"
@@ -28,23 +28,25 @@ namespace dlc::keras {
 /// A tensor a layer produced, with the Keras mask travelling with it (null
 /// when there is none): Embedding(mask_zero=True) makes one, recurrent
 /// layers consume it.
-struct KValue {
+struct MaskedValue {
   mlir::Value value;
   mlir::Value mask;
 };
 
 class Importer;
 
-/// What a converter sees of one layer call.
-struct LayerCall_ {
+/// What a converter sees of the layer call it converts: the layer, its config,
+/// the location of the ops it makes, and the values it is called on.
+struct CallToConvert {
   const Layer &layer;
-  ConfigReader cfg;
+  LayerConfig cfg;
   mlir::Location loc;
-  std::vector<KValue> inputs;
+  std::vector<MaskedValue> inputs;
   std::string qualifiedName; ///< "outer/inner" inside nested models
 };
 
-using Converter = std::function<std::vector<KValue>(Importer &, LayerCall_ &)>;
+using Converter =
+    std::function<std::vector<MaskedValue>(Importer &, CallToConvert &)>;
 
 /// The converters by Keras class name (Layers.cpp).
 const std::map<std::string, Converter> &converters();
@@ -91,10 +93,10 @@ public:
 
   /// Converts a layer that wraps another (TimeDistributed, Bidirectional):
   /// the inner config as a layer with the given weights.
-  std::vector<KValue> convertInner(const nlohmann::json &innerSpec,
-                                   std::vector<Tensor> weights,
-                                   LayerCall_ &outer,
-                                   std::vector<KValue> inputs);
+  std::vector<MaskedValue> convertInner(const nlohmann::json &innerSpec,
+                                        std::vector<Tensor> weights,
+                                        CallToConvert &outer,
+                                        std::vector<MaskedValue> inputs);
 
   /// The element type layers compute in (f32; see dtype policies).
   mlir::Type floatType() { return builder_.getF32Type(); }
@@ -104,18 +106,20 @@ private:
     const Model *model = nullptr;
     std::string prefix; ///< "" at the top, "outer/" inside a nested model
     std::map<std::string, const Layer *> byName;
-    std::map<std::tuple<std::string, int, int>, KValue> values;
+    std::map<std::tuple<std::string, int, int>, MaskedValue> values;
     std::set<std::pair<std::string, int>> inProgress;
-    std::map<std::string, KValue> inputsByLayer; ///< InputLayer -> value
+    std::map<std::string, MaskedValue> inputsByLayer; ///< InputLayer -> value
   };
 
-  KValue resolve(Scope &scope, const TensorRef &ref);
-  std::vector<KValue> callLayer(Scope &scope, const Layer &layer, int node);
-  std::vector<KValue> convertLayer(const Layer &layer,
-                                   const std::string &qualifiedName,
-                                   std::vector<KValue> inputs);
-  std::vector<KValue> callNested(const Model &nested, const std::string &prefix,
-                                 std::vector<KValue> inputs);
+  MaskedValue resolve(Scope &scope, const TensorRef &ref);
+  std::vector<MaskedValue> callLayer(Scope &scope, const Layer &layer,
+                                     int node);
+  std::vector<MaskedValue> convertLayer(const Layer &layer,
+                                        const std::string &qualifiedName,
+                                        std::vector<MaskedValue> inputs);
+  std::vector<MaskedValue> callNested(const Model &nested,
+                                      const std::string &prefix,
+                                      std::vector<MaskedValue> inputs);
   void checkSupported();
   void checkDtypePolicy(const Layer &layer);
 

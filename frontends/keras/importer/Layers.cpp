@@ -28,7 +28,7 @@ namespace {
 
 constexpr int64_t kDyn = ShapedType::kDynamic;
 
-Value input(LayerCall_ &c, size_t count = 1) {
+Value input(CallToConvert &c, size_t count = 1) {
   if (c.inputs.size() != count)
     throw UserError("expects " + std::to_string(count) + " input" +
                     (count == 1 ? "" : "s") + ", got " +
@@ -49,7 +49,7 @@ void expectRank(Value x, std::initializer_list<int64_t> ranks) {
 
 /// The layer's weights, checked against the expected names and shapes (an
 /// empty expected shape is not checked).
-const std::vector<Tensor> &weights(LayerCall_ &c,
+const std::vector<Tensor> &weights(CallToConvert &c,
                                    std::vector<std::string> names,
                                    std::vector<std::vector<int64_t>> shapes) {
   const std::vector<Tensor> &w = c.layer.weights;
@@ -67,7 +67,7 @@ const std::vector<Tensor> &weights(LayerCall_ &c,
   return w;
 }
 
-bool channelsFirst(LayerCall_ &c) {
+bool channelsFirst(CallToConvert &c) {
   std::string f = c.cfg.getString("data_format", "channels_last");
   if (f != "channels_last" && f != "channels_first")
     throw UserError("unknown data_format '" + f + "'");
@@ -119,7 +119,7 @@ Attribute i64(Importer &im, int64_t v) {
   return im.builder().getI64IntegerAttr(v);
 }
 
-Value biasAndActivation(Importer &im, LayerCall_ &c, Value y,
+Value biasAndActivation(Importer &im, CallToConvert &c, Value y,
                         const Tensor *bias, int64_t axis) {
   if (bias)
     y = im.make<BiasAddOp>(
@@ -129,7 +129,7 @@ Value biasAndActivation(Importer &im, LayerCall_ &c, Value y,
   return im.activation(c.loc, y, c.cfg.raw("activation"));
 }
 
-std::vector<KValue> one(Value v, Value mask = {}) { return {{v, mask}}; }
+std::vector<MaskedValue> one(Value v, Value mask = {}) { return {{v, mask}}; }
 
 /// A 1-D layer on [N, L, C] (or [N, C, L]) as a 2-D layer on a unit height.
 Value to2D(Importer &im, Location loc, Value x, bool cf) {
@@ -147,7 +147,7 @@ Value from2D(Importer &im, Location loc, Value y, bool cf) {
 // Dense and convolutions
 //===----------------------------------------------------------------------===//
 
-std::vector<KValue> dense(Importer &im, LayerCall_ &c) {
+std::vector<MaskedValue> dense(Importer &im, CallToConvert &c) {
   Value x = input(c);
   int64_t in = staticDim(x, -1, "the last dim");
   int64_t units = c.cfg.getInt("units");
@@ -162,7 +162,7 @@ std::vector<KValue> dense(Importer &im, LayerCall_ &c) {
 }
 
 /// Conv1D and Conv2D.
-std::vector<KValue> conv(Importer &im, LayerCall_ &c, int dims) {
+std::vector<MaskedValue> conv(Importer &im, CallToConvert &c, int dims) {
   Value x = input(c);
   expectRank(x, {dims + 2});
   bool cf = channelsFirst(c);
@@ -208,7 +208,7 @@ std::vector<KValue> conv(Importer &im, LayerCall_ &c, int dims) {
   return one(y);
 }
 
-Value depthwise(Importer &im, LayerCall_ &c, Value x, bool cf,
+Value depthwise(Importer &im, CallToConvert &c, Value x, bool cf,
                 const Tensor &kernel, int64_t channels, int64_t multiplier,
                 std::vector<int64_t> k, std::vector<int64_t> s,
                 std::vector<int64_t> d, const std::string &padding) {
@@ -223,7 +223,7 @@ Value depthwise(Importer &im, LayerCall_ &c, Value x, bool cf,
        attr(im, "data_layout", LayoutAttr::get(im.context(), layoutOf(cf)))});
 }
 
-std::vector<KValue> depthwiseConv2D(Importer &im, LayerCall_ &c) {
+std::vector<MaskedValue> depthwiseConv2D(Importer &im, CallToConvert &c) {
   Value x = input(c);
   expectRank(x, {4});
   bool cf = channelsFirst(c);
@@ -242,7 +242,7 @@ std::vector<KValue> depthwiseConv2D(Importer &im, LayerCall_ &c) {
       biasAndActivation(im, c, y, useBias ? &w[1] : nullptr, cf ? 1 : -1));
 }
 
-std::vector<KValue> separableConv2D(Importer &im, LayerCall_ &c) {
+std::vector<MaskedValue> separableConv2D(Importer &im, CallToConvert &c) {
   Value x = input(c);
   expectRank(x, {4});
   bool cf = channelsFirst(c);
@@ -317,7 +317,7 @@ TransposeCrop transposeCrop(Generation gen, const std::string &padding,
   return {before, std::max(after, int64_t(0)), std::max(-after, int64_t(0))};
 }
 
-std::vector<KValue> conv2DTranspose(Importer &im, LayerCall_ &c) {
+std::vector<MaskedValue> conv2DTranspose(Importer &im, CallToConvert &c) {
   Value x = input(c);
   expectRank(x, {4});
   bool cf = channelsFirst(c);
@@ -362,7 +362,8 @@ std::vector<KValue> conv2DTranspose(Importer &im, LayerCall_ &c) {
 // Pooling
 //===----------------------------------------------------------------------===//
 
-std::vector<KValue> pool(Importer &im, LayerCall_ &c, int dims, PoolKind kind) {
+std::vector<MaskedValue> pool(Importer &im, CallToConvert &c, int dims,
+                              PoolKind kind) {
   Value x = input(c);
   expectRank(x, {dims + 2});
   bool cf = channelsFirst(c);
@@ -384,8 +385,8 @@ std::vector<KValue> pool(Importer &im, LayerCall_ &c, int dims, PoolKind kind) {
   return one(dims == 1 ? from2D(im, c.loc, y, cf) : y);
 }
 
-std::vector<KValue> globalPool(Importer &im, LayerCall_ &c, int dims,
-                               PoolKind kind) {
+std::vector<MaskedValue> globalPool(Importer &im, CallToConvert &c, int dims,
+                                    PoolKind kind) {
   if (c.inputs.size() == 1 && c.inputs[0].mask)
     throw UserError("a mask (from Embedding mask_zero) reaching global "
                     "pooling is not supported");
@@ -414,7 +415,7 @@ int64_t staticProduct(Value x, size_t from) {
   return p;
 }
 
-std::vector<KValue> flatten(Importer &im, LayerCall_ &c) {
+std::vector<MaskedValue> flatten(Importer &im, CallToConvert &c) {
   Value x = input(c);
   if (channelsFirst(c) && rankOf(x) > 2) {
     std::vector<int64_t> perm = {0};
@@ -426,7 +427,7 @@ std::vector<KValue> flatten(Importer &im, LayerCall_ &c) {
   return one(im.reshape(c.loc, x, {-1, staticProduct(x, 1)}));
 }
 
-std::vector<KValue> reshapeLayer(Importer &im, LayerCall_ &c) {
+std::vector<MaskedValue> reshapeLayer(Importer &im, CallToConvert &c) {
   Value x = input(c);
   std::vector<int64_t> target = c.cfg.getInts("target_shape", 0);
   int64_t total = staticProduct(x, 1), known = 1;
@@ -455,7 +456,7 @@ std::vector<KValue> reshapeLayer(Importer &im, LayerCall_ &c) {
   return one(im.reshape(c.loc, x, shape));
 }
 
-std::vector<KValue> permute(Importer &im, LayerCall_ &c) {
+std::vector<MaskedValue> permute(Importer &im, CallToConvert &c) {
   Value x = input(c);
   std::vector<int64_t> perm = {0};
   for (int64_t d : c.cfg.getInts("dims", 0))
@@ -464,7 +465,7 @@ std::vector<KValue> permute(Importer &im, LayerCall_ &c) {
       im.make<TransposeOp>(c.loc, {x}, {attr(im, "perm", ints(im, perm))}));
 }
 
-std::vector<KValue> repeatVector(Importer &im, LayerCall_ &c) {
+std::vector<MaskedValue> repeatVector(Importer &im, CallToConvert &c) {
   Value x = input(c);
   expectRank(x, {2});
   int64_t n = c.cfg.getInt("n");
@@ -476,8 +477,8 @@ std::vector<KValue> repeatVector(Importer &im, LayerCall_ &c) {
 }
 
 /// ((a, b), (c, d)) from an int, a pair of ints or a pair of pairs.
-std::vector<std::pair<int64_t, int64_t>> pairs(LayerCall_ &c, const char *key,
-                                               int dims) {
+std::vector<std::pair<int64_t, int64_t>> pairs(CallToConvert &c,
+                                               const char *key, int dims) {
   const json &v = c.cfg.raw(key);
   std::vector<std::pair<int64_t, int64_t>> out;
   auto num = [&](const json &e) {
@@ -503,7 +504,7 @@ std::vector<std::pair<int64_t, int64_t>> pairs(LayerCall_ &c, const char *key,
   return out;
 }
 
-std::vector<KValue> zeroPadding(Importer &im, LayerCall_ &c, int dims) {
+std::vector<MaskedValue> zeroPadding(Importer &im, CallToConvert &c, int dims) {
   Value x = input(c);
   expectRank(x, {dims + 2});
   bool cf = channelsFirst(c);
@@ -518,7 +519,7 @@ std::vector<KValue> zeroPadding(Importer &im, LayerCall_ &c, int dims) {
       {attr(im, "low", ints(im, low)), attr(im, "high", ints(im, high))}));
 }
 
-std::vector<KValue> cropping(Importer &im, LayerCall_ &c, int dims) {
+std::vector<MaskedValue> cropping(Importer &im, CallToConvert &c, int dims) {
   Value x = input(c);
   expectRank(x, {dims + 2});
   bool cf = channelsFirst(c);
@@ -538,7 +539,7 @@ std::vector<KValue> cropping(Importer &im, LayerCall_ &c, int dims) {
                                attr(im, "sizes", ints(im, sizes))}));
 }
 
-std::vector<KValue> upSampling(Importer &im, LayerCall_ &c, int dims) {
+std::vector<MaskedValue> upSampling(Importer &im, CallToConvert &c, int dims) {
   Value x = input(c);
   expectRank(x, {dims + 2});
   if (c.cfg.getString("interpolation", "nearest") != "nearest")
@@ -559,7 +560,7 @@ std::vector<KValue> upSampling(Importer &im, LayerCall_ &c, int dims) {
 //===----------------------------------------------------------------------===//
 
 /// Axes from an int or a list (Keras 2 writes a list after build).
-std::vector<int64_t> axesOf(LayerCall_ &c, const char *key, int64_t rank,
+std::vector<int64_t> axesOf(CallToConvert &c, const char *key, int64_t rank,
                             std::vector<int64_t> fallback) {
   std::vector<int64_t> axes = fallback;
   if (c.cfg.raw(key).is_number_integer())
@@ -575,7 +576,7 @@ std::vector<int64_t> axesOf(LayerCall_ &c, const char *key, int64_t rank,
   return axes;
 }
 
-std::vector<KValue> batchNorm(Importer &im, LayerCall_ &c) {
+std::vector<MaskedValue> batchNorm(Importer &im, CallToConvert &c) {
   Value x = input(c);
   std::vector<int64_t> axes = axesOf(c, "axis", rankOf(x), {-1});
   if (axes.size() != 1)
@@ -612,7 +613,7 @@ std::vector<KValue> batchNorm(Importer &im, LayerCall_ &c) {
              c.inputs[0].mask);
 }
 
-std::vector<KValue> layerNorm(Importer &im, LayerCall_ &c) {
+std::vector<MaskedValue> layerNorm(Importer &im, CallToConvert &c) {
   Value x = input(c);
   if (c.cfg.getBool("rms_scaling", false))
     throw UserError("rms_scaling is not supported");
@@ -657,7 +658,7 @@ Value vectorConstant(Importer &im, Location loc, const std::vector<double> &v,
   return im.weight(loc, t, name, im.floatType());
 }
 
-std::vector<KValue> rescaling(Importer &im, LayerCall_ &c) {
+std::vector<MaskedValue> rescaling(Importer &im, CallToConvert &c) {
   Value x = input(c);
   std::vector<double> scale = c.cfg.getFloats("scale");
   std::vector<double> offset = c.cfg.isNull("offset")
@@ -671,7 +672,7 @@ std::vector<KValue> rescaling(Importer &im, LayerCall_ &c) {
   return one(y, c.inputs[0].mask);
 }
 
-std::vector<KValue> normalization(Importer &im, LayerCall_ &c) {
+std::vector<MaskedValue> normalization(Importer &im, CallToConvert &c) {
   Value x = input(c);
   int64_t rank = rankOf(x);
   std::vector<int64_t> axes = c.cfg.isNull("axis")
@@ -728,13 +729,13 @@ std::vector<KValue> normalization(Importer &im, LayerCall_ &c) {
 // Activations
 //===----------------------------------------------------------------------===//
 
-std::vector<KValue> activationLayer(Importer &im, LayerCall_ &c) {
+std::vector<MaskedValue> activationLayer(Importer &im, CallToConvert &c) {
   Value x = input(c);
   return one(im.activation(c.loc, x, c.cfg.raw("activation")),
              c.inputs[0].mask);
 }
 
-Value reluAct(Importer &im, LayerCall_ &c, Value x, double slope,
+Value reluAct(Importer &im, CallToConvert &c, Value x, double slope,
               std::optional<double> maxValue, double threshold) {
   if (slope < 0 || (maxValue && *maxValue < 0))
     throw UserError("negative_slope and max_value must be non-negative");
@@ -745,7 +746,7 @@ Value reluAct(Importer &im, LayerCall_ &c, Value x, double slope,
   return im.builder().create<ActivationOp>(c.loc, x, act);
 }
 
-std::vector<KValue> reluLayer(Importer &im, LayerCall_ &c) {
+std::vector<MaskedValue> reluLayer(Importer &im, CallToConvert &c) {
   Value x = input(c);
   return one(reluAct(im, c, x, c.cfg.getFloat("negative_slope", 0.0),
                      c.cfg.getOptionalFloat("max_value"),
@@ -753,14 +754,14 @@ std::vector<KValue> reluLayer(Importer &im, LayerCall_ &c) {
              c.inputs[0].mask);
 }
 
-std::vector<KValue> leakyRelu(Importer &im, LayerCall_ &c) {
+std::vector<MaskedValue> leakyRelu(Importer &im, CallToConvert &c) {
   Value x = input(c);
   double slope = c.cfg.has("negative_slope") ? c.cfg.getFloat("negative_slope")
                                              : c.cfg.getFloat("alpha", 0.3);
   return one(reluAct(im, c, x, slope, std::nullopt, 0.0), c.inputs[0].mask);
 }
 
-std::vector<KValue> eluLayer(Importer &im, LayerCall_ &c) {
+std::vector<MaskedValue> eluLayer(Importer &im, CallToConvert &c) {
   Value x = input(c);
   auto act = ActivationAttr::get(im.context(), ActivationKind::Elu,
                                  c.cfg.getFloat("alpha", 1.0), 0,
@@ -769,7 +770,7 @@ std::vector<KValue> eluLayer(Importer &im, LayerCall_ &c) {
              c.inputs[0].mask);
 }
 
-std::vector<KValue> preluLayer(Importer &im, LayerCall_ &c) {
+std::vector<MaskedValue> preluLayer(Importer &im, CallToConvert &c) {
   Value x = input(c);
   auto &w = weights(c, {"alpha"}, {{}});
   if (w[0].rank() != rankOf(x) - 1)
@@ -780,7 +781,7 @@ std::vector<KValue> preluLayer(Importer &im, LayerCall_ &c) {
   return one(im.make<PReluOp>(c.loc, {x, alpha}), c.inputs[0].mask);
 }
 
-std::vector<KValue> softmaxLayer(Importer &im, LayerCall_ &c) {
+std::vector<MaskedValue> softmaxLayer(Importer &im, CallToConvert &c) {
   Value x = input(c);
   std::vector<int64_t> axes = axesOf(c, "axis", rankOf(x), {-1});
   if (axes.size() != 1)
@@ -793,7 +794,8 @@ std::vector<KValue> softmaxLayer(Importer &im, LayerCall_ &c) {
 // Merging
 //===----------------------------------------------------------------------===//
 
-template <typename OpT> std::vector<KValue> merge(Importer &im, LayerCall_ &c) {
+template <typename OpT>
+std::vector<MaskedValue> merge(Importer &im, CallToConvert &c) {
   if (c.inputs.size() < 2)
     throw UserError("expects at least 2 inputs, got " +
                     std::to_string(c.inputs.size()));
@@ -803,23 +805,23 @@ template <typename OpT> std::vector<KValue> merge(Importer &im, LayerCall_ &c) {
   return one(y);
 }
 
-std::vector<KValue> subtract(Importer &im, LayerCall_ &c) {
+std::vector<MaskedValue> subtract(Importer &im, CallToConvert &c) {
   input(c, 2);
   return one(im.make<SubOp>(c.loc, {c.inputs[0].value, c.inputs[1].value}));
 }
 
-std::vector<KValue> average(Importer &im, LayerCall_ &c) {
+std::vector<MaskedValue> average(Importer &im, CallToConvert &c) {
   Value sum = merge<AddOp>(im, c)[0].value;
   Value n =
       im.splat(c.loc, static_cast<double>(c.inputs.size()), {}, im.floatType());
   return one(im.make<DivOp>(c.loc, {sum, n}));
 }
 
-std::vector<KValue> concatenate(Importer &im, LayerCall_ &c) {
+std::vector<MaskedValue> concatenate(Importer &im, CallToConvert &c) {
   if (c.inputs.empty())
     throw UserError("expects inputs");
   SmallVector<Value> values;
-  for (KValue &v : c.inputs)
+  for (MaskedValue &v : c.inputs)
     values.push_back(v.value);
   return one(im.make<ConcatOp>(
       c.loc, values, {attr(im, "axis", i64(im, c.cfg.getInt("axis", -1)))}));
@@ -829,7 +831,7 @@ std::vector<KValue> concatenate(Importer &im, LayerCall_ &c) {
 // Embedding and recurrent layers
 //===----------------------------------------------------------------------===//
 
-std::vector<KValue> embedding(Importer &im, LayerCall_ &c) {
+std::vector<MaskedValue> embedding(Importer &im, CallToConvert &c) {
   Value x = input(c);
   int64_t vocab = c.cfg.getInt("input_dim"), dim = c.cfg.getInt("output_dim");
   auto &w = weights(c, {"embeddings"}, {{vocab, dim}});
@@ -851,7 +853,7 @@ std::vector<KValue> embedding(Importer &im, LayerCall_ &c) {
 
 /// SimpleRNN (gates 1), LSTM (4), GRU (3).
 template <typename OpT>
-std::vector<KValue> recurrent(Importer &im, LayerCall_ &c, int gates) {
+std::vector<MaskedValue> recurrent(Importer &im, CallToConvert &c, int gates) {
   Value x = input(c);
   expectRank(x, {3});
   if (c.cfg.getBool("return_state", false))
@@ -926,7 +928,7 @@ std::vector<KValue> recurrent(Importer &im, LayerCall_ &c, int gates) {
   return one(y, returnSequences ? mask : Value());
 }
 
-std::vector<KValue> bidirectional(Importer &im, LayerCall_ &c) {
+std::vector<MaskedValue> bidirectional(Importer &im, CallToConvert &c) {
   input(c);
   const json &forwardSpec = c.cfg.raw("layer");
   if (!forwardSpec.is_object())
@@ -956,7 +958,7 @@ std::vector<KValue> bidirectional(Importer &im, LayerCall_ &c) {
   std::vector<Tensor> bw(c.layer.weights.begin() + total / 2,
                          c.layer.weights.end());
   Value f = im.convertInner(forward, fw, c, c.inputs)[0].value;
-  KValue bkv = im.convertInner(backwardSpec, bw, c, c.inputs)[0];
+  MaskedValue bkv = im.convertInner(backwardSpec, bw, c, c.inputs)[0];
   Value b = bkv.value;
   bool sequences = forwardSpec.value("config", json::object())
                        .value("return_sequences", false);
@@ -983,7 +985,7 @@ std::vector<KValue> bidirectional(Importer &im, LayerCall_ &c) {
   throw UserError("unknown merge_mode '" + m + "'");
 }
 
-std::vector<KValue> timeDistributed(Importer &im, LayerCall_ &c) {
+std::vector<MaskedValue> timeDistributed(Importer &im, CallToConvert &c) {
   Value x = input(c);
   if (rankOf(x) < 3)
     throw UserError("expects an input of rank 3 or more, got " + kerasShape(x));
@@ -1013,20 +1015,21 @@ bool dlc::keras::isInferenceIdentity(const std::string &className) {
 
 namespace {
 /// A converter for the 1-D or 2-D variant of a layer family.
-Converter withDims(std::vector<KValue> (*fn)(Importer &, LayerCall_ &, int),
+Converter withDims(std::vector<MaskedValue> (*fn)(Importer &, CallToConvert &,
+                                                  int),
                    int dims) {
-  return [fn, dims](Importer &im, LayerCall_ &c) { return fn(im, c, dims); };
+  return [fn, dims](Importer &im, CallToConvert &c) { return fn(im, c, dims); };
 }
 /// A converter for a pooling layer of `dims` spatial dims and `kind`.
-Converter pooling(std::vector<KValue> (*fn)(Importer &, LayerCall_ &, int,
-                                            PoolKind),
+Converter pooling(std::vector<MaskedValue> (*fn)(Importer &, CallToConvert &,
+                                                 int, PoolKind),
                   int dims, PoolKind kind) {
-  return [fn, dims, kind](Importer &im, LayerCall_ &c) {
+  return [fn, dims, kind](Importer &im, CallToConvert &c) {
     return fn(im, c, dims, kind);
   };
 }
 template <typename OpT> Converter recurrentOf(int gates) {
-  return [gates](Importer &im, LayerCall_ &c) {
+  return [gates](Importer &im, CallToConvert &c) {
     return recurrent<OpT>(im, c, gates);
   };
 }

@@ -1,16 +1,16 @@
 //===- Formats.cpp - which model format a file is, and reading it -*- C++ -*-//
 //
 // readKerasModel: detects the format from the file's content (never its
-// extension), reads the config into a Model (Config.h) and the weights onto
-// its layers (Weights.h), all in a child process (Isolation.h). Every error
-// names the model path as given.
+// extension), reads the config into a Model (ModelConfig.h) and the weights
+// onto its layers (Weights.h), all in a child process (Isolation.h). Every
+// error names the model path as given.
 //
 //===----------------------------------------------------------------------===//
 
-#include "frontends/keras/reader/Config.h"
 #include "frontends/keras/reader/Hdf5.h"
 #include "frontends/keras/reader/Isolation.h"
 #include "frontends/keras/reader/KerasModel.h"
+#include "frontends/keras/reader/ModelConfig.h"
 #include "frontends/keras/reader/Weights.h"
 #include "frontends/keras/reader/Zip.h"
 

@@ -1,7 +1,7 @@
 //===- Weights.h - matching stored weights to a model's layers --*- C++ -*-===//
 //
 // Three ways Keras and TF.js store weights, each matched onto the layers of a
-// Model read from its config (Config.h), in Keras's order per layer:
+// Model read from its config (ModelConfig.h), in Keras's order per layer:
 //  - Keras 3 HDF5 (a .keras archive's model.weights.h5, *.weights.h5):
 //    groups named after the snake_case class of each layer, counted per class
 //    within each container, variables as datasets "0", "1", ... in `vars`;
@@ -15,9 +15,9 @@
 #ifndef DLC_FRONTENDS_KERAS_READER_WEIGHTS_H
 #define DLC_FRONTENDS_KERAS_READER_WEIGHTS_H
 
-#include "frontends/keras/reader/Config.h"
 #include "frontends/keras/reader/Hdf5.h"
 #include "frontends/keras/reader/KerasModel.h"
+#include "frontends/keras/reader/ModelConfig.h"
 
 #include <nlohmann/json.hpp>
 

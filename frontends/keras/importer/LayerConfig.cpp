@@ -1,7 +1,6 @@
-//===- ConfigAccess.cpp - typed reads of a layer config ----------*- C++
-//-*-===//
+//===- LayerConfig.cpp - typed reads of a layer config ----------*- C++ -*-===//
 
-#include "frontends/keras/importer/ConfigAccess.h"
+#include "frontends/keras/importer/LayerConfig.h"
 
 #include "support/Error.h"
 
@@ -29,19 +28,19 @@ int64_t asInt(const json &v) {
 }
 } // namespace
 
-bool ConfigReader::has(const std::string &key) const {
+bool LayerConfig::has(const std::string &key) const {
   return config_.is_object() && config_.contains(key);
 }
 
-bool ConfigReader::isNull(const std::string &key) const {
+bool LayerConfig::isNull(const std::string &key) const {
   return !has(key) || config_.at(key).is_null();
 }
 
-const json &ConfigReader::raw(const std::string &key) const {
+const json &LayerConfig::raw(const std::string &key) const {
   return has(key) ? config_.at(key) : nullJson();
 }
 
-void ConfigReader::bad(const std::string &key, const char *expected) const {
+void LayerConfig::bad(const std::string &key, const char *expected) const {
   std::string got = isNull(key) ? "nothing" : raw(key).dump();
   if (got.size() > 60)
     got = got.substr(0, 57) + "...";
@@ -49,35 +48,35 @@ void ConfigReader::bad(const std::string &key, const char *expected) const {
                   got);
 }
 
-int64_t ConfigReader::getInt(const std::string &key) const {
+int64_t LayerConfig::getInt(const std::string &key) const {
   if (!has(key) || !isInteger(raw(key)))
     bad(key, "an integer");
   return asInt(raw(key));
 }
 
-int64_t ConfigReader::getInt(const std::string &key, int64_t fallback) const {
+int64_t LayerConfig::getInt(const std::string &key, int64_t fallback) const {
   return isNull(key) ? fallback : getInt(key);
 }
 
-double ConfigReader::getFloat(const std::string &key) const {
+double LayerConfig::getFloat(const std::string &key) const {
   if (!has(key) || !raw(key).is_number() ||
       !std::isfinite(raw(key).get<double>()))
     bad(key, "a finite number");
   return raw(key).get<double>();
 }
 
-double ConfigReader::getFloat(const std::string &key, double fallback) const {
+double LayerConfig::getFloat(const std::string &key, double fallback) const {
   return isNull(key) ? fallback : getFloat(key);
 }
 
 std::optional<double>
-ConfigReader::getOptionalFloat(const std::string &key) const {
+LayerConfig::getOptionalFloat(const std::string &key) const {
   if (isNull(key))
     return std::nullopt;
   return getFloat(key);
 }
 
-bool ConfigReader::getBool(const std::string &key, bool fallback) const {
+bool LayerConfig::getBool(const std::string &key, bool fallback) const {
   if (isNull(key))
     return fallback;
   if (!raw(key).is_boolean())
@@ -85,19 +84,19 @@ bool ConfigReader::getBool(const std::string &key, bool fallback) const {
   return raw(key).get<bool>();
 }
 
-std::string ConfigReader::getString(const std::string &key) const {
+std::string LayerConfig::getString(const std::string &key) const {
   if (!has(key) || !raw(key).is_string())
     bad(key, "a string");
   return raw(key).get<std::string>();
 }
 
-std::string ConfigReader::getString(const std::string &key,
-                                    const std::string &fallback) const {
+std::string LayerConfig::getString(const std::string &key,
+                                   const std::string &fallback) const {
   return isNull(key) ? fallback : getString(key);
 }
 
-std::vector<int64_t> ConfigReader::getInts(const std::string &key,
-                                           size_t count) const {
+std::vector<int64_t> LayerConfig::getInts(const std::string &key,
+                                          size_t count) const {
   const json &v = raw(key);
   std::vector<int64_t> out;
   if (isInteger(v) && count > 0) {
@@ -116,13 +115,12 @@ std::vector<int64_t> ConfigReader::getInts(const std::string &key,
   return out;
 }
 
-std::vector<int64_t>
-ConfigReader::getInts(const std::string &key, size_t count,
-                      std::vector<int64_t> fallback) const {
+std::vector<int64_t> LayerConfig::getInts(const std::string &key, size_t count,
+                                          std::vector<int64_t> fallback) const {
   return isNull(key) ? fallback : getInts(key, count);
 }
 
-std::vector<double> ConfigReader::getFloats(const std::string &key) const {
+std::vector<double> LayerConfig::getFloats(const std::string &key) const {
   const json &v = raw(key);
   if (v.is_number())
     return {v.get<double>()};

@@ -1,15 +1,14 @@
-//===- ConfigAccess.h - typed reads of a layer config ------------*- C++
-//-*-===//
+//===- LayerConfig.h - typed reads of a layer config ------------*- C++ -*-===//
 //
 // Layer configs are untrusted JSON: every read checks the type and throws a
 // UserError naming the key, so the importer never trips over a malformed
 // config. Keras 2 and 3 spell some values differently (an int or a list of
-// ints, an axis or a list of axes); these readers accept both.
+// ints, an axis or a list of axes); these accessors accept both.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DLC_FRONTENDS_KERAS_IMPORTER_CONFIGACCESS_H
-#define DLC_FRONTENDS_KERAS_IMPORTER_CONFIGACCESS_H
+#ifndef DLC_FRONTENDS_KERAS_IMPORTER_LAYERCONFIG_H
+#define DLC_FRONTENDS_KERAS_IMPORTER_LAYERCONFIG_H
 
 #include <nlohmann/json.hpp>
 
@@ -19,9 +18,11 @@
 
 namespace dlc::keras {
 
-class ConfigReader {
+/// One layer's "config" object as the converters read it: typed, checked
+/// accessors by key. Holds a reference: the JSON must outlive it.
+class LayerConfig {
 public:
-  explicit ConfigReader(const nlohmann::json &config) : config_(config) {}
+  explicit LayerConfig(const nlohmann::json &config) : config_(config) {}
 
   bool has(const std::string &key) const;
   /// True when the key is absent or null.
@@ -52,4 +53,4 @@ private:
 
 } // namespace dlc::keras
 
-#endif // DLC_FRONTENDS_KERAS_IMPORTER_CONFIGACCESS_H
+#endif // DLC_FRONTENDS_KERAS_IMPORTER_LAYERCONFIG_H

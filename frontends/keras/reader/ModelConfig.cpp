@@ -1,4 +1,4 @@
-//===- Config.cpp - Keras model configs into dlc::keras::Model --*- C++ -*-===//
+//===- ModelConfig.cpp - Keras model configs into a Model -------*- C++ -*-===//
 //
 // The three config encodings differ in how a layer call names its inputs:
 //   Keras 3   {"args": [...], "kwargs": {...}} with tensors written as
@@ -10,7 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "frontends/keras/reader/Config.h"
+#include "frontends/keras/reader/ModelConfig.h"
 
 #include "support/Error.h"
 
@@ -149,9 +149,11 @@ bool containsKerasTensor(const json &j, int depth = 0) {
   return false;
 }
 
-class ConfigReader {
+/// Parses one serialized model (recursively its nested models) into a Model
+/// for one generation's encoding; readModelConfig's worker.
+class ModelConfigParser {
 public:
-  explicit ConfigReader(Generation generation) : generation_(generation) {}
+  explicit ModelConfigParser(Generation generation) : generation_(generation) {}
 
   std::shared_ptr<Model> readModel(const json &entry, int depth);
 
@@ -176,7 +178,8 @@ private:
       layerIndex_;
 };
 
-std::shared_ptr<Model> ConfigReader::readModel(const json &entry, int depth) {
+std::shared_ptr<Model> ModelConfigParser::readModel(const json &entry,
+                                                    int depth) {
   if (depth > kMaxModelDepth)
     throw UserError("models nest more than " + std::to_string(kMaxModelDepth) +
                     " deep");
@@ -211,7 +214,8 @@ std::shared_ptr<Model> ConfigReader::readModel(const json &entry, int depth) {
   return model;
 }
 
-Layer ConfigReader::readLayer(const json &entry, int depth, size_t position) {
+Layer ModelConfigParser::readLayer(const json &entry, int depth,
+                                   size_t position) {
   std::string what = "layer entry " + std::to_string(position);
   if (!entry.is_object())
     throw UserError(what + " is not a JSON object");
@@ -309,8 +313,8 @@ Layer syntheticInput(const Model &model, const json &config,
   return input;
 }
 
-void ConfigReader::readSequential(Model &model, const json &layers,
-                                  const json &config, int depth) {
+void ModelConfigParser::readSequential(Model &model, const json &layers,
+                                       const json &config, int depth) {
   if (model.name.empty())
     model.name = "sequential";
   for (size_t i = 0; i < layers.size(); ++i) {
@@ -344,8 +348,8 @@ void ConfigReader::readSequential(Model &model, const json &layers,
   model.outputs.push_back({model.layers.back().name, 0, 0});
 }
 
-RawCall ConfigReader::readNode(const json &node, const Layer &layer,
-                               size_t callIndex) {
+RawCall ModelConfigParser::readNode(const json &node, const Layer &layer,
+                                    size_t callIndex) {
   std::string what = "inbound node " + std::to_string(callIndex);
   RawCall call;
   bool hasConstant = false;
@@ -385,7 +389,8 @@ RawCall ConfigReader::readNode(const json &node, const Layer &layer,
   return call;
 }
 
-void ConfigReader::readFunctional(Model &model, const json &config, int depth) {
+void ModelConfigParser::readFunctional(Model &model, const json &config,
+                                       int depth) {
   const json &layers = config["layers"];
   std::vector<std::vector<RawCall>> rawCalls;
   auto &names = layerIndex_[&model];
@@ -469,7 +474,7 @@ void ConfigReader::readFunctional(Model &model, const json &config, int depth) {
 ///    starts its count at 1 there and the loader subtracts 1).
 ///  - Keras 2 (and the TF.js files converted from it) count, everywhere, the
 ///    node that a nested model built on an InputLayer creates for itself.
-int ConfigReader::nodeShift(const Layer &target, bool modelLevel) const {
+int ModelConfigParser::nodeShift(const Layer &target, bool modelLevel) const {
   if (!target.nested)
     return 0;
   if (generation_ == Generation::Keras3)
@@ -477,9 +482,9 @@ int ConfigReader::nodeShift(const Layer &target, bool modelLevel) const {
   return ownFirstNode_.count(target.nested.get()) ? 1 : 0;
 }
 
-TensorRef ConfigReader::resolve(const Model &model, const RawRef &ref,
-                                bool modelLevel,
-                                const std::string &what) const {
+TensorRef ModelConfigParser::resolve(const Model &model, const RawRef &ref,
+                                     bool modelLevel,
+                                     const std::string &what) const {
   const auto &names = layerIndex_.at(&model);
   auto it = names.find(ref.layer);
   if (it == names.end())
@@ -512,8 +517,9 @@ TensorRef ConfigReader::resolve(const Model &model, const RawRef &ref,
   return out;
 }
 
-json ConfigReader::resolveKwargs(const Model &model, const json &kwargs,
-                                 const std::string &what, int depth) const {
+json ModelConfigParser::resolveKwargs(const Model &model, const json &kwargs,
+                                      const std::string &what,
+                                      int depth) const {
   if (isKerasTensor(kwargs)) {
     TensorRef ref =
         resolve(model, kerasTensorRef(kwargs, what), false, what + " kwargs");
@@ -531,7 +537,7 @@ json ConfigReader::resolveKwargs(const Model &model, const json &kwargs,
 
 /// Refuses a call graph with a cycle (a call that, through its inputs,
 /// needs its own output). Iterative, so long chains cannot exhaust the stack.
-void ConfigReader::checkAcyclic(const Model &model) const {
+void ModelConfigParser::checkAcyclic(const Model &model) const {
   const auto &names = layerIndex_.at(&model);
   std::vector<size_t> base(model.layers.size() + 1, 0);
   for (size_t i = 0; i < model.layers.size(); ++i)
@@ -680,6 +686,6 @@ Generation dlc::keras::generationOfConfig(const json &top,
 
 std::shared_ptr<Model> dlc::keras::readModelConfig(const json &entry,
                                                    Generation generation) {
-  ConfigReader reader(generation);
+  ModelConfigParser reader(generation);
   return reader.readModel(entry, 0);
 }

@@ -1,4 +1,4 @@
-//===- Config.h - Keras model configs into dlc::keras::Model ----*- C++ -*-===//
+//===- ModelConfig.h - Keras model configs into a Model ---------*- C++ -*-===//
 //
 // Turns a serialized model ({"class_name", "config", ...}) as Keras 3, Keras 2
 // and TensorFlow.js write it into a Model: layers with their calls resolved
@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DLC_FRONTENDS_KERAS_READER_CONFIG_H
-#define DLC_FRONTENDS_KERAS_READER_CONFIG_H
+#ifndef DLC_FRONTENDS_KERAS_READER_MODELCONFIG_H
+#define DLC_FRONTENDS_KERAS_READER_MODELCONFIG_H
 
 #include "frontends/keras/reader/KerasModel.h"
 
@@ -50,4 +50,4 @@ bool isKerasOperation(const Layer &layer);
 
 } // namespace dlc::keras
 
-#endif // DLC_FRONTENDS_KERAS_READER_CONFIG_H
+#endif // DLC_FRONTENDS_KERAS_READER_MODELCONFIG_H
