@@ -249,15 +249,8 @@ driver::emitCuda(ModuleOp module, const BackendOptions &options,
 std::string
 driver::formatCuda(const std::vector<codegen::CudaKernel> &kernels) {
   std::ostringstream os;
-  for (const codegen::CudaKernel &k : kernels) {
-    os << "// ===== kernel " << k.name << " family=" << k.family << " grid=("
-       << k.launch.grid[0] << "," << k.launch.grid[1] << "," << k.launch.grid[2]
-       << ") block=(" << k.launch.block[0] << "," << k.launch.block[1] << ","
-       << k.launch.block[2] << ") smem=" << k.launch.dynamicSharedBytes;
-    if (!k.tiling.empty())
-      os << " tiling=\"" << k.tiling << "\"";
-    os << "\n" << k.source << "\n";
-  }
+  for (const codegen::CudaKernel &k : kernels)
+    os << codegen::kernelHeader(k) << "\n" << k.source << "\n";
   return os.str();
 }
 

@@ -58,8 +58,8 @@ artifact::Artifact buildArtifact(mlir::ModuleOp module,
 /// i64, i1).
 artifact::ElementType elementTypeOf(mlir::Type type);
 
-/// `dlc compile --emit cuda`: every kernel's source, each after a comment
-/// line naming the kernel, its family, layers and launch.
+/// `dlc compile --emit cuda`: every kernel's source, each after its
+/// codegen::kernelHeader line (name, family, launch, tiling).
 std::string formatCuda(const std::vector<codegen::CudaKernel> &kernels);
 
 } // namespace dlc::driver

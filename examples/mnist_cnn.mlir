@@ -1,5 +1,5 @@
-// The MNIST CNN of KERAS.md in the graph dialect, as the Keras frontend will
-// import it: batch dim open, weights as dense_resource blobs (elided here),
+// The MNIST CNN of docs/keras.md in the graph dialect, as the Keras frontend
+// imports it: batch dim open, weights as dense_resource blobs (elided here),
 // each op located at its Keras layer. Try:
 //   dlc-opt examples/mnist_cnn.mlir --dlc-specialize-batch=batch=1 --canonicalize
 // and add --mlir-print-debuginfo to see the layer names.

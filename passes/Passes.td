@@ -1,8 +1,10 @@
 //===- Passes.td - dlc passes -------------------------------*- tablegen -*-===//
 //
-// One def per pass, flags prefixed `dlc-`, grouped under banners and in
-// alphabetical order within a group. MLIR generates createXxxPass() and the
-// options struct for each.
+// One def per pass, flags prefixed `dlc-`, in the order the pipeline runs
+// them (passes/Pipelines.cpp), under a banner per pipeline stage (the names
+// `--stop-after` takes; docs/pipeline.md describes each). dlc-simplify, the
+// simplify stage's pass, runs again at the end of the layout and fp16
+// stages. MLIR generates createXxxPass() and the options struct for each.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,7 +14,7 @@
 include "mlir/Pass/PassBase.td"
 
 //===----------------------------------------------------------------------===//
-// Shapes
+// Stage import (when the batch size is given; then the canonicalizer)
 //===----------------------------------------------------------------------===//
 
 def SpecializeBatchPass : Pass<"dlc-specialize-batch", "mlir::ModuleOp"> {
@@ -32,7 +34,7 @@ def SpecializeBatchPass : Pass<"dlc-specialize-batch", "mlir::ModuleOp"> {
 }
 
 //===----------------------------------------------------------------------===//
-// Graph optimization (in pipeline order)
+// Stage simplify
 //===----------------------------------------------------------------------===//
 
 def SimplifyPass : Pass<"dlc-simplify", "mlir::func::FuncOp"> {
@@ -51,6 +53,10 @@ def SimplifyPass : Pass<"dlc-simplify", "mlir::func::FuncOp"> {
   }];
   let dependentDialects = ["::dlc::graph::GraphDialect"];
 }
+
+//===----------------------------------------------------------------------===//
+// Stage layout (then dlc-simplify)
+//===----------------------------------------------------------------------===//
 
 def AssignLayoutPass : Pass<"dlc-assign-layout", "mlir::func::FuncOp"> {
   let summary = "Choose NHWC or NCHW per conv/pool region and the filter layouts";
@@ -80,6 +86,10 @@ def AssignLayoutPass : Pass<"dlc-assign-layout", "mlir::func::FuncOp"> {
   let dependentDialects = ["::dlc::graph::GraphDialect"];
 }
 
+//===----------------------------------------------------------------------===//
+// Stage fp16, with --precision fp16 only (then dlc-simplify)
+//===----------------------------------------------------------------------===//
+
 def LowerToFP16Pass : Pass<"dlc-lower-to-fp16", "mlir::func::FuncOp"> {
   let summary = "Store activations and weights in f16, accumulate in f32";
   let description = [{
@@ -98,6 +108,10 @@ def LowerToFP16Pass : Pass<"dlc-lower-to-fp16", "mlir::func::FuncOp"> {
   }];
   let dependentDialects = ["::dlc::graph::GraphDialect"];
 }
+
+//===----------------------------------------------------------------------===//
+// Stage fuse
+//===----------------------------------------------------------------------===//
 
 def SplitRecurrentPass : Pass<"dlc-split-recurrent", "mlir::func::FuncOp"> {
   let summary = "Compute a recurrent layer's input projection as one matmul";
@@ -137,7 +151,7 @@ def FusePass : Pass<"dlc-fuse", "mlir::func::FuncOp"> {
 }
 
 //===----------------------------------------------------------------------===//
-// Execution plan
+// Stage exec
 //===----------------------------------------------------------------------===//
 
 def LowerToExecPass : Pass<"dlc-lower-to-exec", "mlir::ModuleOp"> {
@@ -151,6 +165,10 @@ def LowerToExecPass : Pass<"dlc-lower-to-exec", "mlir::ModuleOp"> {
   let dependentDialects = ["::dlc::exec::ExecDialect",
                            "::dlc::graph::GraphDialect"];
 }
+
+//===----------------------------------------------------------------------===//
+// Stage plan
+//===----------------------------------------------------------------------===//
 
 def PlanMemoryPass : Pass<"dlc-plan-memory", "mlir::ModuleOp"> {
   let summary = "Place every buffer in one arena by liveness";

@@ -1,6 +1,6 @@
 //===- Recurrent.cpp - simple_rnn, lstm and gru -----------------*- C++ -*-===//
 //
-// Keras's recurrent layers over a whole sequence (KERAS.md 2). The input
+// Keras's recurrent layers over a whole sequence (docs/keras.md). The input
 // projection x W (+ the input bias) of every step is one GEMM up front; each
 // step then adds h U with the packed recurrent kernel and applies the gates.
 // graph.recurrence (what dlc-split-recurrent leaves of a layer op) starts

@@ -2,7 +2,7 @@
 
 // An elementwise tree of one shape with an innermost dim of 8: 16-byte
 // vectors (four floats per thread), the broadcast bias read per element.
-// CHECK-LABEL: // kernel k0_add family=elementwise grid=1,1,1 block=32,1,1 smem=0
+// CHECK-LABEL: // ===== kernel k0_add family=elementwise grid=(1,1,1) block=(32,1,1) smem=0
 // CHECK:       __device__ const float dlc_c0[8] =
 // CHECK-NEXT:    1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 0.5f
 // CHECK:       dlc_k0_add(const float *__restrict__ in0, const float *__restrict__ in1, float *__restrict__ out0)
@@ -35,7 +35,7 @@ func.func @vector_f32(%x: memref<4x8xf32>, %r: memref<4x8xf32>, %y: memref<4x8xf
 
 // f16 in and out: eight halves per 16-byte vector; every value computed in
 // f32 and rounded once by the closing cast.
-// CHECK-LABEL: // kernel k1_cast family=elementwise
+// CHECK-LABEL: // ===== kernel k1_cast family=elementwise
 // CHECK:       dlc_k1_cast(const __half *__restrict__ in0, __half *__restrict__ out0)
 // CHECK:         e < 4;
 // CHECK:           const dlc_vec<__half, 8> [[A:a[0-9]+]] = *reinterpret_cast<const dlc_vec<__half, 8> *>(in0 + [[LIN:i[0-9]+]]);
@@ -59,7 +59,7 @@ func.func @vector_f16(%x: memref<2x16xf16>, %y: memref<2x16xf16>) {
 
 // Broadcasting (a [3, 1] operand), integer and comparison ops, the scalar
 // path: i32 arithmetic wraps, the comparison gives an i1 stored as a byte.
-// CHECK-LABEL: // kernel k2_compare family=elementwise
+// CHECK-LABEL: // ===== kernel k2_compare family=elementwise
 // CHECK:       dlc_k2_compare(const int *__restrict__ in0, const int *__restrict__ in1, unsigned char *__restrict__ out0)
 // CHECK:         e < 15;
 // CHECK-NEXT:      const dlc_idx [[ROW:i[0-9]+]] = e / 5;
@@ -83,7 +83,7 @@ func.func @broadcast_int(%x: memref<3x5xi32>, %b: memref<3x1xi32>, %y: memref<3x
 
 // Activations with their parameters, maximum's NaN rule, and float to int
 // casts as NumPy's astype.
-// CHECK-LABEL: // kernel k3_cast family=elementwise
+// CHECK-LABEL: // ===== kernel k3_cast family=elementwise
 // CHECK:           const float [[X:v[0-9]+]] = in0[e];
 // CHECK-NEXT:      const float [[H:v[0-9]+]] = dlc_smin(dlc_smax(0.2f * [[X]] + 0.5f, 0.0f), 1.0f);
 // CHECK-NEXT:      const float [[E:v[0-9]+]] = ([[H]] > 0.0f ? [[H]] : 0.5f * expm1f([[H]]));

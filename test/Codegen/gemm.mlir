@@ -5,7 +5,7 @@
 // a_ptr addresses 8 channels of the input pixel (iy, ix), nullptr in the
 // padding; b_ptr is the filter row n; the epilogue adds the bias, applies
 // relu and stores C(m, n), C(m, n + 1) as one half2.
-// CHECK-LABEL: // kernel k0_conv2d family=conv_tc grid=2,4,1 block=32,1,1 smem=8192 tiling=BM=16 BN=16 BK=32 WM=16 WN=16 stages=4
+// CHECK-LABEL: // ===== kernel k0_conv2d family=conv_tc grid=(2,4,1) block=(32,1,1) smem=8192 tiling="BM=16 BN=16 BK=32 WM=16 WN=16 stages=4"
 // CHECK:       mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // CHECK:       struct dlc_problem {
 // CHECK-NEXT:    using Elem = __half;
@@ -54,7 +54,7 @@ func.func @conv_tc(%x: memref<1x8x8x16xf16>, %w: memref<32x3x3x16xf16>,
 
 // An f32 conv2d: dlc_gemm_simt, whose a() folds a fused pad (zero padding
 // of 1 on H) and the conv's own padding into the load.
-// CHECK-LABEL: // kernel k1_conv2d family=conv_simt grid=1,1,1 block=16,1,1 smem=0 tiling=BM=16 BN=16 BK=8 TM=4 TN=4
+// CHECK-LABEL: // ===== kernel k1_conv2d family=conv_simt grid=(1,1,1) block=(16,1,1) smem=0 tiling="BM=16 BN=16 BK=8 TM=4 TN=4"
 // CHECK:       static constexpr int M = 16, N = 4, K = 27;
 // CHECK:         float a(int m, int k) const {
 // CHECK:           const dlc_idx [[IY:i[0-9]+]] = ({{i[0-9]+}} + {{i[0-9]+}});
@@ -86,7 +86,7 @@ func.func @conv_simt(%x: memref<1x4x6x3xf32>, %w: memref<4x3x3x3xf32>,
 
 // Dense + bias + softmax closing the epilogue: a warp per row computes the
 // row's dot products inline, then max / exp-sum / normalize.
-// CHECK-LABEL: // kernel k2_matmul family=reduction grid=1,1,1 block=64,1,1 smem=0
+// CHECK-LABEL: // ===== kernel k2_matmul family=reduction grid=(1,1,1) block=(64,1,1) smem=0
 // CHECK:         const dlc_idx row = (dlc_idx)blockIdx.x * 2 + (threadIdx.x >> 5);
 // CHECK:         if (p < 10) {
 // CHECK-NEXT:      float [[ACC:acc[0-9]+]] = 0.0f;
@@ -118,7 +118,7 @@ func.func @matmul_softmax(%x: memref<2x16xf32>, %w: memref<16x10xf32>,
 
 // f16 matmul with rhs [N, K] (transpose_rhs): the tensor-core GEMM with
 // linear addressing, and a residual input in the epilogue.
-// CHECK-LABEL: // kernel k3_matmul family=gemm_tc grid=3,4,1 block=32,1,1 smem=4096
+// CHECK-LABEL: // ===== kernel k3_matmul family=gemm_tc grid=(3,4,1) block=(32,1,1) smem=4096
 // CHECK:         static constexpr int M = 64, N = 48, K = 32;
 // CHECK:         const __half *a_ptr(int m, int k) const {
 // CHECK-NEXT:      return (in0 + (dlc_idx)m * 32 + k);
@@ -148,7 +148,7 @@ func.func @matmul_tc(%x: memref<64x32xf16>, %w: memref<48x32xf16>,
 // conv2d + relu + 2x2 max pooling: the pool reads the conv at four pixels,
 // so no GEMM epilogue fits; one thread per pooled element computes its
 // window's convolutions directly.
-// CHECK-LABEL: // kernel k4_conv2d family=conv_simt grid=1,1,1 block=32,1,1 smem=0
+// CHECK-LABEL: // ===== kernel k4_conv2d family=conv_simt grid=(1,1,1) block=(32,1,1) smem=0
 // CHECK-NOT:   dlc_gemm
 // CHECK:         e < 12;
 // CHECK:           float [[POOL:acc[0-9]+]] = __int_as_float(0xFF800000);
@@ -176,7 +176,7 @@ func.func @conv_pool(%x: memref<1x6x6x2xf32>, %w: memref<3x3x3x2xf32>,
 
 // An f16 filter but an input that is an f32 value rounded to f16 in the
 // body: not in memory as f16, so the SIMT template, whose a() rounds.
-// CHECK-LABEL: // kernel k5_conv2d family=conv_simt
+// CHECK-LABEL: // ===== kernel k5_conv2d family=conv_simt
 // CHECK:         float a(int m, int k) const {
 // CHECK:           const float [[X:v[0-9]+]] = in0[(({{i[0-9]+}} * 16) + ({{i[0-9]+}} * 8) + k)];
 // CHECK-NEXT:      const float [[R:v[0-9]+]] = dlc_round_f16([[X]]);

@@ -1,7 +1,7 @@
 // RUN: dlc-cuda-translate --emit-cuda --split-input-file %s | FileCheck %s
 
 // A transpose (NHWC -> NCHW) reads the input at the permuted index.
-// CHECK-LABEL: // kernel k0_transpose family=copy
+// CHECK-LABEL: // ===== kernel k0_transpose family=copy
 // CHECK:         e < 120;
 // CHECK-NEXT:      const dlc_idx [[N:i[0-9]+]] = e / 60;
 // CHECK-NEXT:      const dlc_idx [[C:i[0-9]+]] = e / 12 % 5;
@@ -22,7 +22,7 @@ func.func @transpose(%x: memref<2x3x4x5xf32>, %y: memref<2x5x3x4xf32>) {
 
 // concat along the last axis branches on the coordinate; pad fills with
 // its value; slice, upsample and reverse remap the index.
-// CHECK-LABEL: // kernel k1_concat family=copy
+// CHECK-LABEL: // ===== kernel k1_concat family=copy
 // CHECK:           const dlc_idx [[R:i[0-9]+]] = e / 7;
 // CHECK-NEXT:      const dlc_idx [[C:i[0-9]+]] = e % 7;
 // CHECK-NEXT:      float [[PAD:v[0-9]+]] = (-1.5f);
@@ -56,7 +56,7 @@ func.func @remaps(%x: memref<4x3xf32>, %z: memref<4x2xf32>, %y: memref<8x7xf32>)
 
 // A reshape that only drops dims of size 1 keeps the index; another
 // linearizes and splits it.
-// CHECK-LABEL: // kernel k2_reshape family=elementwise
+// CHECK-LABEL: // ===== kernel k2_reshape family=elementwise
 // CHECK:         e < 24;
 // CHECK-NEXT:      const dlc_idx [[R:i[0-9]+]] = e / 4;
 // CHECK-NEXT:      const dlc_idx [[C:i[0-9]+]] = e % 4;
@@ -78,7 +78,7 @@ func.func @reshapes(%x: memref<1x6x1x4xf32>, %y: memref<4x6xf32>) {
 
 // embedding: the row index (i64) is clamped into the table, where the
 // reference executor raises an error.
-// CHECK-LABEL: // kernel k3_embedding family=gather
+// CHECK-LABEL: // ===== kernel k3_embedding family=gather
 // CHECK:       dlc_k3_embedding(const __half *__restrict__ in0, const long long *__restrict__ in1, __half *__restrict__ out0)
 // CHECK:           const dlc_idx [[N:i[0-9]+]] = e / 48;
 // CHECK-NEXT:      const dlc_idx [[T:i[0-9]+]] = e / 6 % 8;

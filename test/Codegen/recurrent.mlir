@@ -7,7 +7,7 @@
 // step h U over the 4 gate columns plus the step's projection at [n, t, j],
 // a barrier, the cell (hard_sigmoid gates, i f c o), a barrier, the store.
 // Shared memory: h (2) + z (8) + c (2) floats.
-// CHECK-LABEL: // kernel k1_recurrence family=recurrent grid=2,1,1 block=32,1,1 smem=48
+// CHECK-LABEL: // ===== kernel k1_recurrence family=recurrent grid=(2,1,1) block=(32,1,1) smem=48
 // CHECK:         extern __shared__ float smem[];
 // CHECK-NEXT:    float *h = smem;
 // CHECK-NEXT:    float *z = h + 2;
@@ -54,7 +54,7 @@ func.func @lstm(%p: memref<2x4x8xf32>, %u: memref<2x8xf32>,
 // GRU with reset_after: the recurrent bias [3U] is added to h U inside the
 // reset product; the gates read the projection at columns j, 3 + j, 6 + j;
 // only the last h is stored, rounded to f16 by the epilogue.
-// CHECK-LABEL: // kernel k1_recurrence family=recurrent grid=1,1,1 block=32,1,1 smem=48
+// CHECK-LABEL: // ===== kernel k1_recurrence family=recurrent grid=(1,1,1) block=(32,1,1) smem=48
 // CHECK:             const float [[BR:v[0-9]+]] = in2[j];
 // CHECK-NEXT:        z[j] = r + [[BR]];
 // CHECK:           __syncthreads();
@@ -87,7 +87,7 @@ func.func @gru(%p: memref<1x5x9xf32>, %u: memref<3x9xf32>, %b: memref<9xf32>, %y
 // GRU without reset_after: z and r from h U_zr (6 columns), then the
 // candidate from (r h) U_h, columns 6.. of the recurrent kernel.
 // Shared memory: h (3) + z (6) + zg (3) + rh (3) floats.
-// CHECK-LABEL: // kernel k1_recurrence family=recurrent grid=1,1,1 block=32,1,1 smem=60
+// CHECK-LABEL: // ===== kernel k1_recurrence family=recurrent grid=(1,1,1) block=(32,1,1) smem=60
 // CHECK:           for (int j = threadIdx.x; j < 6; j += blockDim.x) {
 // CHECK:             z[j] = r;
 // CHECK:             zg[j] = dlc_sigmoid(
@@ -115,7 +115,7 @@ func.func @gru_reset_before(%p: memref<1x5x9xf32>, %u: memref<3x9xf32>, %y: memr
 // -----
 
 // SimpleRNN with relu: h = act(projection + h U).
-// CHECK-LABEL: // kernel k1_recurrence family=recurrent grid=1,1,1 block=32,1,1 smem=32
+// CHECK-LABEL: // ===== kernel k1_recurrence family=recurrent grid=(1,1,1) block=(32,1,1) smem=32
 // CHECK:             const float [[P:v[0-9]+]] = in0[((t * 4) + j)];
 // CHECK-NEXT:        z[j] = [[P]] + r;
 // CHECK:           __syncthreads();

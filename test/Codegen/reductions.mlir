@@ -2,7 +2,7 @@
 
 // Softmax over a last axis of 100: a warp per row, four elements per lane
 // kept in registers; the input's prologue (an f16 cast) folds into the load.
-// CHECK-LABEL: // kernel k0_softmax family=reduction grid=1,1,1 block=96,1,1 smem=0
+// CHECK-LABEL: // ===== kernel k0_softmax family=reduction grid=(1,1,1) block=(96,1,1) smem=0
 // CHECK:       dlc_k0_softmax(const __half *__restrict__ in0, float *__restrict__ out0)
 // CHECK-NEXT:    const dlc_idx row = (dlc_idx)blockIdx.x * 3 + (threadIdx.x >> 5);
 // CHECK-NEXT:    const int lane = threadIdx.x & 31;
@@ -32,7 +32,7 @@ func.func @softmax_warp(%x: memref<3x100xf16>, %y: memref<3x100xf32>) {
 
 // A row of 2000: a 512-thread block per row; partial results meet through
 // shuffles and shared memory.
-// CHECK-LABEL: // kernel k1_softmax family=reduction grid=2,1,1 block=512,1,1 smem=0
+// CHECK-LABEL: // ===== kernel k1_softmax family=reduction grid=(2,1,1) block=(512,1,1) smem=0
 // CHECK:         __shared__ float red[32];
 // CHECK-NEXT:    const dlc_idx row = blockIdx.x;
 // CHECK-NEXT:    const int lane = threadIdx.x;
@@ -53,7 +53,7 @@ func.func @softmax_block(%x: memref<2x2000xf32>, %y: memref<2x2000xf32>) {
 
 // Softmax over axis 1 of [2, 5, 4]: rows are strided, a thread per row
 // reads its row once per pass.
-// CHECK-LABEL: // kernel k2_softmax family=reduction grid=1,1,1 block=256,1,1 smem=0
+// CHECK-LABEL: // ===== kernel k2_softmax family=reduction grid=(1,1,1) block=(256,1,1) smem=0
 // CHECK:         const dlc_idx row = (dlc_idx)blockIdx.x * blockDim.x + threadIdx.x;
 // CHECK-NEXT:    if (row >= 8)
 // CHECK-NEXT:      return;
@@ -80,7 +80,7 @@ func.func @softmax_axis1(%x: memref<2x5x4xf32>, %y: memref<2x5x4xf32>) {
 // layer_norm over the last two axes (20 elements a row) with an epilogue:
 // mean, then the biased variance of x - mean, then x * inv + (beta - mean *
 // inv), inv = rstd * gamma.
-// CHECK-LABEL: // kernel k3_layer_norm family=reduction grid=1,1,1 block=192,1,1 smem=0
+// CHECK-LABEL: // ===== kernel k3_layer_norm family=reduction grid=(1,1,1) block=(192,1,1) smem=0
 // CHECK:         sum = dlc_warp_sum(sum);
 // CHECK-NEXT:    const float mean = sum / 20.0f;
 // CHECK:             sq += (x[t] - mean) * (x[t] - mean);
@@ -107,7 +107,7 @@ func.func @layer_norm(%x: memref<6x4x5xf32>, %g: memref<4x5xf32>, %b: memref<4x5
 
 // Global average pooling over H and W (keepdims): a thread per output
 // element sums its window in order and divides by the count.
-// CHECK-LABEL: // kernel k4_global_pool family=reduction
+// CHECK-LABEL: // ===== kernel k4_global_pool family=reduction
 // CHECK:         e < 16;
 // CHECK-NEXT:      const dlc_idx [[N:i[0-9]+]] = e / 8;
 // CHECK-NEXT:      const dlc_idx [[C:i[0-9]+]] = e % 8;
@@ -131,7 +131,7 @@ func.func @global_avg(%x: memref<2x3x4x8xf32>, %y: memref<2x1x1x8xf32>) {
 
 // A softmax of f16 type is rounded to f16 (as the reference executor rounds
 // every op's result) before its epilogue uses it.
-// CHECK-LABEL: // kernel k5_softmax family=reduction
+// CHECK-LABEL: // ===== kernel k5_softmax family=reduction
 // CHECK:             const float [[R:v[0-9]+]] = x[t] / sum;
 // CHECK-NEXT:        const float [[H:v[0-9]+]] = dlc_round_f16([[R]]);
 // CHECK-NEXT:        const float [[Y:v[0-9]+]] = [[H]] * 2.0f;

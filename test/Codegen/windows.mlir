@@ -2,7 +2,7 @@
 
 // Average pooling 3x3 / stride 2 with "same" padding, count_include_pad
 // false: only the cells inside the image count, as the reference divides.
-// CHECK-LABEL: // kernel k0_pool2d family=pool
+// CHECK-LABEL: // ===== kernel k0_pool2d family=pool
 // CHECK:         e < 36;
 // CHECK-NEXT:      const dlc_idx [[OY:i[0-9]+]] = e / 12;
 // CHECK-NEXT:      const dlc_idx [[OX:i[0-9]+]] = e / 4 % 3;
@@ -30,7 +30,7 @@ func.func @avg_pool(%x: memref<1x5x5x4xf32>, %y: memref<1x3x3x4xf32>) {
 // -----
 
 // The same with count_include_pad: the divisor is the window's 9 cells.
-// CHECK-LABEL: // kernel k1_pool2d family=pool
+// CHECK-LABEL: // ===== kernel k1_pool2d family=pool
 // CHECK-NOT:       ++n
 // CHECK:           const float [[Y:v[0-9]+]] = {{acc[0-9]+}} * 0.11111111f;
 // CHECK-NEXT:      out0[e] = [[Y]];
@@ -47,7 +47,7 @@ func.func @avg_pool_include_pad(%x: memref<1x5x5x4xf32>, %y: memref<1x3x3x4xf32>
 
 // Max pooling in NCHW on f16 storage: -inf start, NaN-propagating max, the
 // result rounded to f16 by the store.
-// CHECK-LABEL: // kernel k2_pool2d family=pool
+// CHECK-LABEL: // ===== kernel k2_pool2d family=pool
 // CHECK:           const dlc_idx [[C:i[0-9]+]] = e / 4;
 // CHECK-NEXT:      const dlc_idx [[OY:i[0-9]+]] = e / 2 % 2;
 // CHECK-NEXT:      const dlc_idx [[OX:i[0-9]+]] = e % 2;
@@ -70,7 +70,7 @@ func.func @max_pool_nchw(%x: memref<1x2x4x4xf16>, %y: memref<1x2x2x2xf16>) {
 // Depthwise 3x3, stride 2, pads [1, 1, 1, 1], depth multiplier 2: output
 // channel co reads input channel co / 2 and filter [ky, kx, co / 2, co % 2];
 // padding taps are skipped; bias and relu6 follow.
-// CHECK-LABEL: // kernel k3_depthwise_conv2d family=depthwise
+// CHECK-LABEL: // ===== kernel k3_depthwise_conv2d family=depthwise
 // CHECK:           const dlc_idx [[CO:i[0-9]+]] = e % 6;
 // CHECK-NEXT:      const dlc_idx [[C:i[0-9]+]] = ([[CO]] / 2);
 // CHECK-NEXT:      const dlc_idx [[M:i[0-9]+]] = ([[CO]] % 2);
@@ -105,7 +105,7 @@ func.func @depthwise(%x: memref<1x6x6x3xf32>, %w: memref<3x3x3x2xf32>,
 // Transposed convolution 3x3, stride 2, as a gather: output row oy takes
 // input row (oy + pad_top - ky) / 2 where that divides exactly, each tap's
 // sum over the input channels first.
-// CHECK-LABEL: // kernel k4_conv2d_transpose family=conv_transpose
+// CHECK-LABEL: // ===== kernel k4_conv2d_transpose family=conv_transpose
 // CHECK:           for (dlc_idx [[KY:ky[0-9]+]] = 0; [[KY]] < 3; ++[[KY]]) {
 // CHECK-NEXT:        const dlc_idx [[TY:i[0-9]+]] = ({{i[0-9]+}} - [[KY]]);
 // CHECK-NEXT:        if ([[TY]] >= 0 && [[TY]] % 2 == 0 && [[TY]] / 2 < 3) {

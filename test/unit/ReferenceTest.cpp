@@ -1306,7 +1306,7 @@ TEST_F(ReferenceTest, SimpleRnnHandDerived) {
 
 enum class Cell { Rnn, Lstm, Gru };
 
-/// Keras's cells stepped naively in double (KERAS.md 2).
+/// Keras's cells stepped naively in double (docs/keras.md 3.8).
 struct RnnCase {
   Cell cell;
   int64_t n = 2, t = 5, f = 3, u = 4;

@@ -2,9 +2,11 @@
 //
 // mlir-translate for the CUDA code generator: reads a planned module (exec
 // dialect) and prints, for every exec.kernel of every function, a header
-// line and the kernel's CUDA source:
+// line (codegen::kernelHeader, as `dlc compile --emit cuda` prints it) and the
+// kernel's CUDA source:
 //
-//   // kernel NAME family=FAMILY grid=X,Y,Z block=X,Y,Z smem=BYTES [tiling=...]
+//   // ===== kernel NAME family=FAMILY grid=(X,Y,Z) block=(X,Y,Z) smem=BYTES
+//   [tiling="..."]
 //
 // `--emit-cuda --split-input-file` is what the Codegen lit tests run.
 //
@@ -26,11 +28,6 @@ static llvm::cl::opt<int>
     smVersion("sm", llvm::cl::desc("The arch the heuristics aim at (80)"),
               llvm::cl::init(80));
 
-static std::string triple(const std::array<uint32_t, 3> &v) {
-  return std::to_string(v[0]) + "," + std::to_string(v[1]) + "," +
-         std::to_string(v[2]);
-}
-
 static LogicalResult emitCuda(Operation *op, llvm::raw_ostream &os) {
   dlc::codegen::EmitOptions options;
   options.smVersion = smVersion;
@@ -42,15 +39,8 @@ static LogicalResult emitCuda(Operation *op, llvm::raw_ostream &os) {
       ok = false;
       return;
     }
-    for (const dlc::codegen::CudaKernel &k : *kernels) {
-      os << "// kernel " << k.name << " family=" << k.family
-         << " grid=" << triple(k.launch.grid)
-         << " block=" << triple(k.launch.block)
-         << " smem=" << k.launch.dynamicSharedBytes;
-      if (!k.tiling.empty())
-        os << " tiling=" << k.tiling;
-      os << "\n" << k.source << "\n";
-    }
+    for (const dlc::codegen::CudaKernel &k : *kernels)
+      os << dlc::codegen::kernelHeader(k) << "\n" << k.source << "\n";
   });
   return success(ok);
 }

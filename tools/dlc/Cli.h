@@ -1,8 +1,8 @@
 //===- Cli.h - the dlc command line -----------------------------*- C++ -*-===//
 //
-// The subcommands and options of DESIGN.md's CLI contract, their --help
-// texts, and a parser that validates them. Plain C++: the runtime-only build
-// has the same command line.
+// The subcommands and options of the command line (README.md, "Command
+// line"), their --help texts, and a parser that validates them. Plain C++:
+// the runtime-only build has the same command line.
 //
 //===----------------------------------------------------------------------===//
 

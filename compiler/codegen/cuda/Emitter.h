@@ -72,6 +72,13 @@ mlir::FailureOr<CudaKernel> emitKernel(exec::KernelOp kernel,
 mlir::FailureOr<std::vector<CudaKernel>>
 emitKernels(mlir::func::FuncOp plan, const EmitOptions &options);
 
+/// The comment line (no newline) that heads a kernel's source in listings
+/// (`dlc compile --emit cuda`, dlc-cuda-translate):
+///   // ===== kernel NAME family=FAMILY grid=(X,Y,Z) block=(X,Y,Z) smem=BYTES
+/// followed by ` tiling="TILING"` when the kernel has tiles. The source NVRTC
+/// compiles does not contain it.
+std::string kernelHeader(const CudaKernel &kernel);
+
 } // namespace dlc::codegen
 
 #endif // DLC_COMPILER_CODEGEN_CUDA_EMITTER_H

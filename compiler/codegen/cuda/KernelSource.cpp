@@ -2,7 +2,8 @@
 //
 // What every family writes with: lines of C++, the C++ types and literals of
 // element values, index arithmetic on expressions, and the kernel context
-// (the signature, the file-scope constants and the translation unit).
+// (the signature, the file-scope constants and the translation unit); and
+// the header line that precedes a kernel's source in listings.
 //
 //===----------------------------------------------------------------------===//
 
@@ -423,6 +424,21 @@ std::string KernelContext::source() const {
   if (!globals.str().empty())
     text += "\n" + globals.str();
   text += "\n" + pruneUnusedIndices(code.str());
+  return text;
+}
+
+std::string codegen::kernelHeader(const CudaKernel &kernel) {
+  auto triple = [](const std::array<uint32_t, 3> &v) {
+    return "(" + std::to_string(v[0]) + "," + std::to_string(v[1]) + "," +
+           std::to_string(v[2]) + ")";
+  };
+  std::string text =
+      "// ===== kernel " + kernel.name + " family=" + kernel.family +
+      " grid=" + triple(kernel.launch.grid) +
+      " block=" + triple(kernel.launch.block) +
+      " smem=" + std::to_string(kernel.launch.dynamicSharedBytes);
+  if (!kernel.tiling.empty())
+    text += " tiling=\"" + kernel.tiling + "\"";
   return text;
 }
 
