@@ -2,7 +2,7 @@
 //-*-===//
 //
 // Each converter reads its layer's config and weights and builds graph ops
-// with the inference semantics of KERAS.md section 2. Spatial layers accept
+// with the inference semantics of docs/keras.md. Spatial layers accept
 // channels_last and channels_first; 1-D layers become 2-D ones over a unit
 // height. Padding "same" is resolved to explicit pads here, which needs the
 // spatial size to be static.
