@@ -3,9 +3,10 @@
 //
 // Each converter reads its layer's config and weights and builds graph ops
 // with the inference semantics of docs/keras.md. Spatial layers accept
-// channels_last and channels_first; 1-D layers become 2-D ones over a unit
-// height. Padding "same" is resolved to explicit pads here, which needs the
-// spatial size to be static.
+// channels_last and channels_first; Conv1D and the 1-D pooling layers become
+// 2-D ones over a unit height (ZeroPadding1D, Cropping1D and UpSampling1D
+// work on rank 3 directly). Padding "same" is resolved to explicit pads here,
+// which needs the spatial size to be static.
 //
 //===----------------------------------------------------------------------===//
 
