@@ -15,10 +15,10 @@
 #ifndef DLC_COMPILER_AUTOTUNE_H
 #define DLC_COMPILER_AUTOTUNE_H
 
-#include "compiler/LibraryCalls.h"
 #include "compiler/codegen/cuda/KernelTimer.h"
 #include "compiler/codegen/cuda/Nvrtc.h"
 #include "compiler/codegen/cuda/TuningCache.h"
+#include "compiler/codegen/library/LibraryCalls.h"
 
 #include "mlir/IR/BuiltinOps.h"
 

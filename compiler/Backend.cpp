@@ -2,6 +2,7 @@
 
 #include "compiler/Backend.h"
 
+#include "artifact/LibraryCall.h"
 #include "compiler/Driver.h"
 #include "compiler/codegen/cuda/Emitter.h"
 #include "compiler/codegen/cuda/Nvrtc.h"
@@ -19,6 +20,11 @@
 
 using namespace mlir;
 using namespace dlc;
+
+// The memory plan's alignment (dlc-plan-memory) is the artifact's: a planned
+// offset is an offset the runtime can rely on.
+static_assert(uint64_t(exec::kAlignment) == artifact::kAlignment,
+              "the exec dialect and the artifact format disagree on alignment");
 
 namespace {
 
@@ -143,11 +149,11 @@ Step libraryStep(exec::KernelOp kernel, driver::LibraryCallPlan plan,
   call.name = kernel.getSymName().str();
   if (!call.name.empty() && call.name[0] == 'k')
     call.name[0] = 'l';
-  call.library = std::move(plan.library);
-  call.op = std::move(plan.op);
+  call.library = artifact::libraryOf(plan.descriptor);
+  call.op = artifact::opOf(plan.descriptor);
   for (Attribute layer : kernel.getLayers())
     call.layers.push_back(cast<StringAttr>(layer).str());
-  call.descriptor = std::move(plan.descriptor);
+  call.descriptor = artifact::toJson(plan.descriptor);
   call.workspaceBytes = plan.workspaceBytes;
   for (driver::LibraryOperand &operand : plan.operands) {
     if (operand.buffer) {
@@ -306,9 +312,7 @@ artifact::Artifact driver::buildArtifact(ModuleOp module,
   // Library calls' constants go after the planned weights.
   for (Step &step : steps)
     for (auto &[param, bytes] : step.constants) {
-      a.weights.resize((a.weights.size() + exec::kAlignment - 1) /
-                           exec::kAlignment * exec::kAlignment,
-                       '\0');
+      a.weights.resize(artifact::alignUp(a.weights.size()), '\0');
       step.params[param] = {artifact::Region::Weights, 0, a.weights.size(),
                             bytes.size()};
       a.weights += bytes;

@@ -4,9 +4,9 @@
 // The last steps of `dlc compile`: the CUDA source of every step of a planned
 // module (the exec.kernels through the code generator, the exec.copy steps as
 // copy kernels) or, where --kernels allows, a cuBLASLt / cuDNN call
-// (compiler/LibraryCalls.h), their NVRTC compilation, and the .dlcm artifact
-// that records the buffers each step reads and writes, the weights and the
-// program order.
+// (compiler/codegen/library/LibraryCalls.h), their NVRTC compilation, and the
+// .dlcm artifact that records the buffers each step reads and writes, the
+// weights and the program order.
 //
 // The GEMM template kernels take their tiles from the heuristic
 // (GemmHeuristic.h) for the oldest requested arch, unless the tuning cache
@@ -18,10 +18,10 @@
 #ifndef DLC_COMPILER_BACKEND_H
 #define DLC_COMPILER_BACKEND_H
 
-#include "compiler/LibraryCalls.h"
+#include "artifact/Artifact.h"
 #include "compiler/codegen/cuda/CudaKernel.h"
 #include "compiler/codegen/cuda/TuningCache.h"
-#include "runtime/src/Artifact.h"
+#include "compiler/codegen/library/LibraryCalls.h"
 
 #include "mlir/IR/BuiltinOps.h"
 

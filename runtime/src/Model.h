@@ -10,9 +10,9 @@
 #ifndef DLC_RUNTIME_SRC_MODEL_H
 #define DLC_RUNTIME_SRC_MODEL_H
 
+#include "artifact/Artifact.h"
 #include "dlc/runtime.h"
-#include "runtime/src/Artifact.h"
-#include "runtime/src/Cuda.h"
+#include "runtime/cuda/CudaDriver.h"
 #include "runtime/src/Library.h"
 
 #include <map>

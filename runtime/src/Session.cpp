@@ -5,13 +5,10 @@
 using namespace dlc;
 using namespace dlc::rt;
 
+using artifact::alignUp;
+using artifact::kAlignment;
+
 namespace {
-
-constexpr size_t kAlignment = 256;
-
-size_t alignUp(size_t n) {
-  return (n + kAlignment - 1) / kAlignment * kAlignment;
-}
 
 /// Clears the CUDA runtime's record of a non-sticky error that was handled.
 void clearLastError() { (void)cudaGetLastError(); }
@@ -100,7 +97,8 @@ void Session::runOnDevice(const void *const *inputs, void *const *outputs,
     if (!p || uintptr_t(p) % kAlignment)
       raise(DLC_STATUS_INVALID_ARGUMENT,
             std::string(kind) + " " + std::to_string(i) + " is " +
-                (p ? "not 256-byte aligned" : "a null pointer"));
+                (p ? "not " + std::to_string(kAlignment) + "-byte aligned"
+                   : std::string("a null pointer")));
   };
   for (size_t i = 0; i < ins.size(); ++i)
     checkPointer(ins[i], "input", i);

@@ -4,7 +4,7 @@
 
 #include "test/emulator/CudaEmulation.h"
 
-#include "runtime/src/Sha256.h"
+#include "artifact/Sha256.h"
 #include "support/File.h"
 
 #include <dlfcn.h>

@@ -22,6 +22,8 @@ if ninja -C "$build" -t commands | grep -Ei 'llvm|mlir'; then
   exit 1
 fi
 test -f "$build/lib/libdlc_runtime.a"
+test -f "$build/lib/libdlc_artifact.a"     # the .dlcm format and the descriptor schema
+test -f "$build/lib/libdlc_cuda_driver.a"
 test -x "$build/bin/dlc-embed-example"
 test -x "$build/bin/dlc-stress"
 { "$build/bin/dlc-stress" 2>&1 || true; } | grep -q "usage: dlc-stress"

@@ -1,7 +1,7 @@
 //===- ArtifactTest.cpp - the .dlcm format and SHA-256 ----------*- C++ -*-===//
 
-#include "runtime/src/Artifact.h"
-#include "runtime/src/Sha256.h"
+#include "artifact/Artifact.h"
+#include "artifact/Sha256.h"
 #include "test/unit/SyntheticArtifact.h"
 
 #include <gtest/gtest.h>
@@ -144,8 +144,7 @@ uint64_t manifestSize(const std::string &bytes) {
 }
 
 uint64_t dataStart(const std::string &bytes) {
-  return (kHeaderBytes + 8 + manifestSize(bytes) + kAlignment - 1) /
-         kAlignment * kAlignment;
+  return alignUp(kHeaderBytes + 8 + manifestSize(bytes));
 }
 
 TEST(Artifact, BlobsAreAligned) {
@@ -157,6 +156,26 @@ TEST(Artifact, BlobsAreAligned) {
   // The weights take 40 bytes; the first cubin starts at the next boundary.
   EXPECT_EQ(bytes.substr(data + kAlignment, a.kernels[0].cubins[0].size()),
             a.kernels[0].cubins[0]);
+}
+
+TEST(Artifact, AlignmentOfOffsets) {
+  EXPECT_EQ(kAlignment, 256u);
+  EXPECT_EQ(alignUp(0), 0u);
+  EXPECT_EQ(alignUp(1), 256u);
+  EXPECT_EQ(alignUp(256), 256u);
+  EXPECT_EQ(alignUp(257), 512u);
+  // A region starts aligned: an offset's alignment is its lowest set bit,
+  // at most kAlignment.
+  auto at = [](uint64_t offset) {
+    return alignmentOf({Region::Arena, 0, offset, 4});
+  };
+  EXPECT_EQ(at(0), 256u);
+  EXPECT_EQ(at(1), 1u);
+  EXPECT_EQ(at(4), 4u);
+  EXPECT_EQ(at(48), 16u);
+  EXPECT_EQ(at(512), 256u);
+  EXPECT_EQ(at(768), 256u);
+  EXPECT_EQ(alignmentOf({Region::Input, 1, 0, 40}), 256u);
 }
 
 //===----------------------------------------------------------------------===//
@@ -257,7 +276,7 @@ std::string withManifest(const std::string &bytes,
   uint64_t size = manifest.size();
   std::memcpy(&out[kHeaderBytes], &size, 8);
   out += manifest;
-  out.resize((out.size() + kAlignment - 1) / kAlignment * kAlignment, '\0');
+  out.resize(alignUp(out.size()), '\0');
   out += data;
   uint64_t payload = out.size() - kHeaderBytes;
   std::memcpy(&out[16], &payload, 8);

@@ -1,19 +1,20 @@
-//===- LibraryCallsTest.cpp - which kernels become library calls -*- C++
-//-*-===//
+//===- LibraryCallsTest.cpp - which kernels become library calls ----------===//
 //
-// compiler/LibraryCalls.h on small hand-written plans: the patterns cuBLASLt
-// and cuDNN take (and the ones they must not), the --kernels rule, the
-// descriptors (gemm, conv2d, pool2d, softmax); then whole plans through
-// buildArtifact, the .dlcm format and the runtime's descriptor checks (no
-// GPU needed: loading a model parses the descriptors).
+// compiler/codegen/library/LibraryCalls.h on small hand-written plans: the
+// patterns cuBLASLt and cuDNN take (and the ones they must not), the
+// --kernels rule, the descriptors (gemm, conv2d, pool2d, softmax) as they are
+// written into the artifact; then whole plans through buildArtifact, the
+// .dlcm format and the runtime's descriptor checks (no GPU needed: loading a
+// model parses the descriptors).
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/LibraryCalls.h"
+#include "compiler/codegen/library/LibraryCalls.h"
+#include "artifact/Artifact.h"
+#include "artifact/LibraryCall.h"
 #include "compiler/Backend.h"
 #include "compiler/InitAll.h"
 #include "dlc/runtime.h"
-#include "runtime/src/Artifact.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -54,9 +55,11 @@ protected:
     return planLibraryCall(kernel(function), choice);
   }
 
+  /// The descriptor as the artifact records it.
   static json::Object descriptor(const LibraryCallPlan &p) {
-    llvm::Expected<json::Value> value = json::parse(p.descriptor);
-    EXPECT_TRUE(bool(value)) << p.descriptor;
+    const std::string text = artifact::toJson(p.descriptor);
+    llvm::Expected<json::Value> value = json::parse(text);
+    EXPECT_TRUE(bool(value)) << text;
     return *value->getAsObject();
   }
 
@@ -89,8 +92,8 @@ func.func @main(%x: memref<4x64xf32>, %y: memref<4x32xf32>) {
 TEST_F(LibraryCallsTest, DenseBiasReluIsACublasLtGemm) {
   std::optional<LibraryCallPlan> p = plan(kDense, KernelChoice::Library);
   ASSERT_TRUE(p);
-  EXPECT_EQ(p->library, "cublaslt");
-  EXPECT_EQ(p->op, "gemm");
+  EXPECT_STREQ(artifact::libraryOf(p->descriptor), "cublaslt");
+  EXPECT_STREQ(artifact::opOf(p->descriptor), "gemm");
   EXPECT_EQ(p->workspaceBytes, kLibraryWorkspaceBytes);
   json::Object d = descriptor(*p);
   EXPECT_EQ(d.getInteger("m"), 4);
@@ -279,8 +282,8 @@ TEST_F(LibraryCallsTest, ConvBiasActivationIsOneCudnnGraph) {
   EXPECT_FALSE(plan(kConv, KernelChoice::Auto));
   std::optional<LibraryCallPlan> p = plan(kConv, KernelChoice::Library);
   ASSERT_TRUE(p);
-  EXPECT_EQ(p->library, "cudnn");
-  EXPECT_EQ(p->op, "conv2d");
+  EXPECT_STREQ(artifact::libraryOf(p->descriptor), "cudnn");
+  EXPECT_STREQ(artifact::opOf(p->descriptor), "conv2d");
   json::Object d = descriptor(*p);
   EXPECT_EQ(d.getInteger("n"), 1);
   EXPECT_EQ(d.getInteger("h"), 8);
@@ -331,8 +334,8 @@ func.func @main(%x: memref<2x5x5x3xf16>, %y: memref<2x3x3x3xf16>) {
   EXPECT_FALSE(plan(pool, KernelChoice::Auto));
   std::optional<LibraryCallPlan> p = plan(pool, KernelChoice::Library);
   ASSERT_TRUE(p);
-  EXPECT_EQ(p->library, "cudnn");
-  EXPECT_EQ(p->op, "pool2d");
+  EXPECT_STREQ(artifact::libraryOf(p->descriptor), "cudnn");
+  EXPECT_STREQ(artifact::opOf(p->descriptor), "pool2d");
   json::Object d = descriptor(*p);
   EXPECT_EQ(d.getString("mode"), "avg_exclude_padding");
   EXPECT_EQ(d.getString("dtype"), "float16");
@@ -387,8 +390,8 @@ TEST_F(LibraryCallsTest, SoftmaxOnTheLastAxisIsACudnnCall) {
   EXPECT_FALSE(plan(last, KernelChoice::Generated));
   std::optional<LibraryCallPlan> p = plan(last, KernelChoice::Library);
   ASSERT_TRUE(p);
-  EXPECT_EQ(p->library, "cudnn");
-  EXPECT_EQ(p->op, "softmax");
+  EXPECT_STREQ(artifact::libraryOf(p->descriptor), "cudnn");
+  EXPECT_STREQ(artifact::opOf(p->descriptor), "softmax");
   EXPECT_EQ(p->workspaceBytes, 0u);
   json::Object d = descriptor(*p);
   EXPECT_EQ(d.getInteger("outer"), 4);

@@ -10,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "artifact/Artifact.h"
 #include "dlc/runtime.hpp"
-#include "runtime/src/Artifact.h"
 
 #include <cuda_fp16.h>
 #include <gtest/gtest.h>

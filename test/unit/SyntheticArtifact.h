@@ -10,7 +10,7 @@
 #ifndef DLC_TEST_UNIT_SYNTHETICARTIFACT_H
 #define DLC_TEST_UNIT_SYNTHETICARTIFACT_H
 
-#include "runtime/src/Artifact.h"
+#include "artifact/Artifact.h"
 
 #include <cstring>
 

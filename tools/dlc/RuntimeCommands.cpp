@@ -10,8 +10,8 @@
 #include "tools/dlc/Commands.h"
 #include "tools/dlc/RuntimeInputs.h"
 
+#include "artifact/Artifact.h"
 #include "dlc/runtime.hpp"
-#include "runtime/src/Artifact.h"
 #include "support/Error.h"
 #include "support/File.h"
 #include "support/Npy.h"

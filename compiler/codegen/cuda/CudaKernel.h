@@ -9,7 +9,8 @@
 // order, one device pointer per `ins` operand of the exec.kernel (const), one
 // per `outs` operand, and then nothing else: every shape is a compile-time
 // constant in the source. The runtime passes arena/weight/argument addresses
-// (256-byte aligned). `launch` is fixed at compile time for the planned batch.
+// (aligned to artifact::kAlignment, 256 bytes). `launch` is fixed at compile
+// time for the planned batch.
 //
 //===----------------------------------------------------------------------===//
 

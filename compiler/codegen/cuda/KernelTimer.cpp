@@ -2,7 +2,7 @@
 
 #include "compiler/codegen/cuda/KernelTimer.h"
 
-#include "runtime/src/Cuda.h"
+#include "runtime/cuda/CudaDriver.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,18 +1,18 @@
 //===- KernelTimer.h - time a generated kernel on the GPU -------*- C++ -*-===//
 //
 // The measuring half of the autotuner (compiler/Autotune.h): loads a cubin
-// with the driver API as the runtime does (runtime/src/Cuda.h resolves it at
-// run time, so dlc still starts without a driver), launches the kernel with
-// its fixed launch on buffers of its parameters' sizes and times it with
-// CUDA events. Plain C++ (no MLIR).
+// with the driver API as the runtime does (runtime/cuda/CudaDriver.h, the
+// library dlc_cuda_driver, resolves it at run time, so dlc still starts
+// without a driver), launches the kernel with its fixed launch on buffers of
+// its parameters' sizes and times it with CUDA events. Plain C++ (no MLIR).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef DLC_COMPILER_CODEGEN_CUDA_KERNELTIMER_H
 #define DLC_COMPILER_CODEGEN_CUDA_KERNELTIMER_H
 
+#include "artifact/Artifact.h"
 #include "compiler/codegen/cuda/CudaKernel.h"
-#include "runtime/src/Artifact.h"
 
 #include <cstdint>
 #include <string>

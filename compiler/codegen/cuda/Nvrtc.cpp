@@ -10,7 +10,7 @@
 
 #include "compiler/codegen/cuda/Nvrtc.h"
 
-#include "runtime/src/Sha256.h"
+#include "artifact/Sha256.h"
 #include "support/Error.h"
 #include "support/File.h"
 

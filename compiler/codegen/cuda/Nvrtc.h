@@ -10,8 +10,8 @@
 #ifndef DLC_COMPILER_CODEGEN_CUDA_NVRTC_H
 #define DLC_COMPILER_CODEGEN_CUDA_NVRTC_H
 
+#include "artifact/Artifact.h"
 #include "compiler/codegen/cuda/CudaKernel.h"
-#include "runtime/src/Artifact.h"
 
 #include <cstdint>
 #include <stdexcept>

@@ -1,6 +1,6 @@
-//===- Cuda.cpp - CUDA errors and the driver API ----------------*- C++ -*-===//
+//===- CudaDriver.cpp - CUDA errors and the driver API ----------*- C++ -*-===//
 
-#include "runtime/src/Cuda.h"
+#include "runtime/cuda/CudaDriver.h"
 
 #include <mutex>
 

@@ -1,4 +1,8 @@
-//===- Cuda.h - CUDA errors and the driver API for the runtime --*- C++ -*-===//
+//===- CudaDriver.h - CUDA errors and the driver API ------------*- C++ -*-===//
+//
+// The runtime's thin layer over CUDA, shared with the compiler's kernel timer
+// (compiler/codegen/cuda/KernelTimer.h) as the library dlc_cuda_driver: it
+// needs the CUDA runtime and the public dlc/runtime.h (for dlcStatus) only.
 //
 // Inside the runtime a failure is a RuntimeError (a status and a message)
 // that the C entry points turn into a dlcStatus. The driver API (modules and
@@ -8,8 +12,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DLC_RUNTIME_SRC_CUDA_H
-#define DLC_RUNTIME_SRC_CUDA_H
+#ifndef DLC_RUNTIME_CUDA_CUDADRIVER_H
+#define DLC_RUNTIME_CUDA_CUDADRIVER_H
 
 #include "dlc/runtime.h"
 
@@ -73,4 +77,4 @@ private:
 
 } // namespace dlc::rt
 
-#endif // DLC_RUNTIME_SRC_CUDA_H
+#endif // DLC_RUNTIME_CUDA_CUDADRIVER_H

@@ -1,8 +1,11 @@
 //===- Artifact.h - the .dlcm artifact format -------------------*- C++ -*-===//
 //
-// One compiled model in one file, written by `dlc compile` and read by the
-// runtime and `dlc inspect`. Plain C++ (no CUDA, no LLVM): the compiler links
-// the writer from here and the runtime the reader.
+// The contract between the compiler and the runtime: one compiled model in
+// one file, written by `dlc compile` and read by the runtime and `dlc
+// inspect`. Plain C++ (no CUDA, no LLVM, no MLIR): the compiler links the
+// writer from here and the runtime the reader. The calls into cuBLASLt and
+// cuDNN that an artifact may contain are described by the schema of
+// artifact/LibraryCall.h. docs/artifact.md describes the format in full.
 //
 // Layout (little-endian):
 //   [0, 128)    header: magic "DLCM\r\n\x1a\n", format version, header size,
@@ -11,17 +14,17 @@
 //   [128, 136)  manifest size M
 //   [136, +M)   manifest: a JSON object (tensors, buffers, kernels with their
 //               launch parameters and resources, library calls, the program)
-//   [D, end)    data, D = 128 + 8 + M rounded up to 256: the weight blob,
-//               the cubins and the PTX, each at a 256-byte aligned offset
-//               relative to D that the manifest records
+//   [D, end)    data, D = 128 + 8 + M rounded up to kAlignment: the weight
+//               blob, the cubins and the PTX, each at a kAlignment-aligned
+//               offset relative to D that the manifest records
 // The payload is everything after the header; its checksum is verified before
 // any of it is parsed. Every size and offset is checked against the file
 // before anything is allocated or copied.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DLC_RUNTIME_SRC_ARTIFACT_H
-#define DLC_RUNTIME_SRC_ARTIFACT_H
+#ifndef DLC_ARTIFACT_ARTIFACT_H
+#define DLC_ARTIFACT_ARTIFACT_H
 
 #include <array>
 #include <cstdint>
@@ -35,9 +38,21 @@ namespace dlc::artifact {
 
 constexpr uint32_t kFormatVersion = 1;
 constexpr size_t kHeaderBytes = 128;
-constexpr uint64_t kAlignment = 256;
 constexpr size_t kMaxArchs = 12;
 constexpr size_t kMaxRank = 8;
+
+/// The one alignment of the format, in bytes: the data section and every
+/// blob in it, and what the runtime guarantees for each region a kernel or
+/// library call reads or writes (the arena, the weights and the caller's
+/// input and output buffers, which dlcSessionRun checks). The
+/// compiler's memory plan places buffers at multiples of it too
+/// (exec::kAlignment, dialects/exec, must equal it).
+constexpr uint64_t kAlignment = 256;
+
+/// `value` rounded up to a multiple of kAlignment.
+constexpr uint64_t alignUp(uint64_t value) {
+  return (value + kAlignment - 1) / kAlignment * kAlignment;
+}
 
 /// A malformed artifact, or an invalid one handed to the writer. The message
 /// is one line and names no file.
@@ -73,7 +88,7 @@ enum class Region : uint8_t { Arena, Weights, Input, Output };
 /// "arena", "weights", "input", "output".
 const char *regionName(Region region);
 
-/// The bytes one kernel parameter points to.
+/// The bytes one kernel or library call parameter points to.
 struct BufferRef {
   Region region = Region::Arena;
   uint32_t index = 0;  ///< the input's or output's position (Input, Output)
@@ -85,6 +100,11 @@ struct BufferRef {
            a.bytes == b.bytes;
   }
 };
+
+/// The alignment, in bytes, that the address of `ref` is known to have: its
+/// region starts kAlignment-aligned, so it is the largest power of two up to
+/// kAlignment that divides its offset.
+uint32_t alignmentOf(const BufferRef &ref);
 
 /// What ptxas reported for one kernel on one arch.
 struct KernelResources {
@@ -124,14 +144,19 @@ struct Kernel {
   std::string ptx;
 };
 
-/// A cuDNN / cuBLASLt call. The format carries them; no compiler emits them
-/// yet and the runtime refuses artifacts that have any.
+/// A cuBLASLt / cuDNN call. The format carries any library and op with any
+/// JSON object as its descriptor, so that every reader can read (and `dlc
+/// inspect` show) a call it does not know; artifact/LibraryCall.h is the
+/// schema of the calls dlc knows, which the compiler writes through and the
+/// runtime parses (and checks against `params`) when a model loads.
 struct LibraryCall {
   std::string name;    ///< "l4_conv2d"
-  std::string library; ///< "cudnn" or "cublaslt"
-  std::string op;      ///< "conv2d_bias_act", "gemm_epilogue", ...
+  std::string library; ///< "cublaslt" or "cudnn"
+  std::string op;      ///< "gemm", "conv2d", "pool2d", "softmax"
   std::vector<std::string> layers;
-  std::string descriptor; ///< a JSON object: the call's parameters
+  /// A JSON object: the call's parameters (toJson of LibraryCall.h). The
+  /// writer copies it into the manifest as parsed, keys in its order.
+  std::string descriptor;
   std::vector<BufferRef> params;
   uint64_t workspaceBytes = 0;
 };
@@ -182,4 +207,4 @@ const char *libraryVersion();
 
 } // namespace dlc::artifact
 
-#endif // DLC_RUNTIME_SRC_ARTIFACT_H
+#endif // DLC_ARTIFACT_ARTIFACT_H

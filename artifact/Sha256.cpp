@@ -1,6 +1,6 @@
 //===- Sha256.cpp - FIPS 180-4 SHA-256 --------------------------*- C++ -*-===//
 
-#include "runtime/src/Sha256.h"
+#include "artifact/Sha256.h"
 
 #include <cstring>
 

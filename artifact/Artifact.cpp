@@ -1,8 +1,12 @@
 //===- Artifact.cpp - the .dlcm artifact format -----------------*- C++ -*-===//
+//
+// The reader, the writer and the validation they share (docs/artifact.md).
+//
+//===----------------------------------------------------------------------===//
 
-#include "runtime/src/Artifact.h"
+#include "artifact/Artifact.h"
 
-#include "runtime/src/Sha256.h"
+#include "artifact/Sha256.h"
 
 #include <nlohmann/json.hpp>
 
@@ -34,10 +38,6 @@ constexpr uint32_t kMaxGridYZ = 65535;
 constexpr uint32_t kMaxDynamicShared = 256 << 10;
 
 [[noreturn]] void fail(const std::string &reason) { throw FormatError(reason); }
-
-uint64_t alignUp(uint64_t value) {
-  return (value + kAlignment - 1) / kAlignment * kAlignment;
-}
 
 template <typename T> T load(std::string_view bytes, size_t at) {
   T value = 0;
@@ -554,6 +554,14 @@ const char *dlc::artifact::regionName(Region region) {
     return "output";
   }
   return "?";
+}
+
+uint32_t dlc::artifact::alignmentOf(const BufferRef &ref) {
+  const uint64_t offset = ref.offset;
+  // offset & -offset: the lowest set bit of the offset.
+  return offset
+             ? uint32_t(std::min<uint64_t>(kAlignment, offset & (~offset + 1)))
+             : uint32_t(kAlignment);
 }
 
 uint64_t TensorSpec::bytes() const {

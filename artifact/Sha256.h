@@ -1,13 +1,13 @@
 //===- Sha256.h - FIPS 180-4 SHA-256 ----------------------------*- C++ -*-===//
 //
-// The checksum of the artifact format and the key of the NVRTC cache. The
-// runtime may depend on nothing but CUDA, hence a small implementation of its
-// own (tested against the NIST vectors).
+// The checksum of the artifact format (artifact/Artifact.h) and the key of the
+// NVRTC cache. The runtime may depend on nothing but CUDA, hence a small
+// implementation of its own (tested against the NIST vectors).
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DLC_RUNTIME_SRC_SHA256_H
-#define DLC_RUNTIME_SRC_SHA256_H
+#ifndef DLC_ARTIFACT_SHA256_H
+#define DLC_ARTIFACT_SHA256_H
 
 #include <array>
 #include <cstddef>
@@ -46,4 +46,4 @@ private:
 
 } // namespace dlc
 
-#endif // DLC_RUNTIME_SRC_SHA256_H
+#endif // DLC_ARTIFACT_SHA256_H

@@ -3,7 +3,8 @@
 // `dlc compile --kernels auto|generated|library` decides, per exec.kernel of
 // a plan, whether the step is a generated CUDA kernel or a call into
 // cuBLASLt / cuDNN. A kernel becomes a library call only when its whole body
-// is a pattern the library computes exactly as the reference executor does:
+// is a pattern the library computes exactly as the reference executor does
+// (each call's descriptor is a type of the schema, artifact/LibraryCall.h):
 //
 //   cuBLASLt "gemm": graph.matmul (rank 2 rhs, or a strided batch) with f16,
 //     bf16 or f32 operands, f32 accumulation (CUBLAS_COMPUTE_32F: no TF32),
@@ -45,9 +46,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef DLC_COMPILER_LIBRARYCALLS_H
-#define DLC_COMPILER_LIBRARYCALLS_H
+#ifndef DLC_COMPILER_CODEGEN_LIBRARY_LIBRARYCALLS_H
+#define DLC_COMPILER_CODEGEN_LIBRARY_LIBRARYCALLS_H
 
+#include "artifact/LibraryCall.h"
 #include "dialects/exec/ExecDialect.h"
 
 #include <cstdint>
@@ -77,9 +79,9 @@ struct LibraryOperand {
 
 /// A library call that computes one exec.kernel.
 struct LibraryCallPlan {
-  std::string library;    ///< "cublaslt" or "cudnn"
-  std::string op;         ///< "gemm", "conv2d", "pool2d", "softmax"
-  std::string descriptor; ///< the JSON object the runtime reads
+  /// The call and its parameters (artifact::libraryOf / opOf name the
+  /// library and op; artifact::toJson writes it into the artifact).
+  artifact::LibraryDescriptor descriptor;
   /// In the op's order: gemm A, B, [bias,] D; conv2d X, W, [bias,] Y;
   /// pool2d X, Y; softmax X, Y.
   std::vector<LibraryOperand> operands;
@@ -93,4 +95,4 @@ std::optional<LibraryCallPlan> planLibraryCall(exec::KernelOp kernel,
 
 } // namespace dlc::driver
 
-#endif // DLC_COMPILER_LIBRARYCALLS_H
+#endif // DLC_COMPILER_CODEGEN_LIBRARY_LIBRARYCALLS_H

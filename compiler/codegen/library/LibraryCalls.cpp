@@ -8,23 +8,22 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "compiler/LibraryCalls.h"
+#include "compiler/codegen/library/LibraryCalls.h"
 
 #include "dialects/graph/GraphConstants.h"
 #include "dialects/graph/GraphDialect.h"
 
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/SmallPtrSet.h"
-#include "llvm/Support/FormatVariadic.h"
-#include "llvm/Support/JSON.h"
 
+#include <algorithm>
+#include <array>
 #include <cstring>
-#include <limits>
 
 using namespace mlir;
 using namespace dlc;
 using namespace dlc::driver;
-namespace json = llvm::json;
+using artifact::ElementType;
 
 namespace {
 
@@ -41,13 +40,24 @@ Value viewRoot(Value v) {
   return v;
 }
 
-/// NumPy's name of a float type: the artifact's and the runtime's dtypes.
-StringRef dtypeName(Type t) {
+/// The descriptor's dtype of a storable float type.
+ElementType dtypeOf(Type t) {
   if (t.isF16())
-    return "float16";
+    return ElementType::F16;
   if (t.isBF16())
-    return "bfloat16";
-  return "float32";
+    return ElementType::BF16;
+  return ElementType::F32;
+}
+
+/// A window attribute (pads, strides, dilations, window) as the descriptor's
+/// array, or failure when it does not have N values.
+template <size_t N>
+FailureOr<std::array<int64_t, N>> arrayOf(ArrayRef<int64_t> values) {
+  if (values.size() != N)
+    return failure();
+  std::array<int64_t, N> out;
+  std::copy(values.begin(), values.end(), out.begin());
+  return out;
 }
 
 /// `values` in the storage format of `type` (f32, f16 or bf16), or failure
@@ -215,10 +225,6 @@ bool biasOnLastAxis(graph::BiasAddOp bias) {
   return succeeded(axis) && *axis == rank - 1;
 }
 
-std::string toString(json::Object object) {
-  return llvm::formatv("{0}", json::Value(std::move(object))).str();
-}
-
 //===----------------------------------------------------------------------===//
 // cuBLASLt: matmul [+ bias] [+ relu | gelu_tanh]
 //===----------------------------------------------------------------------===//
@@ -229,7 +235,6 @@ std::string toString(json::Object object) {
 /// buffers or the types do not fit.
 FailureOr<LibraryCallPlan> planTwoOperands(KernelMatcher &matcher, Value lhs,
                                            Value rhs, const Chain &chain,
-                                           StringRef library, StringRef op,
                                            Type &operandType) {
   FailureOr<Value> a = matcher.storedValue(lhs);
   FailureOr<Value> b = matcher.storedValue(rhs);
@@ -240,8 +245,6 @@ FailureOr<LibraryCallPlan> planTwoOperands(KernelMatcher &matcher, Value lhs,
       (chain.stored != operandType && !chain.stored.isF32()))
     return failure();
   LibraryCallPlan plan;
-  plan.library = library.str();
-  plan.op = op.str();
   plan.workspaceBytes = kLibraryWorkspaceBytes;
   for (Value stored : {*a, *b}) {
     FailureOr<LibraryOperand> operand = matcher.operandFor(stored);
@@ -253,9 +256,9 @@ FailureOr<LibraryCallPlan> planTwoOperands(KernelMatcher &matcher, Value lhs,
 }
 
 /// Appends the chain's bias on the last axis to `plan`'s operands, read as
-/// `as` (its stored type when null), and names that type in `descriptor`.
-LogicalResult appendBias(KernelMatcher &matcher, Chain &chain, Type as,
-                         LibraryCallPlan &plan, json::Object &descriptor) {
+/// `as` (its stored type when null); returns the type it is read as.
+FailureOr<Type> appendBias(KernelMatcher &matcher, Chain &chain, Type as,
+                           LibraryCallPlan &plan) {
   if (!biasOnLastAxis(chain.bias))
     return failure();
   FailureOr<Value> bias = matcher.storedValue(chain.bias.getBias());
@@ -265,8 +268,7 @@ LogicalResult appendBias(KernelMatcher &matcher, Chain &chain, Type as,
   if (failed(operand))
     return failure();
   plan.operands.push_back(std::move(*operand));
-  descriptor["bias_dtype"] = dtypeName(as ? as : elementOf(*bias));
-  return success();
+  return as ? as : elementOf(*bias);
 }
 
 FailureOr<LibraryCallPlan> planGemm(KernelMatcher &matcher, graph::MatmulOp mm,
@@ -306,43 +308,44 @@ FailureOr<LibraryCallPlan> planGemm(KernelMatcher &matcher, graph::MatmulOp mm,
     return failure();
 
   Type ab;
-  FailureOr<LibraryCallPlan> planned = planTwoOperands(
-      matcher, mm.getLhs(), mm.getRhs(), chain, "cublaslt", "gemm", ab);
+  FailureOr<LibraryCallPlan> planned =
+      planTwoOperands(matcher, mm.getLhs(), mm.getRhs(), chain, ab);
   if (failed(planned))
     return failure();
 
-  std::string epilogue = "default";
+  using Epilogue = artifact::GemmDescriptor::Epilogue;
+  artifact::GemmDescriptor d;
+  d.epilogue = Epilogue::Default;
   if (chain.activation) {
     if (isPlain(chain.activation, graph::ActivationKind::Relu))
-      epilogue = "relu";
+      d.epilogue = Epilogue::Relu;
     else if (isPlain(chain.activation, graph::ActivationKind::GeluTanh))
-      epilogue = "gelu";
+      d.epilogue = Epilogue::Gelu;
     else
       return failure();
   }
 
   LibraryCallPlan plan = std::move(*planned);
-  json::Object d{{"m", m},
-                 {"n", n},
-                 {"k", k},
-                 {"batch", batch},
-                 {"a_batch_stride", strideA},
-                 {"b_batch_stride", strideB},
-                 {"transpose_b", mm.getTransposeRhs()},
-                 {"a_dtype", dtypeName(ab)},
-                 {"b_dtype", dtypeName(ab)},
-                 {"d_dtype", dtypeName(chain.stored)},
-                 {"compute", "float32"},
-                 {"alpha", 1.0},
-                 {"beta", 0.0}};
+  d.m = m;
+  d.n = n;
+  d.k = k;
+  d.batch = batch;
+  d.aBatchStride = strideA;
+  d.bBatchStride = strideB;
+  d.transposeB = mm.getTransposeRhs();
+  d.ab = dtypeOf(ab);
+  d.d = dtypeOf(chain.stored);
+  d.alpha = 1.0f;
+  d.beta = 0.0f;
   if (chain.bias) {
     // cuBLASLt reads the bias in D's type.
-    if (failed(appendBias(matcher, chain, chain.stored, plan, d)))
+    if (failed(appendBias(matcher, chain, chain.stored, plan)))
       return failure();
-    epilogue = epilogue == "default" ? "bias" : epilogue + "_bias";
+    d.epilogue = d.epilogue == Epilogue::Relu   ? Epilogue::ReluBias
+                 : d.epilogue == Epilogue::Gelu ? Epilogue::GeluBias
+                                                : Epilogue::Bias;
   }
-  d["epilogue"] = epilogue;
-  plan.descriptor = toString(std::move(d));
+  plan.descriptor = d;
   return plan;
 }
 
@@ -361,47 +364,55 @@ FailureOr<LibraryCallPlan> planConv(KernelMatcher &matcher,
       y.getNumElements() == 0)
     return failure();
   Type xw;
-  FailureOr<LibraryCallPlan> planned = planTwoOperands(
-      matcher, conv.getInput(), conv.getFilter(), chain, "cudnn", "conv2d", xw);
+  FailureOr<LibraryCallPlan> planned =
+      planTwoOperands(matcher, conv.getInput(), conv.getFilter(), chain, xw);
   if (failed(planned))
     return failure();
 
-  std::string activation = "none";
+  using Activation = artifact::Conv2dDescriptor::Activation;
+  artifact::Conv2dDescriptor d;
+  d.activation = Activation::None;
   if (chain.activation) {
     if (isPlain(chain.activation, graph::ActivationKind::Relu))
-      activation = "relu";
+      d.activation = Activation::Relu;
     else if (isPlain(chain.activation, graph::ActivationKind::Gelu))
-      activation = "gelu";
+      d.activation = Activation::Gelu;
     else if (isPlain(chain.activation, graph::ActivationKind::GeluTanh))
-      activation = "gelu_tanh";
+      d.activation = Activation::GeluTanh;
     else
       return failure();
   }
+  FailureOr<std::array<int64_t, 4>> pads = arrayOf<4>(conv.getPads());
+  FailureOr<std::array<int64_t, 2>> strides = arrayOf<2>(conv.getStrides());
+  FailureOr<std::array<int64_t, 2>> dilations = arrayOf<2>(conv.getDilations());
+  if (failed(pads) || failed(strides) || failed(dilations))
+    return failure();
 
   LibraryCallPlan plan = std::move(*planned);
   ArrayRef<int64_t> xd = x.getShape(), wd = w.getShape(), yd = y.getShape();
-  json::Object d{{"n", xd[0]},
-                 {"h", xd[1]},
-                 {"w", xd[2]},
-                 {"c", xd[3]},
-                 {"k", wd[0]},
-                 {"r", wd[1]},
-                 {"s", wd[2]},
-                 {"groups", conv.getGroups()},
-                 {"p", yd[1]},
-                 {"q", yd[2]},
-                 {"pads", json::Array(conv.getPads())},
-                 {"strides", json::Array(conv.getStrides())},
-                 {"dilations", json::Array(conv.getDilations())},
-                 {"x_dtype", dtypeName(xw)},
-                 {"w_dtype", dtypeName(xw)},
-                 {"y_dtype", dtypeName(chain.stored)},
-                 {"compute", "float32"},
-                 {"activation", activation}};
-  // cuDNN's pointwise add reads the bias in its stored type.
-  if (chain.bias && failed(appendBias(matcher, chain, Type(), plan, d)))
-    return failure();
-  plan.descriptor = toString(std::move(d));
+  d.n = xd[0];
+  d.h = xd[1];
+  d.w = xd[2];
+  d.c = xd[3];
+  d.k = wd[0];
+  d.r = wd[1];
+  d.s = wd[2];
+  d.groups = conv.getGroups();
+  d.p = yd[1];
+  d.q = yd[2];
+  d.pads = *pads;
+  d.strides = *strides;
+  d.dilations = *dilations;
+  d.x = dtypeOf(xw);
+  d.y = dtypeOf(chain.stored);
+  if (chain.bias) {
+    // cuDNN's pointwise add reads the bias in its stored type.
+    FailureOr<Type> bias = appendBias(matcher, chain, Type(), plan);
+    if (failed(bias))
+      return failure();
+    d.bias = dtypeOf(*bias);
+  }
+  plan.descriptor = d;
   return plan;
 }
 
@@ -419,28 +430,31 @@ FailureOr<LibraryCallPlan> planPool(KernelMatcher &matcher,
   FailureOr<LibraryOperand> operand = matcher.operandFor(*xs);
   if (failed(operand))
     return failure();
-  StringRef mode = pool.getKind() == graph::PoolKind::Max ? "max"
-                   : pool.getCountIncludePad() ? "avg_include_padding"
-                                               : "avg_exclude_padding";
+  FailureOr<std::array<int64_t, 2>> window = arrayOf<2>(pool.getWindow());
+  FailureOr<std::array<int64_t, 2>> strides = arrayOf<2>(pool.getStrides());
+  FailureOr<std::array<int64_t, 4>> pads = arrayOf<4>(pool.getPads());
+  if (failed(window) || failed(strides) || failed(pads))
+    return failure();
+  using Mode = artifact::Pool2dDescriptor::Mode;
+  artifact::Pool2dDescriptor d;
+  d.mode = pool.getKind() == graph::PoolKind::Max ? Mode::Max
+           : pool.getCountIncludePad()            ? Mode::AvgIncludePadding
+                                                  : Mode::AvgExcludePadding;
   ArrayRef<int64_t> xd = x.getShape(), yd = y.getShape();
+  d.n = xd[0];
+  d.h = xd[1];
+  d.w = xd[2];
+  d.c = xd[3];
+  d.p = yd[1];
+  d.q = yd[2];
+  d.window = *window;
+  d.strides = *strides;
+  d.pads = *pads;
+  d.dtype = dtypeOf(chain.stored);
   LibraryCallPlan plan;
-  plan.library = "cudnn";
-  plan.op = "pool2d";
+  plan.descriptor = d;
   plan.workspaceBytes = kLibraryWorkspaceBytes;
   plan.operands.push_back(std::move(*operand));
-  plan.descriptor =
-      toString(json::Object{{"n", xd[0]},
-                            {"h", xd[1]},
-                            {"w", xd[2]},
-                            {"c", xd[3]},
-                            {"p", yd[1]},
-                            {"q", yd[2]},
-                            {"mode", mode},
-                            {"window", json::Array(pool.getWindow())},
-                            {"strides", json::Array(pool.getStrides())},
-                            {"pads", json::Array(pool.getPads())},
-                            {"dtype", dtypeName(chain.stored)},
-                            {"compute", "float32"}});
   return plan;
 }
 
@@ -452,8 +466,7 @@ FailureOr<LibraryCallPlan> planSoftmax(KernelMatcher &matcher,
                                        graph::SoftmaxOp softmax, Chain chain) {
   auto x = cast<RankedTensorType>(softmax.getInput().getType());
   if (chain.bias || chain.activation || !x.hasStaticShape() ||
-      x.getNumElements() == 0 ||
-      x.getNumElements() > std::numeric_limits<int32_t>::max())
+      x.getNumElements() == 0 || x.getNumElements() > artifact::kMaxCallSize)
     return failure();
   FailureOr<int64_t> axis =
       graph::normalizeAxis(softmax.getAxis(), x.getRank());
@@ -472,17 +485,14 @@ FailureOr<LibraryCallPlan> planSoftmax(KernelMatcher &matcher,
     outer *= d;
   for (int64_t d : shape.drop_front(*axis + 1))
     inner *= d;
+  artifact::SoftmaxDescriptor d;
+  d.outer = outer;
+  d.axis = shape[*axis];
+  d.inner = inner;
+  d.dtype = dtypeOf(chain.stored);
   LibraryCallPlan plan;
-  plan.library = "cudnn";
-  plan.op = "softmax";
+  plan.descriptor = d;
   plan.operands.push_back(std::move(*operand));
-  plan.descriptor = toString(json::Object{{"outer", outer},
-                                          {"axis", shape[*axis]},
-                                          {"inner", inner},
-                                          {"x_dtype", dtypeName(chain.stored)},
-                                          {"y_dtype", dtypeName(chain.stored)},
-                                          {"algorithm", "accurate"},
-                                          {"compute", "float32"}});
   return plan;
 }
 

@@ -1,0 +1,198 @@
+//===- Cublaslt.cpp - GEMMs planned with cuBLASLt ---------------*- C++ -*-===//
+//
+// A gemm call (artifact::GemmDescriptor) as one cublasLtMatmul: the matmul
+// descriptor with the call's epilogue, the three matrix layouts and the
+// algorithm that cublasLtMatmulAlgoGetHeuristic picks for them, the call's
+// workspace and its parameters' alignments. Computation is CUBLAS_COMPUTE_32F
+// (float accumulation and no TF32, so float32 GEMMs compute what the
+// reference does).
+//
+//===----------------------------------------------------------------------===//
+
+#include "runtime/src/LibraryPlans.h"
+
+using namespace dlc;
+using namespace dlc::rt;
+using artifact::ElementType;
+using artifact::GemmDescriptor;
+
+namespace {
+
+cudaDataType_t ltType(ElementType type) {
+  return type == ElementType::F16    ? CUDA_R_16F
+         : type == ElementType::BF16 ? CUDA_R_16BF
+                                     : CUDA_R_32F;
+}
+
+/// One GEMM, planned: row-major D = A B is column-major D^T = B^T A^T, so
+/// cuBLASLt's A is our B and its B our A; its m is our n.
+class GemmPlan : public CallPlan {
+public:
+  GemmPlan(cublasLtHandle_t lt, const GemmDescriptor &g,
+           const std::vector<uint32_t> &alignments, uint64_t workspaceBytes)
+      : lt_(lt), spec_(g), workspaceBytes_(workspaceBytes) {
+    try {
+      build(alignments);
+    } catch (...) {
+      release();
+      throw;
+    }
+  }
+  ~GemmPlan() override { release(); }
+  GemmPlan(const GemmPlan &) = delete;
+  GemmPlan &operator=(const GemmPlan &) = delete;
+
+  void run(const std::vector<void *> &params, void *workspace,
+           cudaStream_t stream) override {
+    if (spec_.hasBias()) {
+      const void *bias = params[2];
+      checkLt(cublasLtMatmulDescSetAttribute(desc_,
+                                             CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+                                             &bias, sizeof(bias)),
+              "setting the bias");
+    }
+    void *d = params.back();
+    checkLt(cublasLtMatmul(lt_, desc_, &spec_.alpha, params[1], first_,
+                           params[0], second_, &spec_.beta, d, out_, d, out_,
+                           &algo_, workspace, workspaceBytes_, stream),
+            "cublasLtMatmul");
+  }
+
+private:
+  void build(const std::vector<uint32_t> &alignments);
+  void release() noexcept {
+    if (out_)
+      cublasLtMatrixLayoutDestroy(out_);
+    if (second_)
+      cublasLtMatrixLayoutDestroy(second_);
+    if (first_)
+      cublasLtMatrixLayoutDestroy(first_);
+    if (desc_)
+      cublasLtMatmulDescDestroy(desc_);
+  }
+
+  cublasLtHandle_t lt_;
+  GemmDescriptor spec_;
+  uint64_t workspaceBytes_;
+  cublasLtMatmulDesc_t desc_ = nullptr;
+  cublasLtMatrixLayout_t first_ = nullptr, second_ = nullptr, out_ = nullptr;
+  cublasLtMatmulAlgo_t algo_{};
+};
+
+void GemmPlan::build(const std::vector<uint32_t> &alignments) {
+  using Epilogue = GemmDescriptor::Epilogue;
+  const GemmDescriptor &g = spec_;
+  checkLt(cublasLtMatmulDescCreate(&desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F),
+          "cublasLtMatmulDescCreate");
+  auto setDesc = [&](cublasLtMatmulDescAttributes_t attr, const auto &value) {
+    checkLt(cublasLtMatmulDescSetAttribute(desc_, attr, &value, sizeof(value)),
+            "cublasLtMatmulDescSetAttribute");
+  };
+  setDesc(CUBLASLT_MATMUL_DESC_TRANSA,
+          g.transposeB ? CUBLAS_OP_T : CUBLAS_OP_N);
+  setDesc(CUBLASLT_MATMUL_DESC_TRANSB, CUBLAS_OP_N);
+  cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
+  switch (g.epilogue) {
+  case Epilogue::Default:
+    break;
+  case Epilogue::Relu:
+    epilogue = CUBLASLT_EPILOGUE_RELU;
+    break;
+  case Epilogue::Gelu:
+    epilogue = CUBLASLT_EPILOGUE_GELU;
+    break;
+  case Epilogue::Bias:
+    epilogue = CUBLASLT_EPILOGUE_BIAS;
+    break;
+  case Epilogue::ReluBias:
+    epilogue = CUBLASLT_EPILOGUE_RELU_BIAS;
+    break;
+  case Epilogue::GeluBias:
+    epilogue = CUBLASLT_EPILOGUE_GELU_BIAS;
+    break;
+  }
+  setDesc(CUBLASLT_MATMUL_DESC_EPILOGUE, epilogue);
+  if (g.hasBias()) {
+    setDesc(CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, int32_t(ltType(g.d)));
+    // The heuristic reads only the pointer's alignment; run() sets the real
+    // one.
+    setDesc(CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+            reinterpret_cast<const void *>(uintptr_t(alignments[2])));
+  }
+
+  auto layout = [&](cublasLtMatrixLayout_t &l, ElementType type, int64_t rows,
+                    int64_t cols, int64_t stride) {
+    checkLt(cublasLtMatrixLayoutCreate(&l, ltType(type), uint64_t(rows),
+                                       uint64_t(cols), rows),
+            "cublasLtMatrixLayoutCreate");
+    if (g.batch == 1)
+      return;
+    int32_t count = int32_t(g.batch);
+    checkLt(cublasLtMatrixLayoutSetAttribute(
+                l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)),
+            "setting the batch count");
+    checkLt(cublasLtMatrixLayoutSetAttribute(
+                l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
+                sizeof(stride)),
+            "setting the batch stride");
+  };
+  if (g.transposeB)
+    layout(first_, g.ab, g.k, g.n, g.bBatchStride); // B [N, K]: K x N
+  else
+    layout(first_, g.ab, g.n, g.k, g.bBatchStride); // B [K, N]: N x K
+  layout(second_, g.ab, g.k, g.m, g.aBatchStride);  // A [M, K]: K x M
+  layout(out_, g.d, g.n, g.m, g.m * g.n);           // D [M, N]: N x M
+
+  cublasLtMatmulPreference_t preference = nullptr;
+  checkLt(cublasLtMatmulPreferenceCreate(&preference),
+          "cublasLtMatmulPreferenceCreate");
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
+  auto setPreference = [&](cublasLtMatmulPreferenceAttributes_t attr,
+                           const auto &value) {
+    if (status == CUBLAS_STATUS_SUCCESS)
+      status = cublasLtMatmulPreferenceSetAttribute(preference, attr, &value,
+                                                    sizeof(value));
+  };
+  setPreference(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, workspaceBytes_);
+  setPreference(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignments[1]);
+  setPreference(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, alignments[0]);
+  setPreference(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, alignments.back());
+  setPreference(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, alignments.back());
+  if (status == CUBLAS_STATUS_SUCCESS)
+    status =
+        cublasLtMatmulAlgoGetHeuristic(lt_, desc_, first_, second_, out_, out_,
+                                       preference, 1, &result, &found);
+  cublasLtMatmulPreferenceDestroy(preference);
+  checkLt(status, "cublasLtMatmulAlgoGetHeuristic");
+  if (found == 0)
+    raise(DLC_STATUS_UNSUPPORTED_DEVICE,
+          "cuBLASLt has no algorithm for this GEMM on this device");
+  algo_ = result.algo;
+}
+
+} // namespace
+
+std::unique_ptr<CallPlan>
+dlc::rt::planGemm(cublasLtHandle_t handle, const GemmDescriptor &g,
+                  const std::vector<uint32_t> &alignments,
+                  uint64_t workspaceBytes) {
+  return std::make_unique<GemmPlan>(handle, g, alignments, workspaceBytes);
+}
+
+void dlc::rt::checkLt(cublasStatus_t status, const char *what) {
+  if (status == CUBLAS_STATUS_SUCCESS)
+    return;
+  dlcStatus code = status == CUBLAS_STATUS_ALLOC_FAILED
+                       ? DLC_STATUS_OUT_OF_MEMORY
+                   : status == CUBLAS_STATUS_NOT_SUPPORTED ||
+                           status == CUBLAS_STATUS_ARCH_MISMATCH
+                       ? DLC_STATUS_UNSUPPORTED_DEVICE
+                       : DLC_STATUS_CUDA_ERROR;
+  throw RuntimeError(code,
+                     std::string("cuBLASLt: ") + what + ": " +
+                         cublasLtGetStatusName(status) + " (" +
+                         cublasLtGetStatusString(status) + ")",
+                     contextLost());
+}
