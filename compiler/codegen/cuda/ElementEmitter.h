@@ -268,13 +268,11 @@ void windowTests(llvm::SmallVectorImpl<std::string> &tests,
                  int64_t stride, int64_t kernel, int64_t dilation,
                  int64_t size);
 
-/// Conv2D's filter dims and the index of filter element (o, ky, kx, i).
+/// Conv2D's filter dims (graph::dimsOf gives the index of an element).
 struct FilterGeometry {
   int64_t out, kh, kw, in;
 };
 FilterGeometry filterGeometry(graph::Conv2DOp op);
-Index filterIndex(graph::FilterLayout layout, llvm::StringRef o,
-                  llvm::StringRef ky, llvm::StringRef kx, llvm::StringRef i);
 
 /// The device helpers every kernel source starts with (dlc_max_nan,
 /// dlc_warp_sum, dlc_vec, ...).

@@ -297,8 +297,9 @@ LogicalResult GemmKernel::emitSimtLoads(CodeWriter &w) {
   if (conv_) {
     const FilterGeometry f = filterGeometry(conv_);
     Index tap = e_.delinearize("k", {f.kh, f.kw, f.in});
-    b = e_.emit(conv_.getFilter(), filterIndex(conv_.getFilterLayout(), "n",
-                                               tap[0], tap[1], tap[2]));
+    b = e_.emit(conv_.getFilter(),
+                inLayout<std::string>(conv_.getFilterLayout(), "n", tap[2],
+                                      tap[0], tap[1]));
   } else {
     b = e_.emit(matmul_.getRhs(),
                 matmul_.getTransposeRhs() ? Index{"n", "k"} : Index{"k", "n"});

@@ -27,26 +27,6 @@ using namespace dlc::codegen::detail;
 //===----------------------------------------------------------------------===//
 
 namespace {
-/// Positions of N, H, W and C in a rank-4 tensor of a layout.
-struct LayoutDims {
-  unsigned n, h, w, c;
-};
-} // namespace
-
-static LayoutDims layoutDims(Layout layout) {
-  return layout == Layout::NCHW ? LayoutDims{0, 2, 3, 1}
-                                : LayoutDims{0, 1, 2, 3};
-}
-
-/// The index of a rank-4 tensor of `layout` from its N, H, W, C parts.
-static Index layoutIndex(Layout layout, StringRef n, StringRef h, StringRef w,
-                         StringRef c) {
-  if (layout == Layout::NCHW)
-    return {n.str(), c.str(), h.str(), w.str()};
-  return {n.str(), h.str(), w.str(), c.str()};
-}
-
-namespace {
 /// A `for` over [0, count) with its own scope; a count of 1 opens only the
 /// scope, and the variable is the literal 0.
 class Loop {
@@ -139,7 +119,7 @@ std::string codegen::detail::windowCoord(StringRef out, int64_t stride,
 FailureOr<std::string> ElementEmitter::emitConv2D(Conv2DOp op,
                                                   ArrayRef<std::string> index) {
   const Layout layout = op.getDataLayout();
-  const LayoutDims dims = layoutDims(layout);
+  const LayoutDims dims = dimsOf(layout);
   ArrayRef<int64_t> in = shapeOf(op.getInput()), out = shapeOf(op);
   const FilterGeometry f = filterGeometry(op);
   const int64_t groups = op.getGroups(), outPerGroup = f.out / groups;
@@ -173,12 +153,12 @@ FailureOr<std::string> ElementEmitter::emitConv2D(Conv2DOp op,
                               ? ci.var()
                               : "(" + channelBase + " + " + ci.var() + ")";
     FailureOr<std::string> x =
-        emit(op.getInput(), layoutIndex(layout, b, iy, ix, channel));
+        emit(op.getInput(), inLayout<std::string>(layout, b, iy, ix, channel));
     if (failed(x))
       return failure();
-    FailureOr<std::string> w =
-        emit(op.getFilter(), filterIndex(op.getFilterLayout(), co, ky.var(),
-                                         kx.var(), ci.var()));
+    FailureOr<std::string> w = emit(
+        op.getFilter(), inLayout<std::string>(op.getFilterLayout(), co,
+                                              ci.var(), ky.var(), kx.var()));
     if (failed(w))
       return failure();
     code_->line(acc + " += " + *x + " * " + *w + ";");
@@ -190,7 +170,7 @@ FailureOr<std::string>
 ElementEmitter::emitDepthwise(DepthwiseConv2DOp op,
                               ArrayRef<std::string> index) {
   const Layout layout = op.getDataLayout();
-  const LayoutDims dims = layoutDims(layout);
+  const LayoutDims dims = dimsOf(layout);
   ArrayRef<int64_t> in = shapeOf(op.getInput()), out = shapeOf(op);
   ArrayRef<int64_t> filter = shapeOf(op.getFilter()); // [kh, kw, C, M]
   const int64_t mult = filter[3];
@@ -221,7 +201,7 @@ ElementEmitter::emitDepthwise(DepthwiseConv2DOp op,
                 dilations[1], in[dims.w]);
     Guard colGuard(*this, colTests);
     FailureOr<std::string> x =
-        emit(op.getInput(), layoutIndex(layout, b, iy, ix, c));
+        emit(op.getInput(), inLayout<std::string>(layout, b, iy, ix, c));
     if (failed(x))
       return failure();
     FailureOr<std::string> w =
@@ -238,7 +218,7 @@ FailureOr<std::string>
 ElementEmitter::emitConvTranspose(Conv2DTransposeOp op,
                                   ArrayRef<std::string> index) {
   const Layout layout = op.getDataLayout();
-  const LayoutDims dims = layoutDims(layout);
+  const LayoutDims dims = dimsOf(layout);
   ArrayRef<int64_t> in = shapeOf(op.getInput());
   ArrayRef<int64_t> filter = shapeOf(op.getFilter()); // [kh, kw, O, C]
   ArrayRef<int64_t> strides = op.getStrides(), dilations = op.getDilations(),
@@ -276,8 +256,8 @@ ElementEmitter::emitConvTranspose(Conv2DTransposeOp op,
     code_->line("float " + sum + " = 0.0f;");
     {
       Loop ci(*this, "ci", filter[3]);
-      FailureOr<std::string> x =
-          emit(op.getInput(), layoutIndex(layout, b, iy, ix, ci.var()));
+      FailureOr<std::string> x = emit(
+          op.getInput(), inLayout<std::string>(layout, b, iy, ix, ci.var()));
       if (failed(x))
         return failure();
       FailureOr<std::string> w =
@@ -339,7 +319,7 @@ FailureOr<std::string> ElementEmitter::emitMatmul(MatmulOp op,
 FailureOr<std::string> ElementEmitter::emitPool2D(Pool2DOp op,
                                                   ArrayRef<std::string> index) {
   const Layout layout = op.getDataLayout();
-  const LayoutDims dims = layoutDims(layout);
+  const LayoutDims dims = dimsOf(layout);
   ArrayRef<int64_t> in = shapeOf(op.getInput()), out = shapeOf(op);
   ArrayRef<int64_t> window = op.getWindow(), strides = op.getStrides(),
                     pads = op.getPads();
@@ -375,7 +355,7 @@ FailureOr<std::string> ElementEmitter::emitPool2D(Pool2DOp op,
                 in[dims.w]);
     Guard colGuard(*this, colTests);
     FailureOr<std::string> x =
-        emit(op.getInput(), layoutIndex(layout, b, iy, ix, c));
+        emit(op.getInput(), inLayout<std::string>(layout, b, iy, ix, c));
     if (failed(x))
       return failure();
     if (isMax)

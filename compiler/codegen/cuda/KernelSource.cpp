@@ -241,28 +241,8 @@ std::string codegen::detail::linearize(ArrayRef<std::string> index,
 
 FilterGeometry codegen::detail::filterGeometry(Conv2DOp op) {
   ArrayRef<int64_t> f = op.getFilter().getType().getShape();
-  switch (op.getFilterLayout()) {
-  case FilterLayout::HWIO:
-    return {f[3], f[0], f[1], f[2]};
-  case FilterLayout::OHWI:
-    return {f[0], f[1], f[2], f[3]};
-  case FilterLayout::OIHW:
-    return {f[0], f[2], f[3], f[1]};
-  }
-  return {};
-}
-
-Index codegen::detail::filterIndex(FilterLayout layout, StringRef o,
-                                   StringRef ky, StringRef kx, StringRef i) {
-  switch (layout) {
-  case FilterLayout::HWIO:
-    return {ky.str(), kx.str(), i.str(), o.str()};
-  case FilterLayout::OHWI:
-    return {o.str(), ky.str(), kx.str(), i.str()};
-  case FilterLayout::OIHW:
-    return {o.str(), i.str(), ky.str(), kx.str()};
-  }
-  return {};
+  FilterDims d = dimsOf(op.getFilterLayout());
+  return {f[d.o], f[d.h], f[d.w], f[d.i]};
 }
 
 ArrayRef<int64_t> codegen::detail::shapeOf(Value v) {
