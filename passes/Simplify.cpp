@@ -98,35 +98,17 @@ struct FoldTransposeOfConstant : OpRewritePattern<TransposeOp> {
   LogicalResult matchAndRewrite(TransposeOp op,
                                 PatternRewriter &rewriter) const override {
     auto constant = op.getInput().getDefiningOp<ConstantOp>();
-    std::optional<std::vector<float>> values = constantFloats(op.getInput());
-    RankedTensorType type = op.getType();
-    if (!values || !type.hasStaticShape())
+    if (!constant || !op.getType().hasStaticShape())
       return rewriter.notifyMatchFailure(op, "not a float constant");
-    // Walk the output in row-major order; `in` follows it through the input
-    // strides of the permuted dims.
-    ArrayRef<int64_t> inShape = op.getInput().getType().getShape();
-    ArrayRef<int64_t> perm = op.getPerm();
-    const int64_t rank = type.getRank();
-    SmallVector<int64_t> inStrides(rank, 1);
-    for (int64_t d = rank - 2; d >= 0; --d)
-      inStrides[d] = inStrides[d + 1] * inShape[d + 1];
-    SmallVector<int64_t> index(rank, 0);
-    std::vector<float> result(values->size());
-    int64_t in = 0;
-    for (float &out : result) {
-      out = (*values)[in];
-      for (int64_t d = rank - 1; d >= 0; --d) {
-        in += inStrides[perm[d]];
-        if (++index[d] < type.getDimSize(d))
-          break;
-        in -= inStrides[perm[d]] * index[d];
-        index[d] = 0;
-      }
-    }
-    Value folded =
-        createConstant(rewriter, constant,
-                       rewriter.getFusedLoc({constant.getLoc(), op.getLoc()}),
-                       type, result, layerName(op.getLoc()));
+    FailureOr<ElementsAttr> transposed =
+        transposeConstant(constant.getValue(), op.getInput().getType(),
+                          op.getPerm(), layerOf(op.getLoc()).name);
+    if (failed(transposed))
+      return rewriter.notifyMatchFailure(op, "not a float constant");
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPoint(constant);
+    Value folded = rewriter.create<ConstantOp>(
+        rewriter.getFusedLoc({constant.getLoc(), op.getLoc()}), *transposed);
     rewriter.replaceOp(op, folded);
     return success();
   }
