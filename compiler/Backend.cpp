@@ -6,6 +6,7 @@
 #include "compiler/codegen/cuda/Emitter.h"
 #include "compiler/codegen/cuda/Nvrtc.h"
 #include "dialects/exec/ExecDialect.h"
+#include "dialects/graph/GraphDialect.h"
 #include "support/Error.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -286,10 +287,9 @@ artifact::Artifact driver::buildArtifact(ModuleOp module,
     spec.shape.assign(type.getShape().begin(), type.getShape().end());
     unsigned n = arg.getArgNumber();
     if (auto in = plan.getArgAttrOfType<IntegerAttr>(n, exec::kInputAttr)) {
-      if (auto name = dyn_cast<NameLoc>(arg.getLoc()))
-        spec.name = name.getName().str();
-      else
-        spec.name = "input_" + std::to_string(in.getInt());
+      StringRef layer = graph::layerOf(arg.getLoc()).name;
+      spec.name =
+          layer.empty() ? "input_" + std::to_string(in.getInt()) : layer.str();
       a.inputs.push_back(std::move(spec));
     } else {
       spec.name = "output_" + std::to_string(a.outputs.size());

@@ -66,17 +66,6 @@ bool isConstantSplatOf(Value value, float element) {
   return floats && llvm::all_of(*floats, [&](float v) { return v == element; });
 }
 
-/// The Keras layer named by `loc` (the first NameLoc in it), or "".
-StringRef layerName(Location loc) {
-  if (auto name = dyn_cast<NameLoc>(loc))
-    return name.getName().strref();
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    for (Location inner : fused.getLocations())
-      if (StringRef name = layerName(inner); !name.empty())
-        return name;
-  return "";
-}
-
 /// A new graph.constant of `type` holding `values`, created just before
 /// `anchor` (an existing constant) so that constants stay together.
 Value createConstant(PatternRewriter &rewriter, Operation *anchor, Location loc,
@@ -128,7 +117,7 @@ struct FoldReshapeOfConstant : OpRewritePattern<ReshapeOp> {
     Value folded =
         createConstant(rewriter, constant,
                        rewriter.getFusedLoc({constant.getLoc(), op.getLoc()}),
-                       op.getType(), *values, layerName(op.getLoc()));
+                       op.getType(), *values, layerOf(op.getLoc()).name);
     rewriter.replaceOp(op, folded);
     return success();
   }
@@ -303,11 +292,11 @@ struct FoldBatchNormIntoProducer : OpRewritePattern<BatchNormOp> {
     auto filterConstant = filter.getDefiningOp<ConstantOp>();
     Value newFilter = createConstant(
         rewriter, filterConstant, filterConstant.getLoc(), filterType, *weights,
-        (layerName(producer->getLoc()) + "_bn_filter").str());
+        (layerOf(producer->getLoc()).name + "_bn_filter").str());
     rewriter.modifyOpInPlace(producer,
                              [&] { channels->filter->set(newFilter); });
     auto biasType = RankedTensorType::get({count}, filterType.getElementType());
-    std::string biasHint = (layerName(bn.getLoc()) + "_bias").str();
+    std::string biasHint = (layerOf(bn.getLoc()).name + "_bias").str();
     if (!biasAdd) {
       Value biasValue = createConstant(rewriter, filterConstant, bn.getLoc(),
                                        biasType, newBias, biasHint);
@@ -347,7 +336,7 @@ struct BatchNormToScaleShift : OpRewritePattern<BatchNormOp> {
     std::vector<float> scale(ss->scale.begin(), ss->scale.end());
     std::vector<float> shift(ss->shift.begin(), ss->shift.end());
     Operation *anchor = bn.getScale().getDefiningOp();
-    StringRef layer = layerName(bn.getLoc());
+    StringRef layer = layerOf(bn.getLoc()).name;
     Value scaleValue =
         createConstant(rewriter, anchor, bn.getLoc(),
                        RankedTensorType::get(scaleShape, element), scale,
