@@ -207,26 +207,24 @@ struct OutputChannels {
   int64_t resultAxis;
 };
 
-int64_t channelAxis(Layout layout) { return layout == Layout::NCHW ? 1 : 3; }
-
 std::optional<OutputChannels> outputChannelsOf(Operation *op) {
   return llvm::TypeSwitch<Operation *, std::optional<OutputChannels>>(op)
       .Case([](Conv2DOp conv) -> std::optional<OutputChannels> {
         // Groups split the output channels in contiguous blocks, so the O
         // dim enumerates every output channel whatever `groups` is.
-        int64_t o = conv.getFilterLayout() == FilterLayout::HWIO ? 3 : 0;
+        int64_t o = dimsOf(conv.getFilterLayout()).o;
         return OutputChannels{&conv.getFilterMutable(), o, o,
-                              channelAxis(conv.getDataLayout())};
+                              dimsOf(conv.getDataLayout()).c};
       })
       .Case([](DepthwiseConv2DOp conv) -> std::optional<OutputChannels> {
         // [kh, kw, C, M]: output channel c * M + m.
         return OutputChannels{&conv.getFilterMutable(), 2, 3,
-                              channelAxis(conv.getDataLayout())};
+                              dimsOf(conv.getDataLayout()).c};
       })
       .Case([](Conv2DTransposeOp conv) -> std::optional<OutputChannels> {
         // [kh, kw, O, C].
         return OutputChannels{&conv.getFilterMutable(), 2, 2,
-                              channelAxis(conv.getDataLayout())};
+                              dimsOf(conv.getDataLayout()).c};
       })
       .Case([](MatmulOp matmul) -> std::optional<OutputChannels> {
         // A rank-2 rhs: [K, N], or [N, K] with transpose_rhs.
@@ -364,7 +362,7 @@ std::optional<std::array<int64_t, 4>> spatialZeroPads(PadOp pad,
   if (!pad || !pad->hasOneUse() || pad.getValue().convertToDouble() != 0.0)
     return std::nullopt;
   ArrayRef<int64_t> low = pad.getLow(), high = pad.getHigh();
-  const int64_t h = layout == Layout::NCHW ? 2 : 1, w = h + 1;
+  const int64_t h = dimsOf(layout).h, w = dimsOf(layout).w;
   for (int64_t d = 0; d < 4; ++d)
     if (d != h && d != w && (low[d] != 0 || high[d] != 0))
       return std::nullopt;
