@@ -223,18 +223,26 @@ std::vector<Step> emitSteps(ModuleOp module, const std::string &modelPath,
 
 } // namespace
 
-artifact::ElementType driver::elementTypeOf(Type type) {
-  if (type.isF32())
+artifact::ElementType driver::elementTypeOf(DType dtype) {
+  switch (dtype) {
+  case DType::F32:
     return artifact::ElementType::F32;
-  if (type.isF16())
+  case DType::F16:
     return artifact::ElementType::F16;
-  if (type.isBF16())
+  case DType::BF16:
     return artifact::ElementType::BF16;
-  if (type.isInteger(32))
+  case DType::I32:
     return artifact::ElementType::I32;
-  if (type.isInteger(64))
+  case DType::I64:
     return artifact::ElementType::I64;
-  return artifact::ElementType::Bool;
+  default:
+    return artifact::ElementType::Bool;
+  }
+}
+
+artifact::ElementType driver::elementTypeOf(Type type) {
+  FailureOr<DType> dtype = graph::dtypeOf(type);
+  return elementTypeOf(succeeded(dtype) ? *dtype : DType::Bool);
 }
 
 std::vector<codegen::CudaKernel>

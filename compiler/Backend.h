@@ -22,6 +22,7 @@
 #include "compiler/codegen/cuda/CudaKernel.h"
 #include "compiler/codegen/cuda/TuningCache.h"
 #include "runtime/src/Artifact.h"
+#include "support/Tensor.h"
 
 #include "mlir/IR/BuiltinOps.h"
 
@@ -54,8 +55,11 @@ artifact::Artifact buildArtifact(mlir::ModuleOp module,
                                  const BackendOptions &options,
                                  const std::string &modelPath);
 
-/// The artifact's element type of a buffer of `type` (f32, f16, bf16, i32,
-/// i64, i1).
+/// The artifact's element type of a host dtype: the graph dialect's six
+/// (F32, F16, BF16, I32, I64, Bool); any other is Bool.
+artifact::ElementType elementTypeOf(dlc::DType dtype);
+/// The artifact's element type of a buffer of `type` (graph::dtypeOf); any
+/// type outside the graph dialect's is Bool.
 artifact::ElementType elementTypeOf(mlir::Type type);
 
 /// `dlc compile --emit cuda`: every kernel's source, each after a comment

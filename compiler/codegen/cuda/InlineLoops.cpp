@@ -163,7 +163,7 @@ FailureOr<std::string> ElementEmitter::emitConv2D(Conv2DOp op,
       return failure();
     code_->line(acc + " += " + *x + " * " + *w + ";");
   }
-  return local(Scalar::F32, rounded(op, acc));
+  return local(DType::F32, rounded(op, acc));
 }
 
 FailureOr<std::string>
@@ -211,7 +211,7 @@ ElementEmitter::emitDepthwise(DepthwiseConv2DOp op,
       return failure();
     code_->line(acc + " += " + *x + " * " + *w + ";");
   }
-  return local(Scalar::F32, rounded(op, acc));
+  return local(DType::F32, rounded(op, acc));
 }
 
 FailureOr<std::string>
@@ -268,7 +268,7 @@ ElementEmitter::emitConvTranspose(Conv2DTransposeOp op,
     }
     code_->line(acc + " += " + sum + ";");
   }
-  return local(Scalar::F32, rounded(op, acc));
+  return local(DType::F32, rounded(op, acc));
 }
 
 FailureOr<std::string> ElementEmitter::emitMatmul(MatmulOp op,
@@ -313,7 +313,7 @@ FailureOr<std::string> ElementEmitter::emitMatmul(MatmulOp op,
       return failure();
     code_->line(acc + " += " + *x + " * " + *w + ";");
   }
-  return local(Scalar::F32, rounded(op, acc));
+  return local(DType::F32, rounded(op, acc));
 }
 
 FailureOr<std::string> ElementEmitter::emitPool2D(Pool2DOp op,
@@ -366,13 +366,13 @@ FailureOr<std::string> ElementEmitter::emitPool2D(Pool2DOp op,
       code_->line("++" + count + ";");
   }
   if (isMax)
-    return local(Scalar::F32, rounded(op, acc));
+    return local(DType::F32, rounded(op, acc));
   std::string inv =
       countValid
-          ? local(Scalar::F32,
+          ? local(DType::F32,
                   "1.0f / (float)(" + count + " > 1 ? " + count + " : 1)")
           : floatLiteral(1.0f / static_cast<float>(window[0] * window[1]));
-  return local(Scalar::F32, rounded(op, acc + " * " + inv));
+  return local(DType::F32, rounded(op, acc + " * " + inv));
 }
 
 /// The input index of a reduction over `axes` (sorted) of an input of
@@ -428,9 +428,9 @@ ElementEmitter::emitGlobalPool(GlobalPoolOp op, ArrayRef<std::string> index) {
                       : acc + " += " + *x + ";");
   }
   if (isMax)
-    return local(Scalar::F32, rounded(op, acc));
+    return local(DType::F32, rounded(op, acc));
   return local(
-      Scalar::F32,
+      DType::F32,
       rounded(op, acc + " / " + floatLiteral(static_cast<float>(reduced))));
 }
 
@@ -463,7 +463,7 @@ ElementEmitter::emitSoftmax(SoftmaxOp op, ArrayRef<std::string> index) {
   FailureOr<std::string> x = emit(op.getInput(), index);
   if (failed(x))
     return failure();
-  return local(Scalar::F32,
+  return local(DType::F32,
                rounded(op, "expf(" + *x + " - " + peak + ") / " + sum));
 }
 
@@ -493,7 +493,7 @@ ElementEmitter::emitLayerNorm(LayerNormOp op, ArrayRef<std::string> index) {
   code_->line("float " + sum + " = 0.0f;");
   if (failed(reduce(sum, [](StringRef x) { return x.str(); })))
     return failure();
-  std::string mean = local(Scalar::F32, sum + " / " + widthLit);
+  std::string mean = local(DType::F32, sum + " / " + widthLit);
   code_->line("float " + sq + " = 0.0f;");
   if (failed(reduce(sq, [&](StringRef x) {
         return "(" + x.str() + " - " + mean + ") * (" + x.str() + " - " + mean +
@@ -501,7 +501,7 @@ ElementEmitter::emitLayerNorm(LayerNormOp op, ArrayRef<std::string> index) {
       })))
     return failure();
   std::string rstd = local(
-      Scalar::F32,
+      DType::F32,
       "1.0f / sqrtf(" + sq + " / " + widthLit + " + " +
           floatLiteral(static_cast<float>(op.getEpsilon().convertToDouble())) +
           ")");
@@ -513,9 +513,9 @@ ElementEmitter::emitLayerNorm(LayerNormOp op, ArrayRef<std::string> index) {
   FailureOr<std::string> beta = emit(op.getOffset(), position);
   if (failed(x) || failed(gamma) || failed(beta))
     return failure();
-  std::string inv = local(Scalar::F32, rstd + " * " + *gamma);
-  return local(Scalar::F32, rounded(op, *x + " * " + inv + " + (" + *beta +
-                                            " - " + mean + " * " + inv + ")"));
+  std::string inv = local(DType::F32, rstd + " * " + *gamma);
+  return local(DType::F32, rounded(op, *x + " * " + inv + " + (" + *beta +
+                                           " - " + mean + " * " + inv + ")"));
 }
 
 FailureOr<std::string>
@@ -527,7 +527,7 @@ ElementEmitter::emitEmbedding(EmbeddingOp op, ArrayRef<std::string> index) {
     return failure();
   // The reference executor rejects an index outside the table; a kernel
   // cannot report it, and reads the nearest row instead.
-  Scalar s = scalarOfValue(op.getIndices());
+  DType s = elementDType(op.getIndices());
   std::string last = intLiteral(table[0] - 1, s);
   std::string clamped =
       local(s, "(" + *row + " < 0 ? " + intLiteral(0, s) + " : " + *row +
