@@ -57,26 +57,24 @@ void dlc::graph::collectLayers(Location loc,
 // Layout dims
 //===----------------------------------------------------------------------===//
 
+/// The position of `dim` in a layout's name, which spells its dims in order
+/// ("nchw", "ohwi").
+static unsigned position(StringRef layoutName, char dim) {
+  size_t at = layoutName.find(dim);
+  assert(at < 4 && "a rank-4 layout names each of its dims");
+  return static_cast<unsigned>(at);
+}
+
 LayoutDims dlc::graph::dimsOf(Layout layout) {
-  switch (layout) {
-  case Layout::NHWC:
-    return {0, 1, 2, 3};
-  case Layout::NCHW:
-    return {0, 2, 3, 1};
-  }
-  llvm_unreachable("unknown layout");
+  StringRef name = stringifyLayout(layout);
+  return {position(name, 'n'), position(name, 'h'), position(name, 'w'),
+          position(name, 'c')};
 }
 
 FilterDims dlc::graph::dimsOf(FilterLayout layout) {
-  switch (layout) {
-  case FilterLayout::HWIO:
-    return {3, 2, 0, 1};
-  case FilterLayout::OHWI:
-    return {0, 3, 1, 2};
-  case FilterLayout::OIHW:
-    return {0, 1, 2, 3};
-  }
-  llvm_unreachable("unknown filter layout");
+  StringRef name = stringifyFilterLayout(layout);
+  return {position(name, 'o'), position(name, 'i'), position(name, 'h'),
+          position(name, 'w')};
 }
 
 SmallVector<int64_t, 4> dlc::graph::layoutPermutation(Layout from, Layout to) {

@@ -116,17 +116,23 @@ llvm::SmallVector<int64_t, 4> layoutPermutation(Layout from, Layout to);
 llvm::SmallVector<int64_t, 4> layoutPermutation(FilterLayout from,
                                                 FilterLayout to);
 
+/// A rank-4 list with `values[k]` at `positions[k]` (inLayout's work).
+template <typename T>
+llvm::SmallVector<T, 4> arrangeRank4(const unsigned (&positions)[4],
+                                     T (&&values)[4]) {
+  llvm::SmallVector<T, 4> list(4);
+  for (int k = 0; k < 4; ++k)
+    list[positions[k]] = std::move(values[k]);
+  return list;
+}
+
 /// The rank-4 list (a shape, an index) whose N, H, W and C entries are `n`,
 /// `h`, `w` and `c` in `layout`.
 template <typename T>
 llvm::SmallVector<T, 4> inLayout(Layout layout, T n, T h, T w, T c) {
   LayoutDims d = dimsOf(layout);
-  llvm::SmallVector<T, 4> list(4);
-  list[d.n] = std::move(n);
-  list[d.h] = std::move(h);
-  list[d.w] = std::move(w);
-  list[d.c] = std::move(c);
-  return list;
+  return arrangeRank4<T>({d.n, d.h, d.w, d.c}, {std::move(n), std::move(h),
+                                                std::move(w), std::move(c)});
 }
 
 /// The rank-4 list whose O, I, H and W entries are `o`, `i`, `h` and `w` in
@@ -134,12 +140,8 @@ llvm::SmallVector<T, 4> inLayout(Layout layout, T n, T h, T w, T c) {
 template <typename T>
 llvm::SmallVector<T, 4> inLayout(FilterLayout layout, T o, T i, T h, T w) {
   FilterDims d = dimsOf(layout);
-  llvm::SmallVector<T, 4> list(4);
-  list[d.o] = std::move(o);
-  list[d.i] = std::move(i);
-  list[d.h] = std::move(h);
-  list[d.w] = std::move(w);
-  return list;
+  return arrangeRank4<T>({d.o, d.i, d.h, d.w}, {std::move(o), std::move(i),
+                                                std::move(h), std::move(w)});
 }
 
 //===----------------------------------------------------------------------===//
