@@ -63,14 +63,14 @@ bool isElementwise(mlir::Operation *op);
 // `name` is the layer's name, "outer/inner" for a layer of a nested model;
 // `class` is its Keras class. A function argument is located at its input
 // layer, NameLoc(name) (no class). A pass that merges ops (folding a
-// normalization into a conv, a pad into a pool or a constant into a
-// transpose; ops into a graph.fusion) locates the result at the FusedLoc of
-// their locations in block order, a producer before its user; MLIR flattens
-// nested FusedLocs. A CallSiteLoc stands for its callee. So the layer of an
-// op is the first NameLoc met depth first, and the layers of a kernel are
-// every outermost NameLoc in order. The names reach error messages (layer
-// and class), the artifact's input names, the kernels' layer lists and the
-// keys of weights the passes derive.
+// normalization into a conv, a zero pad into the conv or pool after it, a
+// constant into a transpose; ops into a graph.fusion) locates the result at
+// the FusedLoc of their locations in block order, a producer before its
+// user; MLIR flattens nested FusedLocs. A CallSiteLoc stands for its callee.
+// So the layer of an op is the first NameLoc met depth first, and the layers
+// of a kernel are every outermost NameLoc in order. The names reach error
+// messages (layer and class), the artifact's input names, the kernels' layer
+// lists and the keys of weights the passes derive.
 //===----------------------------------------------------------------------===//
 
 /// The Keras layer a location names: empty strings for none, and an empty
