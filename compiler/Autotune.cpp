@@ -4,6 +4,7 @@
 
 #include "compiler/Backend.h"
 #include "compiler/Driver.h"
+#include "compiler/codegen/ElementTypes.h"
 #include "compiler/codegen/cuda/Emitter.h"
 #include "compiler/codegen/cuda/Nvrtc.h"
 #include "dialects/exec/ExecDialect.h"
@@ -25,7 +26,7 @@ namespace {
 KernelParam paramOf(Value value, bool input) {
   auto type = cast<MemRefType>(value.getType());
   KernelParam p;
-  p.type = driver::elementTypeOf(type.getElementType());
+  p.type = codegen::elementTypeOf(type.getElementType());
   p.input = input;
   p.bytes = uint64_t(exec::byteSize(type));
   while (auto view = value.getDefiningOp<exec::ViewOp>()) {

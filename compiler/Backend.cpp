@@ -4,9 +4,11 @@
 
 #include "artifact/LibraryCall.h"
 #include "compiler/Driver.h"
+#include "compiler/codegen/ElementTypes.h"
 #include "compiler/codegen/cuda/Emitter.h"
 #include "compiler/codegen/cuda/Nvrtc.h"
 #include "dialects/exec/ExecDialect.h"
+#include "dialects/graph/GraphDialect.h"
 #include "support/Error.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -228,20 +230,6 @@ std::vector<Step> emitSteps(ModuleOp module, const std::string &modelPath,
 
 } // namespace
 
-artifact::ElementType driver::elementTypeOf(Type type) {
-  if (type.isF32())
-    return artifact::ElementType::F32;
-  if (type.isF16())
-    return artifact::ElementType::F16;
-  if (type.isBF16())
-    return artifact::ElementType::BF16;
-  if (type.isInteger(32))
-    return artifact::ElementType::I32;
-  if (type.isInteger(64))
-    return artifact::ElementType::I64;
-  return artifact::ElementType::Bool;
-}
-
 std::vector<codegen::CudaKernel>
 driver::emitCuda(ModuleOp module, const BackendOptions &options,
                  const std::string &modelPath) {
@@ -281,14 +269,13 @@ artifact::Artifact driver::buildArtifact(ModuleOp module,
   for (BlockArgument arg : body.getArguments()) {
     auto type = cast<MemRefType>(arg.getType());
     artifact::TensorSpec spec;
-    spec.type = driver::elementTypeOf(type.getElementType());
+    spec.type = codegen::elementTypeOf(type.getElementType());
     spec.shape.assign(type.getShape().begin(), type.getShape().end());
     unsigned n = arg.getArgNumber();
     if (auto in = plan.getArgAttrOfType<IntegerAttr>(n, exec::kInputAttr)) {
-      if (auto name = dyn_cast<NameLoc>(arg.getLoc()))
-        spec.name = name.getName().str();
-      else
-        spec.name = "input_" + std::to_string(in.getInt());
+      StringRef layer = graph::layerOf(arg.getLoc()).name;
+      spec.name =
+          layer.empty() ? "input_" + std::to_string(in.getInt()) : layer.str();
       a.inputs.push_back(std::move(spec));
     } else {
       spec.name = "output_" + std::to_string(a.outputs.size());

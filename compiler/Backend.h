@@ -54,10 +54,6 @@ artifact::Artifact buildArtifact(mlir::ModuleOp module,
                                  const BackendOptions &options,
                                  const std::string &modelPath);
 
-/// The artifact's element type of a buffer of `type` (f32, f16, bf16, i32,
-/// i64, i1).
-artifact::ElementType elementTypeOf(mlir::Type type);
-
 /// `dlc compile --emit cuda`: every kernel's source, each after its
 /// codegen::kernelHeader line (name, family, launch, tiling).
 std::string formatCuda(const std::vector<codegen::CudaKernel> &kernels);

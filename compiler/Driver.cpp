@@ -27,7 +27,9 @@ driver::FirstError::FirstError(MLIRContext &context, std::string file,
                                bool printRemarks)
     : file_(std::move(file)),
       handler_(&context, [this, printRemarks](Diagnostic &diag) {
-        auto [layer, layerClass] = keras::layerOf(diag.getLocation());
+        graph::SourceLayer source = graph::layerOf(diag.getLocation());
+        std::string layer = source.name.str(),
+                    layerClass = source.className.str();
         const char *kind = nullptr;
         switch (diag.getSeverity()) {
         case DiagnosticSeverity::Error:

@@ -89,45 +89,6 @@ RankedTensorType permuteType(RankedTensorType type, ArrayRef<int64_t> perm) {
   return type.clone(permute(type.getShape(), perm));
 }
 
-/// The permutation from activations in `from` to activations in `to`.
-Perm layoutPerm(Layout from, Layout to) {
-  if (from == to)
-    return {0, 1, 2, 3};
-  return from == Layout::NCHW ? Perm{0, 2, 3, 1} : Perm{0, 3, 1, 2};
-}
-
-/// The permutation from filters in `from` to filters in `to`.
-Perm filterPerm(FilterLayout from, FilterLayout to) {
-  StringRef src = stringifyFilterLayout(from), dst = stringifyFilterLayout(to);
-  Perm perm;
-  for (char dim : dst)
-    perm.push_back(src.find(dim));
-  return perm;
-}
-
-/// `values` (row-major, of `shape`) permuted by `perm`.
-std::vector<float> permuteData(ArrayRef<float> values, ArrayRef<int64_t> shape,
-                               ArrayRef<int64_t> perm) {
-  const int64_t rank = shape.size();
-  SmallVector<int64_t> strides(rank, 1);
-  for (int64_t i = rank - 2; i >= 0; --i)
-    strides[i] = strides[i + 1] * shape[i + 1];
-  SmallVector<int64_t> outShape = permute(shape, perm);
-  SmallVector<int64_t> outStrides = permute(strides, perm);
-  SmallVector<int64_t> index(rank, 0);
-  std::vector<float> result;
-  result.reserve(values.size());
-  for (size_t n = 0; n < values.size(); ++n) {
-    int64_t offset = 0;
-    for (int64_t i = 0; i < rank; ++i)
-      offset += index[i] * outStrides[i];
-    result.push_back(values[offset]);
-    for (int64_t i = rank - 1; i >= 0 && ++index[i] == outShape[i]; --i)
-      index[i] = 0;
-  }
-  return result;
-}
-
 //===----------------------------------------------------------------------===//
 // Op roles
 //===----------------------------------------------------------------------===//
@@ -222,8 +183,8 @@ struct LayoutRegion {
 LayoutRegion growRegion(Operation *seed,
                         llvm::SmallPtrSetImpl<Operation *> &assigned) {
   Layout layout = *dataLayoutOf(seed);
-  Perm perm =
-      layoutPerm(layout, layout == Layout::NHWC ? Layout::NCHW : Layout::NHWC);
+  Perm perm = layoutPermutation(layout, layout == Layout::NHWC ? Layout::NCHW
+                                                               : Layout::NHWC);
   LayoutRegion region{layout, {}, {}};
   SmallVector<Operation *> worklist;
   auto add = [&](Operation *op) {
@@ -307,22 +268,14 @@ std::pair<int64_t, int64_t> boundaryTransposes(const LayoutRegion &region,
 Value permuteConstant(OpBuilder &builder, ConstantOp constant,
                       RankedTensorType shapeAs, ArrayRef<int64_t> perm,
                       StringRef suffix) {
-  RankedTensorType type = permuteType(shapeAs, perm);
-  ElementsAttr attr;
-  auto dense = dyn_cast<DenseElementsAttr>(constant.getValue());
-  if (dense && dense.isSplat()) {
-    attr = dense.resizeSplat(type);
-  } else if (FailureOr<std::vector<float>> values =
-                 readFloats(constant.getValue());
-             succeeded(values)) {
-    attr = makeFloats(type, permuteData(*values, shapeAs.getShape(), perm),
-                      derivedWeightHint(constant.getValue(), suffix));
-  } else {
+  FailureOr<ElementsAttr> attr =
+      transposeConstant(constant.getValue(), shapeAs, perm,
+                        derivedWeightHint(constant.getValue(), suffix));
+  if (failed(attr))
     return {};
-  }
   OpBuilder::InsertionGuard guard(builder);
   builder.setInsertionPointAfter(constant);
-  return builder.create<ConstantOp>(constant.getLoc(), attr);
+  return builder.create<ConstantOp>(constant.getLoc(), *attr);
 }
 
 /// `value` permuted by `perm` for a use by `user`: a new constant, or a
@@ -388,7 +341,7 @@ void remapAttributes(Operation *op, ArrayRef<int64_t> perm, Layout target) {
 
 /// Gives `region` the layout `target`.
 void switchLayout(const LayoutRegion &region, Layout target) {
-  Perm perm = layoutPerm(region.layout, target);
+  Perm perm = layoutPermutation(region.layout, target);
   Perm back = inverse(perm);
   OpBuilder builder(region.ops.front()->getContext());
 
@@ -447,8 +400,8 @@ void assignFilterLayouts(Block &block) {
     Value filter = conv.getFilter();
     Value &permuted = rewritten[{filter, from, to}];
     if (!permuted)
-      permuted = permuteValue(builder, filter, filterPerm(from, to), conv,
-                              ("_" + stringifyFilterLayout(to)).str());
+      permuted = permuteValue(builder, filter, layoutPermutation(from, to),
+                              conv, ("_" + stringifyFilterLayout(to)).str());
     conv.getFilterMutable().assign(permuted);
     conv.setFilterLayout(to);
   }
@@ -513,7 +466,7 @@ struct AssignLayoutPass
   /// The cost of giving `region` the layout `layout` (see the file comment).
   int64_t cost(const LayoutRegion &region, Layout layout) const {
     auto [transposes, crossings] =
-        boundaryTransposes(region, layoutPerm(region.layout, layout));
+        boundaryTransposes(region, layoutPermutation(region.layout, layout));
     // Larger than any transpose count: under fp16, NHWC always wins.
     if (precision == "fp16" && layout == Layout::NCHW)
       transposes += crossings + 1;

@@ -131,15 +131,11 @@ std::optional<Layout> convolutionLayout(Operation *op) {
       .Default([](Operation *) { return std::nullopt; });
 }
 
-/// The Keras layer an op comes from: the name of its (first) NameLoc, or the
-/// op's name when it has none.
+/// The Keras layer an op comes from, or the op's name when its location
+/// names none.
 std::string layerName(Operation *op) {
-  Location loc = op->getLoc();
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    loc = fused.getLocations().front();
-  if (auto name = dyn_cast<NameLoc>(loc))
-    return name.getName().str();
-  return op->getName().getStringRef().str();
+  StringRef layer = layerOf(op->getLoc()).name;
+  return (layer.empty() ? op->getName().getStringRef() : layer).str();
 }
 
 ArrayRef<int64_t> shapeOf(Value value) {

@@ -64,19 +64,6 @@ StringRef anchorName(Block &body) {
   return first ? first->getName().stripDialect() : "copy";
 }
 
-/// The outermost NameLoc names (Keras layers) under `loc`, in order.
-void collectLayers(Location loc, llvm::SetVector<StringRef> &layers) {
-  if (auto name = dyn_cast<NameLoc>(loc)) {
-    layers.insert(name.getName().strref());
-    return;
-  }
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    for (Location inner : fused.getLocations())
-      collectLayers(inner, layers);
-  if (auto callSite = dyn_cast<CallSiteLoc>(loc))
-    collectLayers(callSite.getCallee(), layers);
-}
-
 bool inlineable(Value value) {
   auto constant = value.getDefiningOp<graph::ConstantOp>();
   return constant && cast<ShapedType>(constant.getType()).getNumElements() <=
@@ -229,10 +216,10 @@ void Lowering::finishKernel(exec::KernelOp kernel, Location loc) {
   Block &body = kernel.getBody().front();
   kernel.setSymName(("k" + Twine(kernels_++) + "_" + anchorName(body)).str());
   llvm::SetVector<StringRef> layers;
-  collectLayers(loc, layers);
+  graph::collectLayers(loc, layers);
   if (layers.empty()) // a fusion made by hand: its ops may name layers
     for (Operation &op : body.without_terminator())
-      collectLayers(op.getLoc(), layers);
+      graph::collectLayers(op.getLoc(), layers);
   SmallVector<StringRef> names(layers.begin(), layers.end());
   kernel.setLayersAttr(Builder(kernel.getContext()).getStrArrayAttr(names));
 }

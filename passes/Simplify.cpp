@@ -66,17 +66,6 @@ bool isConstantSplatOf(Value value, float element) {
   return floats && llvm::all_of(*floats, [&](float v) { return v == element; });
 }
 
-/// The Keras layer named by `loc` (the first NameLoc in it), or "".
-StringRef layerName(Location loc) {
-  if (auto name = dyn_cast<NameLoc>(loc))
-    return name.getName().strref();
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    for (Location inner : fused.getLocations())
-      if (StringRef name = layerName(inner); !name.empty())
-        return name;
-  return "";
-}
-
 /// A new graph.constant of `type` holding `values`, created just before
 /// `anchor` (an existing constant) so that constants stay together.
 Value createConstant(PatternRewriter &rewriter, Operation *anchor, Location loc,
@@ -98,35 +87,17 @@ struct FoldTransposeOfConstant : OpRewritePattern<TransposeOp> {
   LogicalResult matchAndRewrite(TransposeOp op,
                                 PatternRewriter &rewriter) const override {
     auto constant = op.getInput().getDefiningOp<ConstantOp>();
-    std::optional<std::vector<float>> values = constantFloats(op.getInput());
-    RankedTensorType type = op.getType();
-    if (!values || !type.hasStaticShape())
+    if (!constant || !op.getType().hasStaticShape())
       return rewriter.notifyMatchFailure(op, "not a float constant");
-    // Walk the output in row-major order; `in` follows it through the input
-    // strides of the permuted dims.
-    ArrayRef<int64_t> inShape = op.getInput().getType().getShape();
-    ArrayRef<int64_t> perm = op.getPerm();
-    const int64_t rank = type.getRank();
-    SmallVector<int64_t> inStrides(rank, 1);
-    for (int64_t d = rank - 2; d >= 0; --d)
-      inStrides[d] = inStrides[d + 1] * inShape[d + 1];
-    SmallVector<int64_t> index(rank, 0);
-    std::vector<float> result(values->size());
-    int64_t in = 0;
-    for (float &out : result) {
-      out = (*values)[in];
-      for (int64_t d = rank - 1; d >= 0; --d) {
-        in += inStrides[perm[d]];
-        if (++index[d] < type.getDimSize(d))
-          break;
-        in -= inStrides[perm[d]] * index[d];
-        index[d] = 0;
-      }
-    }
-    Value folded =
-        createConstant(rewriter, constant,
-                       rewriter.getFusedLoc({constant.getLoc(), op.getLoc()}),
-                       type, result, layerName(op.getLoc()));
+    FailureOr<ElementsAttr> transposed =
+        transposeConstant(constant.getValue(), op.getInput().getType(),
+                          op.getPerm(), layerOf(op.getLoc()).name);
+    if (failed(transposed))
+      return rewriter.notifyMatchFailure(op, "not a float constant");
+    OpBuilder::InsertionGuard guard(rewriter);
+    rewriter.setInsertionPoint(constant);
+    Value folded = rewriter.create<ConstantOp>(
+        rewriter.getFusedLoc({constant.getLoc(), op.getLoc()}), *transposed);
     rewriter.replaceOp(op, folded);
     return success();
   }
@@ -146,7 +117,7 @@ struct FoldReshapeOfConstant : OpRewritePattern<ReshapeOp> {
     Value folded =
         createConstant(rewriter, constant,
                        rewriter.getFusedLoc({constant.getLoc(), op.getLoc()}),
-                       op.getType(), *values, layerName(op.getLoc()));
+                       op.getType(), *values, layerOf(op.getLoc()).name);
     rewriter.replaceOp(op, folded);
     return success();
   }
@@ -236,26 +207,24 @@ struct OutputChannels {
   int64_t resultAxis;
 };
 
-int64_t channelAxis(Layout layout) { return layout == Layout::NCHW ? 1 : 3; }
-
 std::optional<OutputChannels> outputChannelsOf(Operation *op) {
   return llvm::TypeSwitch<Operation *, std::optional<OutputChannels>>(op)
       .Case([](Conv2DOp conv) -> std::optional<OutputChannels> {
         // Groups split the output channels in contiguous blocks, so the O
         // dim enumerates every output channel whatever `groups` is.
-        int64_t o = conv.getFilterLayout() == FilterLayout::HWIO ? 3 : 0;
+        int64_t o = dimsOf(conv.getFilterLayout()).o;
         return OutputChannels{&conv.getFilterMutable(), o, o,
-                              channelAxis(conv.getDataLayout())};
+                              dimsOf(conv.getDataLayout()).c};
       })
       .Case([](DepthwiseConv2DOp conv) -> std::optional<OutputChannels> {
         // [kh, kw, C, M]: output channel c * M + m.
         return OutputChannels{&conv.getFilterMutable(), 2, 3,
-                              channelAxis(conv.getDataLayout())};
+                              dimsOf(conv.getDataLayout()).c};
       })
       .Case([](Conv2DTransposeOp conv) -> std::optional<OutputChannels> {
         // [kh, kw, O, C].
         return OutputChannels{&conv.getFilterMutable(), 2, 2,
-                              channelAxis(conv.getDataLayout())};
+                              dimsOf(conv.getDataLayout()).c};
       })
       .Case([](MatmulOp matmul) -> std::optional<OutputChannels> {
         // A rank-2 rhs: [K, N], or [N, K] with transpose_rhs.
@@ -321,11 +290,11 @@ struct FoldBatchNormIntoProducer : OpRewritePattern<BatchNormOp> {
     auto filterConstant = filter.getDefiningOp<ConstantOp>();
     Value newFilter = createConstant(
         rewriter, filterConstant, filterConstant.getLoc(), filterType, *weights,
-        (layerName(producer->getLoc()) + "_bn_filter").str());
+        (layerOf(producer->getLoc()).name + "_bn_filter").str());
     rewriter.modifyOpInPlace(producer,
                              [&] { channels->filter->set(newFilter); });
     auto biasType = RankedTensorType::get({count}, filterType.getElementType());
-    std::string biasHint = (layerName(bn.getLoc()) + "_bias").str();
+    std::string biasHint = (layerOf(bn.getLoc()).name + "_bias").str();
     if (!biasAdd) {
       Value biasValue = createConstant(rewriter, filterConstant, bn.getLoc(),
                                        biasType, newBias, biasHint);
@@ -365,7 +334,7 @@ struct BatchNormToScaleShift : OpRewritePattern<BatchNormOp> {
     std::vector<float> scale(ss->scale.begin(), ss->scale.end());
     std::vector<float> shift(ss->shift.begin(), ss->shift.end());
     Operation *anchor = bn.getScale().getDefiningOp();
-    StringRef layer = layerName(bn.getLoc());
+    StringRef layer = layerOf(bn.getLoc()).name;
     Value scaleValue =
         createConstant(rewriter, anchor, bn.getLoc(),
                        RankedTensorType::get(scaleShape, element), scale,
@@ -393,7 +362,7 @@ std::optional<std::array<int64_t, 4>> spatialZeroPads(PadOp pad,
   if (!pad || !pad->hasOneUse() || pad.getValue().convertToDouble() != 0.0)
     return std::nullopt;
   ArrayRef<int64_t> low = pad.getLow(), high = pad.getHigh();
-  const int64_t h = layout == Layout::NCHW ? 2 : 1, w = h + 1;
+  const int64_t h = dimsOf(layout).h, w = dimsOf(layout).w;
   for (int64_t d = 0; d < 4; ++d)
     if (d != h && d != w && (low[d] != 0 || high[d] != 0))
       return std::nullopt;

@@ -35,6 +35,7 @@ COMPONENTS = [
     ("compiler/reference/", "reference"),
     ("compiler/codegen/cuda/", "codegen-cuda"),
     ("compiler/codegen/library/", "codegen-library"),
+    ("compiler/codegen/", "codegen"),
     ("compiler/", "driver"),
     ("tools/dlc/", "cli"),
     ("tools/dlc-opt/", "tools"),
@@ -59,10 +60,13 @@ DEPENDS = {
     "keras-importer": {"keras-reader", "graph-dialect", "support"},
     "passes": {"graph-dialect", "exec-dialect", "support"},
     "reference": {"graph-dialect", "exec-dialect", "support"},
-    "codegen-library": {"graph-dialect", "exec-dialect", "artifact", "support"},
-    "codegen-cuda": {"graph-dialect", "exec-dialect", "artifact", "cuda-driver", "support"},
+    "codegen": {"graph-dialect", "artifact", "support"},
+    "codegen-library": {"codegen", "graph-dialect", "exec-dialect", "artifact", "support"},
+    "codegen-cuda": {"codegen", "graph-dialect", "exec-dialect", "artifact", "cuda-driver",
+                     "support"},
     "driver": {"keras-importer", "keras-reader", "graph-dialect", "exec-dialect", "passes",
-               "reference", "codegen-cuda", "codegen-library", "artifact", "support"},
+               "reference", "codegen", "codegen-cuda", "codegen-library", "artifact",
+               "support"},
     "cli": {"driver", "keras-importer", "runtime-api", "artifact", "support"},
     "runtime-tools": {"cli", "runtime-api", "artifact", "support"},
     "tools": {"driver", "codegen-cuda", "graph-dialect", "exec-dialect", "passes", "support"},
@@ -79,7 +83,7 @@ NO_LLVM_FILES = {"tools/dlc/main.cpp", "tools/dlc/RuntimeCommands.cpp",
                  "tools/dlc/Cli.h", "tools/dlc/Commands.h"}
 # Components that never touch CUDA: the compiler's host side and the plain libraries.
 NO_CUDA = {"support", "artifact", "graph-dialect", "exec-dialect", "keras-reader",
-           "keras-importer", "passes", "reference", "codegen-library"}
+           "keras-importer", "passes", "reference", "codegen", "codegen-library"}
 
 LLVM_INCLUDE = re.compile(r"^(mlir|llvm|llvm-c)/")
 CUDA_INCLUDE = re.compile(r"^(cuda|cuda_runtime|cuda_runtime_api|cublas|cublasLt|cudnn|nvrtc)"

@@ -7,6 +7,7 @@
 
 #include "compiler/reference/Buffer.h"
 
+#include "dialects/graph/GraphDialect.h"
 #include "support/Error.h"
 #include "support/Tensor.h"
 
@@ -114,17 +115,25 @@ std::string typeText(Type type) {
 }
 } // namespace
 
+dlc::DType dlc::reference::detail::hostDType(Type type) {
+  FailureOr<dlc::DType> dtype = dlc::graph::dtypeOf(type);
+  if (failed(dtype))
+    throw UserError("the reference executor does not support element type " +
+                    typeText(type));
+  return *dtype;
+}
+
 Elem dlc::reference::detail::elemOf(Type type) {
-  if (type.isF32() || type.isF16() || type.isBF16())
-    return Elem::F32;
-  if (type.isInteger(32))
+  switch (hostDType(type)) {
+  case dlc::DType::I32:
     return Elem::I32;
-  if (type.isInteger(64))
+  case dlc::DType::I64:
     return Elem::I64;
-  if (type.isInteger(1))
+  case dlc::DType::Bool:
     return Elem::I1;
-  throw UserError("the reference executor does not support element type " +
-                  typeText(type));
+  default: // f32, f16, bf16: the graph dialect has no other
+    return Elem::F32;
+  }
 }
 
 Round dlc::reference::detail::roundOf(Type type) {

@@ -16,6 +16,8 @@
 #ifndef DLC_COMPILER_REFERENCE_BUFFER_H
 #define DLC_COMPILER_REFERENCE_BUFFER_H
 
+#include "support/Tensor.h"
+
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Operation.h"
 #include "llvm/ADT/SmallVector.h"
@@ -89,6 +91,9 @@ private:
 // Types, rounding and errors
 //===----------------------------------------------------------------------===//
 
+/// The host dtype of `elementType` (graph::dtypeOf); throws UserError for
+/// types the executor does not support.
+dlc::DType hostDType(mlir::Type elementType);
 /// The storage of `type`'s elements; throws UserError for other types.
 Elem elemOf(mlir::Type elementType);
 Round roundOf(mlir::Type elementType);

@@ -24,24 +24,6 @@ using namespace dlc::reference::detail;
 
 namespace {
 
-/// The input as NHWC, transposed when the op's layout is NCHW.
-Buffer asNHWC(const Buffer &in, Layout layout, ThreadPool &pool) {
-  return layout == Layout::NCHW ? transposeBuffer(in, kToNHWC, pool) : in;
-}
-
-/// The NHWC result in the op's layout.
-Buffer fromNHWC(Buffer out, Layout layout, ThreadPool &pool) {
-  return layout == Layout::NCHW ? transposeBuffer(out, kToNCHW, pool) : out;
-}
-
-/// The result's [N, OH, OW, C] whatever its layout.
-Shape resultNHWC(Operation *op, Layout layout) {
-  ArrayRef<int64_t> s = resultType(op).getShape();
-  if (layout == Layout::NCHW)
-    return {s[0], s[2], s[3], s[1]};
-  return {s[0], s[1], s[2], s[3]};
-}
-
 /// A growable per-thread scratch; the im2col rows of the current task.
 float *scratch(size_t floats) {
   static thread_local std::vector<float> buffer;
@@ -72,18 +54,12 @@ Buffer dlc::reference::detail::evalConv2D(Conv2DOp op, Operands operands,
   const Buffer &filter = operands[1];
   const int64_t n = in.dim(0), h = in.dim(1), w = in.dim(2), c = in.dim(3);
   ArrayRef<int64_t> f = filter.shape();
-  int64_t kh = 0, kw = 0, cig = 0, co = 0;
-  switch (op.getFilterLayout()) {
-  case FilterLayout::HWIO:
-    kh = f[0], kw = f[1], cig = f[2], co = f[3];
-    break;
-  case FilterLayout::OHWI:
-    co = f[0], kh = f[1], kw = f[2], cig = f[3];
-    break;
-  case FilterLayout::OIHW:
-    co = f[0], cig = f[1], kh = f[2], kw = f[3];
-    break;
-  }
+  const FilterDims fd = dimsOf(op.getFilterLayout());
+  const int64_t kh = f[fd.h], kw = f[fd.w], cig = f[fd.i], co = f[fd.o];
+  // Row-major strides of the filter, whatever its layout.
+  int64_t fs[4] = {0, 0, 0, 1};
+  for (int d = 2; d >= 0; --d)
+    fs[d] = fs[d + 1] * f[d + 1];
   const int64_t groups = op.getGroups(), cog = co / groups;
   const int64_t k = kh * kw * cig;
   Shape outShape = resultNHWC(op, layout);
@@ -97,27 +73,13 @@ Buffer dlc::reference::detail::evalConv2D(Conv2DOp op, Operands operands,
   for (int64_t g = 0; g < groups; ++g) {
     std::vector<int64_t> offsets;
     offsets.reserve(k);
-    int64_t colStride = 1;
     for (int64_t y = 0; y < kh; ++y)
       for (int64_t x = 0; x < kw; ++x)
-        for (int64_t i = 0; i < cig; ++i) {
-          switch (op.getFilterLayout()) {
-          case FilterLayout::HWIO: // [kh, kw, cig, co]
-            offsets.push_back(((y * kw + x) * cig + i) * co + g * cog);
-            colStride = 1;
-            break;
-          case FilterLayout::OHWI: // [co, kh, kw, cig]
-            offsets.push_back(g * cog * k + (y * kw + x) * cig + i);
-            colStride = k;
-            break;
-          case FilterLayout::OIHW: // [co, cig, kh, kw]
-            offsets.push_back(g * cog * k + (i * kh + y) * kw + x);
-            colStride = k;
-            break;
-          }
-        }
+        for (int64_t i = 0; i < cig; ++i)
+          offsets.push_back(g * cog * fs[fd.o] + y * fs[fd.h] + x * fs[fd.w] +
+                            i * fs[fd.i]);
     packed.push_back(MatrixB::strided(filter.data<float>(), std::move(offsets),
-                                      cog, colStride));
+                                      cog, fs[fd.o]));
   }
 
   Buffer out = Buffer::alloc(Elem::F32, outShape);

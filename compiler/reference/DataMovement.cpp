@@ -163,6 +163,26 @@ Buffer dlc::reference::detail::transposeBuffer(const Buffer &in,
   return gatherBuffer(in, shape, tables, 0.0, pool);
 }
 
+Buffer dlc::reference::detail::asNHWC(const Buffer &in, Layout layout,
+                                      ThreadPool &pool) {
+  if (layout == Layout::NHWC)
+    return in;
+  return transposeBuffer(in, layoutPermutation(layout, Layout::NHWC), pool);
+}
+
+Buffer dlc::reference::detail::fromNHWC(Buffer out, Layout layout,
+                                        ThreadPool &pool) {
+  if (layout == Layout::NHWC)
+    return out;
+  return transposeBuffer(out, layoutPermutation(Layout::NHWC, layout), pool);
+}
+
+Shape dlc::reference::detail::resultNHWC(Operation *op, Layout layout) {
+  ArrayRef<int64_t> s = resultType(op).getShape();
+  LayoutDims d = dimsOf(layout);
+  return {s[d.n], s[d.h], s[d.w], s[d.c]};
+}
+
 Buffer dlc::reference::detail::evalTranspose(TransposeOp op, Operands operands,
                                              ThreadPool &pool) {
   return transposeBuffer(operands[0], op.getPerm(), pool);

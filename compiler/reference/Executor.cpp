@@ -40,28 +40,10 @@ namespace {
 // Inputs, outputs and constants
 //===----------------------------------------------------------------------===//
 
-/// The dlc::DType that stores `type`'s elements.
-dlc::DType dtypeOf(Type type) {
-  if (type.isF32())
-    return dlc::DType::F32;
-  if (type.isF16())
-    return dlc::DType::F16;
-  if (type.isBF16())
-    return dlc::DType::BF16;
-  if (type.isInteger(32))
-    return dlc::DType::I32;
-  if (type.isInteger(64))
-    return dlc::DType::I64;
-  if (type.isInteger(1))
-    return dlc::DType::Bool;
-  elemOf(type); // throws the unsupported-type error
-  return dlc::DType::F32;
-}
-
 /// "float32[1, 28, 28, 1]" for a tensor type, as Tensor::describe.
 std::string describeType(RankedTensorType type) {
   std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
-  return std::string(dlc::dtypeName(dtypeOf(type.getElementType()))) +
+  return std::string(dlc::dtypeName(hostDType(type.getElementType()))) +
          dlc::formatShape(shape);
 }
 
@@ -169,7 +151,7 @@ Buffer inputBuffer(size_t index, const dlc::Tensor &tensor, Type argType) {
                          " is not a static tensor type; the reference "
                          "executor needs static shapes");
   }
-  dlc::DType dtype = dtypeOf(type.getElementType());
+  dlc::DType dtype = hostDType(type.getElementType());
   std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
   if (tensor.dtype() != dtype || tensor.shape() != shape)
     throw dlc::UserError(prefix + "expected " + describeType(type) + ", got " +
@@ -181,7 +163,7 @@ Buffer inputBuffer(size_t index, const dlc::Tensor &tensor, Type argType) {
 }
 
 dlc::Tensor outputTensor(const Buffer &buffer, RankedTensorType type) {
-  dlc::DType dtype = dtypeOf(type.getElementType());
+  dlc::DType dtype = hostDType(type.getElementType());
   std::vector<int64_t> shape(type.getShape().begin(), type.getShape().end());
   dlc::Tensor tensor(dtype, shape);
   const float *f = buffer.data<float>();
@@ -511,7 +493,7 @@ dlc::reference::executePlan(func::FuncOp func,
   std::vector<dlc::Tensor> results;
   for (auto [at, type] : outputs) {
     dlc::Tensor t(
-        dtypeOf(type.getElementType()),
+        hostDType(type.getElementType()),
         std::vector<int64_t>(type.getShape().begin(), type.getShape().end()));
     if (t.bytes())
       std::memcpy(t.raw(), at, t.bytes());

@@ -49,12 +49,15 @@ Buffer evalUpsample(graph::UpsampleOp op, Operands operands, ThreadPool &pool);
 Buffer evalReverse(graph::ReverseOp op, Operands operands, ThreadPool &pool);
 Buffer evalEmbedding(graph::EmbeddingOp op, Operands operands,
                      ThreadPool &pool);
-/// The permutations between NCHW and NHWC.
-inline constexpr int64_t kToNHWC[] = {0, 2, 3, 1};
-inline constexpr int64_t kToNCHW[] = {0, 3, 1, 2};
 /// out[i] = in[j] with out dim d = in dim perm[d].
 Buffer transposeBuffer(const Buffer &in, llvm::ArrayRef<int64_t> perm,
                        ThreadPool &pool);
+/// The windowed ops run on NHWC: a rank-4 activation of `layout` as NHWC
+/// (transposed unless it is NHWC), an NHWC result back in `layout`, and the
+/// [N, OH, OW, C] of `op`'s result.
+Buffer asNHWC(const Buffer &in, graph::Layout layout, ThreadPool &pool);
+Buffer fromNHWC(Buffer out, graph::Layout layout, ThreadPool &pool);
+Shape resultNHWC(mlir::Operation *op, graph::Layout layout);
 
 // Elementwise.cpp: broadcasting binary ops, compare, activation, cast.
 /// add, sub, mul, div, maximum, minimum, prelu.

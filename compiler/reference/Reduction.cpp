@@ -120,16 +120,16 @@ std::vector<float> toVector(const Buffer &b) {
 
 Buffer dlc::reference::detail::evalPool2D(Pool2DOp op, Operands operands,
                                           ThreadPool &pool) {
-  const bool nchw = op.getDataLayout() == Layout::NCHW;
-  Buffer in = nchw ? transposeBuffer(operands[0], kToNHWC, pool) : operands[0];
+  const Layout layout = op.getDataLayout();
+  Buffer in = asNHWC(operands[0], layout, pool);
   const int64_t h = in.dim(1), w = in.dim(2), c = in.dim(3);
   ArrayRef<int64_t> window = op.getWindow(), strides = op.getStrides(),
                     pads = op.getPads();
-  ArrayRef<int64_t> rs = resultType(op).getShape();
-  const int64_t oh = nchw ? rs[2] : rs[1], ow = nchw ? rs[3] : rs[2];
+  Shape outShape = resultNHWC(op, layout);
+  const int64_t oh = outShape[1], ow = outShape[2];
   const bool isMax = op.getKind() == PoolKind::Max;
   const bool includePad = op.getCountIncludePad();
-  Buffer out = Buffer::alloc(Elem::F32, {in.dim(0), oh, ow, c});
+  Buffer out = Buffer::alloc(Elem::F32, outShape);
   const float *x = in.data<float>();
   float *y = out.mutableData<float>();
   pool.parallelFor(in.dim(0) * oh, [&](int64_t row) {
@@ -165,7 +165,7 @@ Buffer dlc::reference::detail::evalPool2D(Pool2DOp op, Operands operands,
       }
     }
   });
-  return nchw ? transposeBuffer(out, kToNCHW, pool) : out;
+  return fromNHWC(std::move(out), layout, pool);
 }
 
 Buffer dlc::reference::detail::evalGlobalPool(GlobalPoolOp op,

@@ -102,6 +102,41 @@ ElementsAttr dlc::graph::makeFloats(RankedTensorType type,
   return DenseResourceElementsAttr::get(type, key, std::move(blob));
 }
 
+FailureOr<ElementsAttr> dlc::graph::transposeConstant(ElementsAttr value,
+                                                      RankedTensorType type,
+                                                      ArrayRef<int64_t> perm,
+                                                      StringRef hint) {
+  const int64_t rank = type.getRank();
+  SmallVector<int64_t> shape;
+  for (int64_t p : perm)
+    shape.push_back(type.getDimSize(p));
+  RankedTensorType result = type.clone(shape);
+  if (auto dense = dyn_cast<DenseElementsAttr>(value); dense && dense.isSplat())
+    return ElementsAttr(dense.resizeSplat(result));
+  FailureOr<std::vector<float>> values = readFloats(value);
+  if (failed(values))
+    return failure();
+  // Walk the result in row-major order; `in` follows it through the input
+  // strides of the permuted dims.
+  SmallVector<int64_t> inStrides(rank, 1);
+  for (int64_t d = rank - 2; d >= 0; --d)
+    inStrides[d] = inStrides[d + 1] * type.getDimSize(d + 1);
+  SmallVector<int64_t> index(rank, 0);
+  std::vector<float> transposed(values->size());
+  int64_t in = 0;
+  for (float &out : transposed) {
+    out = (*values)[in];
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      in += inStrides[perm[d]];
+      if (++index[d] < shape[d])
+        break;
+      in -= inStrides[perm[d]] * index[d];
+      index[d] = 0;
+    }
+  }
+  return makeFloats(result, transposed, hint);
+}
+
 StringRef dlc::graph::resourceKey(ElementsAttr value) {
   if (auto resource = dyn_cast<DenseResourceElementsAttr>(value))
     return resource.getRawHandle().getKey();

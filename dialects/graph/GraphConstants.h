@@ -3,7 +3,9 @@
 // The passes that rewrite weights (normalization folding, layout, f16
 // conversion) read constants of any encoding (dense, splat, dense_resource)
 // and make new ones: small ones as readable `dense<...>`, larger ones as
-// `dense_resource` blobs, with compiler-made keys.
+// `dense_resource` blobs, with compiler-made keys; and transpose them at
+// compile time (a transpose of a weight, a filter or broadcast operand put
+// in another layout).
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,6 +35,14 @@ mlir::FailureOr<std::vector<float>> readFloats(mlir::ElementsAttr value);
 mlir::ElementsAttr makeFloats(mlir::RankedTensorType type,
                               llvm::ArrayRef<float> values,
                               llvm::StringRef hint);
+
+/// `value`, read with the shape of `type` (same elements, same order),
+/// transposed as graph.transpose does: result dim d is dim perm[d]. A splat
+/// stays a splat (any element type); other float constants are made by
+/// makeFloats with `hint`. Failure for any other constant.
+mlir::FailureOr<mlir::ElementsAttr>
+transposeConstant(mlir::ElementsAttr value, mlir::RankedTensorType type,
+                  llvm::ArrayRef<int64_t> perm, llvm::StringRef hint);
 
 /// The key of a dense_resource constant, or "" for other encodings.
 llvm::StringRef resourceKey(mlir::ElementsAttr value);

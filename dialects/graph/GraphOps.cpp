@@ -61,21 +61,6 @@ int64_t windowOutput(int64_t in, int64_t k, int64_t stride, int64_t dilation,
   return span < 0 ? 0 : span / stride + 1;
 }
 
-/// (H, W, C) positions of an activation layout.
-struct Dims4 {
-  int64_t h, w, c;
-};
-Dims4 activationDims(Layout layout) {
-  return layout == Layout::NHWC ? Dims4{1, 2, 3} : Dims4{2, 3, 1};
-}
-
-Shape makeActivationShape(Layout layout, int64_t n, int64_t h, int64_t w,
-                          int64_t c) {
-  if (layout == Layout::NHWC)
-    return {n, h, w, c};
-  return {n, c, h, w};
-}
-
 LogicalResult checkRank(EmitFn emit, RankedTensorType t, int64_t rank,
                         StringRef what) {
   if (t.getRank() != rank)
@@ -203,104 +188,19 @@ typename OpT::Adaptor withDefaults(MLIRContext *context,
 // Convolutions and matrix products
 //===----------------------------------------------------------------------===//
 
+/// A convolution's input and filter once checkConvOperands has passed them.
+struct ConvOperands {
+  RankedTensorType in, filter;
+  LayoutDims dims; // of the input, in the op's data layout
+};
+
+/// What the convolutions check alike, in this order: a rank-4 input and
+/// filter of one element type, the strides, dilations and pads, then
+/// `checkAttrs` (the op's own attributes), then a static filter shape.
 template <typename T>
-static LogicalResult inferConv2D(T op, EmitFn emit,
-                                 SmallVectorImpl<Type> &out) {
-  RankedTensorType in = tensorType(op.getInput());
-  RankedTensorType filter = tensorType(op.getFilter());
-  if (!in || !filter)
-    return failure();
-  if (failed(checkRank(emit, in, 4, "input")) ||
-      failed(checkRank(emit, filter, 4, "filter")) ||
-      failed(checkSameElementType(emit, in, filter, "input", "filter")) ||
-      failed(checkWindowAttrs(emit, op.getStrides(), op.getDilations(),
-                              op.getPads())))
-    return failure();
-  int64_t groups = op.getGroups();
-  if (groups < 1)
-    return emit() << "expects positive groups, got " << groups;
-  if (!filter.hasStaticShape())
-    return emit() << "expects a static filter shape, got " << filter;
-
-  // Filter dims [kh, kw, in / groups, out] in the filter's layout.
-  ArrayRef<int64_t> f = filter.getShape();
-  int64_t kh = 0, kw = 0, fin = 0, fout = 0;
-  switch (op.getFilterLayout()) {
-  case FilterLayout::HWIO:
-    kh = f[0], kw = f[1], fin = f[2], fout = f[3];
-    break;
-  case FilterLayout::OHWI:
-    fout = f[0], kh = f[1], kw = f[2], fin = f[3];
-    break;
-  case FilterLayout::OIHW:
-    fout = f[0], fin = f[1], kh = f[2], kw = f[3];
-    break;
-  }
-  Dims4 d = activationDims(op.getDataLayout());
-  int64_t channels = in.getDimSize(d.c);
-  if (isStatic(channels) && fin * groups != channels)
-    return emit() << "input channels " << channels
-                  << " do not match filter input channels " << fin
-                  << " x groups " << groups;
-  if (fout % groups != 0)
-    return emit() << "filter output channels " << fout
-                  << " are not divisible by groups " << groups;
-
-  ArrayRef<int64_t> s = op.getStrides(), dil = op.getDilations(),
-                    p = op.getPads();
-  int64_t oh = windowOutput(in.getDimSize(d.h), kh, s[0], dil[0], p[0], p[1]);
-  int64_t ow = windowOutput(in.getDimSize(d.w), kw, s[1], dil[1], p[2], p[3]);
-  if (oh == 0 || ow == 0)
-    return emit() << "padded input " << fmt(in.getShape())
-                  << " is smaller than the dilated " << kh << "x" << kw
-                  << " kernel";
-  out.push_back(RankedTensorType::get(
-      makeActivationShape(op.getDataLayout(), in.getDimSize(0), oh, ow, fout),
-      in.getElementType()));
-  return success();
-}
-DLC_INFERRED_OP(Conv2DOp, inferConv2D)
-
-template <typename T>
-static LogicalResult inferDepthwiseConv2D(T op, EmitFn emit,
-                                          SmallVectorImpl<Type> &out) {
-  RankedTensorType in = tensorType(op.getInput());
-  RankedTensorType filter = tensorType(op.getFilter());
-  if (!in || !filter)
-    return failure();
-  if (failed(checkRank(emit, in, 4, "input")) ||
-      failed(checkRank(emit, filter, 4, "filter")) ||
-      failed(checkSameElementType(emit, in, filter, "input", "filter")) ||
-      failed(checkWindowAttrs(emit, op.getStrides(), op.getDilations(),
-                              op.getPads())))
-    return failure();
-  if (!filter.hasStaticShape())
-    return emit() << "expects a static filter shape, got " << filter;
-  ArrayRef<int64_t> f = filter.getShape(); // [kh, kw, C, M]
-  Dims4 d = activationDims(op.getDataLayout());
-  int64_t channels = in.getDimSize(d.c);
-  if (!dimsCompatible(channels, f[2]))
-    return emit() << "input channels " << channels
-                  << " do not match filter channels " << f[2];
-  ArrayRef<int64_t> s = op.getStrides(), dil = op.getDilations(),
-                    p = op.getPads();
-  int64_t oh = windowOutput(in.getDimSize(d.h), f[0], s[0], dil[0], p[0], p[1]);
-  int64_t ow = windowOutput(in.getDimSize(d.w), f[1], s[1], dil[1], p[2], p[3]);
-  if (oh == 0 || ow == 0)
-    return emit() << "padded input " << fmt(in.getShape())
-                  << " is smaller than the dilated " << f[0] << "x" << f[1]
-                  << " kernel";
-  out.push_back(RankedTensorType::get(makeActivationShape(op.getDataLayout(),
-                                                          in.getDimSize(0), oh,
-                                                          ow, f[2] * f[3]),
-                                      in.getElementType()));
-  return success();
-}
-DLC_INFERRED_OP(DepthwiseConv2DOp, inferDepthwiseConv2D)
-
-template <typename T>
-static LogicalResult inferConv2DTranspose(T op, EmitFn emit,
-                                          SmallVectorImpl<Type> &out) {
+static FailureOr<ConvOperands>
+checkConvOperands(T op, EmitFn emit,
+                  function_ref<LogicalResult()> checkAttrs = nullptr) {
   RankedTensorType in = tensorType(op.getInput());
   RankedTensorType filter = tensorType(op.getFilter());
   if (!in || !filter)
@@ -310,20 +210,96 @@ static LogicalResult inferConv2DTranspose(T op, EmitFn emit,
       failed(checkSameElementType(emit, in, filter, "input", "filter")) ||
       failed(checkWindowAttrs(emit, op.getStrides(), op.getDilations(),
                               op.getPads())) ||
-      failed(
-          checkNonNegative(emit, op.getOutputPadding(), 2, "output_padding")))
+      (checkAttrs && failed(checkAttrs())))
     return failure();
   if (!filter.hasStaticShape())
     return emit() << "expects a static filter shape, got " << filter;
-  ArrayRef<int64_t> f = filter.getShape(); // [kh, kw, O, C]
+  return ConvOperands{in, filter, dimsOf(op.getDataLayout())};
+}
+
+/// The result of a convolution that slides a `kh` x `kw` window over the
+/// input: [n, oh, ow, `channels`] in the op's data layout.
+template <typename T>
+static LogicalResult
+inferSlidingWindow(T op, EmitFn emit, const ConvOperands &conv, int64_t kh,
+                   int64_t kw, int64_t channels, SmallVectorImpl<Type> &out) {
+  ArrayRef<int64_t> s = op.getStrides(), dil = op.getDilations(),
+                    p = op.getPads();
+  RankedTensorType in = conv.in;
+  int64_t oh =
+      windowOutput(in.getDimSize(conv.dims.h), kh, s[0], dil[0], p[0], p[1]);
+  int64_t ow =
+      windowOutput(in.getDimSize(conv.dims.w), kw, s[1], dil[1], p[2], p[3]);
+  if (oh == 0 || ow == 0)
+    return emit() << "padded input " << fmt(in.getShape())
+                  << " is smaller than the dilated " << kh << "x" << kw
+                  << " kernel";
+  out.push_back(RankedTensorType::get(
+      inLayout(op.getDataLayout(), in.getDimSize(0), oh, ow, channels),
+      in.getElementType()));
+  return success();
+}
+
+template <typename T>
+static LogicalResult inferConv2D(T op, EmitFn emit,
+                                 SmallVectorImpl<Type> &out) {
+  int64_t groups = op.getGroups();
+  FailureOr<ConvOperands> conv =
+      checkConvOperands(op, emit, [&]() -> LogicalResult {
+        if (groups < 1)
+          return emit() << "expects positive groups, got " << groups;
+        return success();
+      });
+  if (failed(conv))
+    return failure();
+  // Filter dims [kh, kw, in / groups, out] in the filter's layout.
+  ArrayRef<int64_t> f = conv->filter.getShape();
+  FilterDims fd = dimsOf(op.getFilterLayout());
+  int64_t kh = f[fd.h], kw = f[fd.w], fin = f[fd.i], fout = f[fd.o];
+  int64_t channels = conv->in.getDimSize(conv->dims.c);
+  if (isStatic(channels) && fin * groups != channels)
+    return emit() << "input channels " << channels
+                  << " do not match filter input channels " << fin
+                  << " x groups " << groups;
+  if (fout % groups != 0)
+    return emit() << "filter output channels " << fout
+                  << " are not divisible by groups " << groups;
+  return inferSlidingWindow(op, emit, *conv, kh, kw, fout, out);
+}
+DLC_INFERRED_OP(Conv2DOp, inferConv2D)
+
+template <typename T>
+static LogicalResult inferDepthwiseConv2D(T op, EmitFn emit,
+                                          SmallVectorImpl<Type> &out) {
+  FailureOr<ConvOperands> conv = checkConvOperands(op, emit);
+  if (failed(conv))
+    return failure();
+  ArrayRef<int64_t> f = conv->filter.getShape(); // [kh, kw, C, M]
+  int64_t channels = conv->in.getDimSize(conv->dims.c);
+  if (!dimsCompatible(channels, f[2]))
+    return emit() << "input channels " << channels
+                  << " do not match filter channels " << f[2];
+  return inferSlidingWindow(op, emit, *conv, f[0], f[1], f[2] * f[3], out);
+}
+DLC_INFERRED_OP(DepthwiseConv2DOp, inferDepthwiseConv2D)
+
+template <typename T>
+static LogicalResult inferConv2DTranspose(T op, EmitFn emit,
+                                          SmallVectorImpl<Type> &out) {
+  FailureOr<ConvOperands> conv = checkConvOperands(op, emit, [&] {
+    return checkNonNegative(emit, op.getOutputPadding(), 2, "output_padding");
+  });
+  if (failed(conv))
+    return failure();
+  RankedTensorType in = conv->in;
+  ArrayRef<int64_t> f = conv->filter.getShape(); // [kh, kw, O, C]
   ArrayRef<int64_t> s = op.getStrides(), dil = op.getDilations(),
                     p = op.getPads(), op_ = op.getOutputPadding();
   for (int i = 0; i < 2; ++i)
     if (op_[i] >= std::max(s[i], dil[i]))
       return emit() << "output_padding " << fmt(op_)
                     << " must be smaller than the stride or the dilation";
-  Dims4 d = activationDims(op.getDataLayout());
-  int64_t channels = in.getDimSize(d.c);
+  int64_t channels = in.getDimSize(conv->dims.c);
   if (!dimsCompatible(channels, f[3]))
     return emit() << "input channels " << channels
                   << " do not match filter input channels " << f[3];
@@ -333,11 +309,12 @@ static LogicalResult inferConv2DTranspose(T op, EmitFn emit,
     return (n - 1) * s[i] + dil[i] * (f[i] - 1) + 1 - p[2 * i] - p[2 * i + 1] +
            op_[i];
   };
-  int64_t oh = size(in.getDimSize(d.h), 0), ow = size(in.getDimSize(d.w), 1);
+  int64_t oh = size(in.getDimSize(conv->dims.h), 0),
+          ow = size(in.getDimSize(conv->dims.w), 1);
   if ((isStatic(oh) && oh < 1) || (isStatic(ow) && ow < 1))
     return emit() << "pads " << fmt(p) << " crop the whole output";
   out.push_back(RankedTensorType::get(
-      makeActivationShape(op.getDataLayout(), in.getDimSize(0), oh, ow, f[2]),
+      inLayout(op.getDataLayout(), in.getDimSize(0), oh, ow, f[2]),
       in.getElementType()));
   return success();
 }
@@ -492,16 +469,16 @@ static LogicalResult inferPool2D(T op, EmitFn emit,
       p[3] >= window[1])
     return emit() << "pads " << fmt(p) << " must be smaller than the window "
                   << fmt(window);
-  Dims4 d = activationDims(op.getDataLayout());
+  LayoutDims d = dimsOf(op.getDataLayout());
   int64_t oh = windowOutput(in.getDimSize(d.h), window[0], s[0], 1, p[0], p[1]);
   int64_t ow = windowOutput(in.getDimSize(d.w), window[1], s[1], 1, p[2], p[3]);
   if (oh == 0 || ow == 0)
     return emit() << "padded input " << fmt(in.getShape())
                   << " is smaller than the window " << fmt(window);
-  out.push_back(RankedTensorType::get(
-      makeActivationShape(op.getDataLayout(), in.getDimSize(0), oh, ow,
-                          in.getDimSize(d.c)),
-      in.getElementType()));
+  out.push_back(
+      RankedTensorType::get(inLayout(op.getDataLayout(), in.getDimSize(0), oh,
+                                     ow, in.getDimSize(d.c)),
+                            in.getElementType()));
   return success();
 }
 DLC_INFERRED_OP(Pool2DOp, inferPool2D)

@@ -1,12 +1,14 @@
 //===- GraphDialectTest.cpp - graph dialect C++ API -------------*- C++ -*-===//
 //
-// Builders with inferred result types, the activation reference semantics
-// and the shape helpers.
+// Builders with inferred result types, the activation reference semantics,
+// the shape helpers and the conventions GraphDialect.h writes down (layer
+// locations, layout dims, dtypes, constant transposes).
 //
 //===----------------------------------------------------------------------===//
 
 #include "dialects/graph/GraphDialect.h"
 #include "compiler/InitAll.h"
+#include "dialects/graph/GraphConstants.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -158,6 +160,78 @@ TEST_F(GraphDialectTest, ActivationRejectsParametersItDoesNotTake) {
       APFloat(0.0), APFloat(INFINITY), APFloat(0.0));
   EXPECT_TRUE(failed(result));
   EXPECT_EQ(message, "activation sigmoid takes no alpha parameter");
+}
+
+TEST_F(GraphDialectTest, LayerOfReadsWhatLayerLocWrites) {
+  Location conv = layerLoc(&context, "block1/conv1", "Conv2D");
+  Location input = layerLoc(&context, "image");
+  EXPECT_EQ(layerOf(conv).name, "block1/conv1");
+  EXPECT_EQ(layerOf(conv).className, "Conv2D");
+  EXPECT_EQ(layerOf(input).name, "image");
+  EXPECT_EQ(layerOf(input).className, "");
+  EXPECT_EQ(layerOf(loc).name, "");
+
+  // A merged op: the first part that names a layer, through call sites.
+  Location file = FileLineColLoc::get(&context, "a.mlir", 1, 2);
+  Location merged =
+      FusedLoc::get(&context, {file, CallSiteLoc::get(conv, file), input});
+  EXPECT_EQ(layerOf(merged).name, "block1/conv1");
+  llvm::SetVector<StringRef> layers;
+  collectLayers(merged, layers);
+  collectLayers(input, layers);
+  EXPECT_EQ(std::vector<StringRef>(layers.begin(), layers.end()),
+            (std::vector<StringRef>{"block1/conv1", "image"}));
+}
+
+TEST_F(GraphDialectTest, LayoutDims) {
+  LayoutDims nchw = dimsOf(Layout::NCHW);
+  EXPECT_EQ((std::vector<unsigned>{nchw.n, nchw.h, nchw.w, nchw.c}),
+            (std::vector<unsigned>{0, 2, 3, 1}));
+  FilterDims hwio = dimsOf(FilterLayout::HWIO);
+  EXPECT_EQ((std::vector<unsigned>{hwio.o, hwio.i, hwio.h, hwio.w}),
+            (std::vector<unsigned>{3, 2, 0, 1}));
+  EXPECT_EQ(inLayout<int64_t>(Layout::NCHW, 1, 28, 27, 3),
+            (SmallVector<int64_t, 4>{1, 3, 28, 27}));
+  EXPECT_EQ(inLayout<int64_t>(FilterLayout::OHWI, 64, 3, 7, 5),
+            (SmallVector<int64_t, 4>{64, 7, 5, 3}));
+  EXPECT_EQ(layoutPermutation(Layout::NCHW, Layout::NHWC),
+            (SmallVector<int64_t, 4>{0, 2, 3, 1}));
+  EXPECT_EQ(layoutPermutation(Layout::NHWC, Layout::NCHW),
+            (SmallVector<int64_t, 4>{0, 3, 1, 2}));
+  EXPECT_EQ(layoutPermutation(FilterLayout::HWIO, FilterLayout::OIHW),
+            (SmallVector<int64_t, 4>{3, 2, 0, 1}));
+}
+
+TEST_F(GraphDialectTest, DTypeOfTheDialectsElementTypes) {
+  EXPECT_EQ(*dtypeOf(builder.getF32Type()), dlc::DType::F32);
+  EXPECT_EQ(*dtypeOf(builder.getF16Type()), dlc::DType::F16);
+  EXPECT_EQ(*dtypeOf(builder.getBF16Type()), dlc::DType::BF16);
+  EXPECT_EQ(*dtypeOf(builder.getI32Type()), dlc::DType::I32);
+  EXPECT_EQ(*dtypeOf(builder.getI64Type()), dlc::DType::I64);
+  EXPECT_EQ(*dtypeOf(builder.getI1Type()), dlc::DType::Bool);
+  EXPECT_TRUE(failed(dtypeOf(builder.getF64Type())));
+  EXPECT_TRUE(failed(dtypeOf(builder.getI8Type())));
+}
+
+TEST_F(GraphDialectTest, TransposeConstant) {
+  auto type = RankedTensorType::get({2, 3}, builder.getF32Type());
+  auto value = DenseElementsAttr::get(
+      type, ArrayRef<float>{0.0f, 1.0f, 2.0f, 3.0f, 4.0f, 5.0f});
+  FailureOr<ElementsAttr> t = transposeConstant(value, type, {1, 0}, "");
+  ASSERT_TRUE(succeeded(t));
+  EXPECT_EQ(cast<ShapedType>(t->getType()).getShape(),
+            (ArrayRef<int64_t>{3, 2}));
+  EXPECT_EQ(*readFloats(*t),
+            (std::vector<float>{0.0f, 3.0f, 1.0f, 4.0f, 2.0f, 5.0f}));
+
+  auto ints = RankedTensorType::get({2, 3}, builder.getI32Type());
+  auto splat = DenseElementsAttr::get(ints, builder.getI32IntegerAttr(7));
+  FailureOr<ElementsAttr> s = transposeConstant(splat, ints, {1, 0}, "");
+  ASSERT_TRUE(succeeded(s));
+  EXPECT_TRUE(cast<DenseElementsAttr>(*s).isSplat());
+  auto counting =
+      DenseElementsAttr::get(ints, ArrayRef<int32_t>{1, 2, 3, 4, 5, 6});
+  EXPECT_TRUE(failed(transposeConstant(counting, ints, {1, 0}, "")));
 }
 
 } // namespace

@@ -35,12 +35,12 @@ static std::string shapeKey(ArrayRef<int64_t> shape) {
 }
 
 /// `v` rounded to a 16-bit float type (for literals of such results).
-static float roundedTo(Scalar s, float v) {
-  if (s != Scalar::F16 && s != Scalar::BF16)
+static float roundedTo(DType s, float v) {
+  if (s != DType::F16 && s != DType::BF16)
     return v;
   APFloat f(v);
   bool lost;
-  f.convert(s == Scalar::F16 ? APFloat::IEEEhalf() : APFloat::BFloat(),
+  f.convert(s == DType::F16 ? APFloat::IEEEhalf() : APFloat::BFloat(),
             APFloat::rmNearestTiesToEven, &lost);
   f.convert(APFloat::IEEEsingle(), APFloat::rmNearestTiesToEven, &lost);
   return f.convertToFloat();
@@ -74,14 +74,14 @@ void ElementEmitter::bind(Value value, ArrayRef<std::string> index,
 void ElementEmitter::bindResult(Value result, ArrayRef<std::string> index,
                                 StringRef expr) {
   std::string value = rounded(result, expr);
-  bind(result, index, value == expr ? value : local(Scalar::F32, value));
+  bind(result, index, value == expr ? value : local(DType::F32, value));
 }
 
 std::string ElementEmitter::fresh(StringRef prefix) {
   return prefix.str() + std::to_string(nextName_++);
 }
 
-std::string ElementEmitter::local(Scalar s, StringRef expr) {
+std::string ElementEmitter::local(DType s, StringRef expr) {
   if (isAtom(expr))
     return expr.str();
   std::string name = fresh("v");
@@ -198,7 +198,7 @@ FailureOr<std::string> ElementEmitter::constantArray(ConstantOp op) {
   auto it = context_.constantArrays.find(op);
   if (it != context_.constantArrays.end())
     return it->second;
-  Scalar s = scalarOfValue(op.getOutput());
+  DType s = elementDType(op.getOutput());
   std::vector<std::string> items;
   if (isFloat(s)) {
     FailureOr<std::vector<float>> values = readFloats(op.getValue());
@@ -211,12 +211,12 @@ FailureOr<std::string> ElementEmitter::constantArray(ConstantOp op) {
     if (failed(values))
       return failure();
     for (int64_t v : *values)
-      items.push_back(s == Scalar::I1 ? std::to_string(v != 0)
-                                      : intLiteral(v, s));
+      items.push_back(s == DType::Bool ? std::to_string(v != 0)
+                                       : intLiteral(v, s));
   }
   std::string name = "dlc_c" + std::to_string(context_.constantArrays.size());
   const char *type =
-      s == Scalar::F16 || s == Scalar::BF16 ? "float" : storageType(s);
+      s == DType::F16 || s == DType::BF16 ? "float" : storageType(s);
   writeArray(context_.globals, "__device__ const " + std::string(type), name,
              items, 8);
   context_.constantArrays[op] = name;
@@ -282,10 +282,10 @@ Index ElementEmitter::broadcastIndex(Value operand,
 }
 
 std::string ElementEmitter::rounded(Value result, StringRef expr) {
-  switch (scalarOfValue(result)) {
-  case Scalar::F16:
+  switch (elementDType(result)) {
+  case DType::F16:
     return ("dlc_round_f16(" + expr + ")").str();
-  case Scalar::BF16:
+  case DType::BF16:
     return ("dlc_round_bf16(" + expr + ")").str();
   default:
     return expr.str();
@@ -300,8 +300,8 @@ FailureOr<std::string> ElementEmitter::compute(Value value,
                   "has a block argument outside the kernel body");
     }
     unsigned i = arg.getArgNumber();
-    return local(scalarOfValue(arg),
-                 loadConversion(context_.inScalar(i),
+    return local(elementDType(arg),
+                 loadConversion(context_.inDType(i),
                                 KernelContext::inName(i) + "[" +
                                     offset(index, shapeOf(arg)) + "]"));
   }
@@ -319,7 +319,7 @@ FailureOr<std::string> ElementEmitter::computeOp(Operation *op,
         FailureOr<std::string> x = emit(a.getInput(), index);
         if (failed(x))
           return failure();
-        return local(Scalar::F32,
+        return local(DType::F32,
                      rounded(a.getOutput(), activation(a.getFn(), *x)));
       })
       .Case([&](CastOp c) { return emitCast(c, index); })
@@ -331,7 +331,7 @@ FailureOr<std::string> ElementEmitter::computeOp(Operation *op,
         FailureOr<std::string> bias = emit(b.getBias(), {index[axis]});
         if (failed(bias))
           return failure();
-        return local(Scalar::F32, rounded(b.getOutput(), *x + " + " + *bias));
+        return local(DType::F32, rounded(b.getOutput(), *x + " + " + *bias));
       })
       .Case([&](BatchNormOp b) { return emitBatchNorm(b, index); })
       .Case([&](ReshapeOp r) { return emitReshape(r, index); })
@@ -394,7 +394,7 @@ FailureOr<std::string> ElementEmitter::computeOp(Operation *op,
 
 FailureOr<std::string>
 ElementEmitter::emitConstant(ConstantOp op, ArrayRef<std::string> index) {
-  Scalar s = scalarOfValue(op.getOutput());
+  DType s = elementDType(op.getOutput());
   ElementsAttr value = op.getValue();
   auto dense = dyn_cast<DenseElementsAttr>(value);
   if (value.getNumElements() == 1 || (dense && dense.isSplat())) {
@@ -419,7 +419,7 @@ ElementEmitter::emitConstant(ConstantOp op, ArrayRef<std::string> index) {
   if (failed(array))
     return fail(op, "has a value the generator cannot read");
   std::string element = *array + "[" + offset(index, shapeOf(op)) + "]";
-  return local(s, s == Scalar::I1 ? "(" + element + " != 0)" : element);
+  return local(s, s == DType::Bool ? "(" + element + " != 0)" : element);
 }
 
 FailureOr<std::string> ElementEmitter::emitBinary(Operation *op,
@@ -432,7 +432,7 @@ FailureOr<std::string> ElementEmitter::emitBinary(Operation *op,
   if (failed(rhs))
     return failure();
   const std::string &a = *lhs, &b = *rhs;
-  Scalar s = scalarOfValue(lhsValue);
+  DType s = elementDType(lhsValue);
   if (auto compare = dyn_cast<CompareOp>(op)) {
     const char *symbol = "";
     switch (compare.getPredicate()) {
@@ -455,7 +455,7 @@ FailureOr<std::string> ElementEmitter::emitBinary(Operation *op,
       symbol = " >= ";
       break;
     }
-    return local(Scalar::I1, "(" + a + symbol + b + ")");
+    return local(DType::Bool, "(" + a + symbol + b + ")");
   }
   std::string expr;
   if (isFloat(s)) {
@@ -472,12 +472,12 @@ FailureOr<std::string> ElementEmitter::emitBinary(Operation *op,
             .Default([&](Operation *) {
               return "(" + a + " >= 0.0f ? " + a + " : " + b + " * " + a + ")";
             });
-    return local(Scalar::F32, rounded(op->getResult(0), expr));
+    return local(DType::F32, rounded(op->getResult(0), expr));
   }
   // Integers wrap (arithmetic in the unsigned type); division truncates, and
   // a zero divisor, which the reference executor rejects, gives 0.
   const std::string t = valueType(s);
-  const std::string u = s == Scalar::I32 ? "unsigned" : "unsigned long long";
+  const std::string u = s == DType::I32 ? "unsigned" : "unsigned long long";
   auto wrap = [&](const char *symbol) {
     return "(" + t + ")((" + u + ")" + a + symbol + "(" + u + ")" + b + ")";
   };
@@ -504,23 +504,23 @@ FailureOr<std::string> ElementEmitter::emitCast(CastOp op,
   FailureOr<std::string> in = emit(op.getInput(), index);
   if (failed(in))
     return failure();
-  Scalar from = scalarOfValue(op.getInput()), to = scalarOfValue(op);
+  DType from = elementDType(op.getInput()), to = elementDType(op);
   const std::string &x = *in;
   if (from == to)
     return x;
   if (isFloat(from)) {
     switch (to) {
-    case Scalar::I32:
+    case DType::I32:
       return local(to, "dlc_f2i32(" + x + ")");
-    case Scalar::I64:
+    case DType::I64:
       return local(to, "dlc_f2i64(" + x + ")");
-    case Scalar::I1:
+    case DType::Bool:
       return local(to, "(" + x + " != 0.0f)");
     default:
       return local(to, rounded(op, x));
     }
   }
-  if (from == Scalar::I1) {
+  if (from == DType::Bool) {
     if (isFloat(to))
       return local(to, "(" + x + " ? 1.0f : 0.0f)");
     return local(to, "(" + x + " ? " + intLiteral(1, to) + " : " +
@@ -528,7 +528,7 @@ FailureOr<std::string> ElementEmitter::emitCast(CastOp op,
   }
   if (isFloat(to))
     return local(to, rounded(op, "(float)" + x));
-  if (to == Scalar::I1)
+  if (to == DType::Bool)
     return local(to, "(" + x + " != 0)");
   return local(to, "(" + std::string(valueType(to)) + ")" + x);
 }
@@ -553,7 +553,7 @@ ElementEmitter::emitBatchNorm(BatchNormOp op, ArrayRef<std::string> index) {
   code_->line("const double " + inv + " = (double)" + params[0] +
               " / sqrt((double)" + params[3] + " + " +
               formatDouble(op.getEpsilon().convertToDouble()) + ");");
-  return local(Scalar::F32,
+  return local(DType::F32,
                rounded(op, *x + " * (float)" + inv + " + (float)((double)" +
                                params[1] + " - (double)" + params[2] + " * " +
                                inv + ")"));
@@ -650,7 +650,7 @@ FailureOr<std::string> ElementEmitter::emitConcat(ConcatOp op,
   const int64_t axis = normAxis(op.getAxis(), index.size());
   if (op.getInputs().size() == 1)
     return emit(op.getInputs().front(), index);
-  Scalar s = scalarOfValue(op);
+  DType s = elementDType(op);
   std::string result = fresh("v");
   code_->line(std::string(valueType(s)) + " " + result + ";");
   int64_t start = 0;
@@ -682,14 +682,14 @@ FailureOr<std::string> ElementEmitter::emitPad(PadOp op,
                                                ArrayRef<std::string> index) {
   ArrayRef<int64_t> low = op.getLow(), high = op.getHigh();
   ArrayRef<int64_t> shape = shapeOf(op.getInput());
-  Scalar s = scalarOfValue(op);
+  DType s = elementDType(op);
   const double padValue = op.getValue().convertToDouble();
   std::string fill =
       isFloat(s) ? floatLiteral(roundedTo(s, static_cast<float>(padValue)))
-      : s == Scalar::I1
+      : s == DType::Bool
           ? intLiteral(padValue != 0, s)
-          : intLiteral(s == Scalar::I32 ? static_cast<int32_t>(padValue)
-                                        : static_cast<int64_t>(padValue),
+          : intLiteral(s == DType::I32 ? static_cast<int32_t>(padValue)
+                                       : static_cast<int64_t>(padValue),
                        s);
   Index in;
   SmallVector<std::string> tests;

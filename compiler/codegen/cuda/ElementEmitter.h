@@ -61,25 +61,23 @@ private:
   int depth_ = 0;
 };
 
-/// How C++ holds the elements of a tensor type.
-enum class Scalar { F32, F16, BF16, I32, I64, I1 };
-Scalar scalarOf(mlir::Type elementType);
-bool isFloat(Scalar s);
+/// How CUDA C++ holds the elements of each of the graph dialect's dtypes
+/// (graph::dtypeOf): F32, F16, BF16, I32, I64 and Bool. Bytes per stored
+/// element are dtypeSize's.
+using dlc::DType;
 /// The type of a computed element ("float", "int", "long long", "bool").
-const char *valueType(Scalar s);
+const char *valueType(DType s);
 /// The type of a stored element ("float", "__half", "__nv_bfloat16", "int",
 /// "long long", "unsigned char").
-const char *storageType(Scalar s);
-/// Bytes per stored element.
-int storageBytes(Scalar s);
+const char *storageType(DType s);
 /// `expr` (a stored element) as a computed one, and back.
-std::string loadConversion(Scalar s, llvm::StringRef expr);
-std::string storeConversion(Scalar s, llvm::StringRef expr);
+std::string loadConversion(DType s, llvm::StringRef expr);
+std::string storeConversion(DType s, llvm::StringRef expr);
 
 /// A float literal that reads back as `v` (non-finite values by their bits).
 std::string floatLiteral(float v);
 /// An integer literal of C++ type `s` (I32 or I64).
-std::string intLiteral(int64_t v, Scalar s);
+std::string intLiteral(int64_t v, DType s);
 
 /// The value of an integer literal, if `s` is one.
 std::optional<int64_t> literalValue(llvm::StringRef s);
@@ -118,8 +116,8 @@ struct KernelContext {
   /// "in3" / "out0": the parameter of a body argument or of an out.
   static std::string inName(unsigned i) { return "in" + std::to_string(i); }
   static std::string outName(unsigned i) { return "out" + std::to_string(i); }
-  Scalar inScalar(unsigned i) const;
-  Scalar outScalar(unsigned i) const;
+  DType inDType(unsigned i) const;
+  DType outDType(unsigned i) const;
   llvm::ArrayRef<int64_t> outShape(unsigned i) const;
   /// "const float *__restrict__ in0, ..., float *__restrict__ out0".
   std::string parameterList() const;
@@ -170,7 +168,7 @@ public:
   /// A new local name ("v12", "k3").
   std::string fresh(llvm::StringRef prefix);
   /// Declares a local initialized to `expr` and returns its name.
-  std::string local(Scalar s, llvm::StringRef expr);
+  std::string local(DType s, llvm::StringRef expr);
   /// Declares index locals for `linear` split over `shape` (literal "0" for
   /// dims of size 1).
   Index delinearize(llvm::StringRef linear, llvm::ArrayRef<int64_t> shape);
@@ -254,7 +252,10 @@ private:
 
 /// A tensor value's shape and element type; an axis in [0, rank).
 llvm::ArrayRef<int64_t> shapeOf(mlir::Value v);
-Scalar scalarOfValue(mlir::Value v);
+/// The dtype of the elements of a tensor or memref type or value; F32 for
+/// an element type outside the graph dialect's, which its verifiers refuse.
+DType elementDType(mlir::Type shapedType);
+DType elementDType(mlir::Value v);
 int64_t normAxis(int64_t axis, int64_t rank);
 
 /// A window coordinate "out * stride - pad + k * dilation".
@@ -268,13 +269,11 @@ void windowTests(llvm::SmallVectorImpl<std::string> &tests,
                  int64_t stride, int64_t kernel, int64_t dilation,
                  int64_t size);
 
-/// Conv2D's filter dims and the index of filter element (o, ky, kx, i).
+/// Conv2D's filter dims (graph::dimsOf gives the index of an element).
 struct FilterGeometry {
   int64_t out, kh, kw, in;
 };
 FilterGeometry filterGeometry(graph::Conv2DOp op);
-Index filterIndex(graph::FilterLayout layout, llvm::StringRef o,
-                  llvm::StringRef ky, llvm::StringRef kx, llvm::StringRef i);
 
 /// The device helpers every kernel source starts with (dlc_max_nan,
 /// dlc_warp_sum, dlc_vec, ...).

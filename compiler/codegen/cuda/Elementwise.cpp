@@ -30,9 +30,9 @@ constexpr int64_t kThreads = 256;
 int64_t vectorWidth(const KernelContext &context, Value result, unsigned out,
                     SmallVectorImpl<unsigned> &vectorArgs) {
   ArrayRef<int64_t> shape = context.outShape(out);
-  if (shape.empty() || !isFloat(context.outScalar(out)))
+  if (shape.empty() || !isFloat(context.outDType(out)))
     return 1;
-  int bytes = storageBytes(context.outScalar(out));
+  int bytes = static_cast<int>(dtypeSize(context.outDType(out)));
   SmallVector<Value> work{result};
   llvm::DenseSet<Value> seen;
   while (!work.empty()) {
@@ -40,12 +40,12 @@ int64_t vectorWidth(const KernelContext &context, Value result, unsigned out,
     if (!seen.insert(v).second)
       continue;
     if (auto arg = dyn_cast<BlockArgument>(v)) {
-      Scalar s = context.inScalar(arg.getArgNumber());
+      DType s = context.inDType(arg.getArgNumber());
       if (!isFloat(s))
         return 1;
       if (cast<ShapedType>(arg.getType()).getShape() == shape) {
         vectorArgs.push_back(arg.getArgNumber());
-        bytes = std::max(bytes, storageBytes(s));
+        bytes = std::max(bytes, static_cast<int>(dtypeSize(s)));
       }
       continue;
     }
@@ -53,7 +53,7 @@ int64_t vectorWidth(const KernelContext &context, Value result, unsigned out,
     if (!isElementwise(op) && !isa<ConstantOp>(op))
       return 1;
     for (Type t : op->getResultTypes())
-      if (!isFloat(scalarOf(cast<ShapedType>(t).getElementType())))
+      if (!isFloat(elementDType(t)))
         return 1;
     llvm::append_range(work, op->getOperands());
   }
@@ -105,20 +105,20 @@ LogicalResult codegen::detail::emitPerElementKernel(KernelContext &context,
         return at;
       };
       for (unsigned arg : vectorArgs) {
-        const std::string vec =
-            "dlc_vec<" + std::string(storageType(context.inScalar(arg))) +
-            ", " + std::to_string(width) + ">";
+        const std::string vec = "dlc_vec<" +
+                                std::string(storageType(context.inDType(arg))) +
+                                ", " + std::to_string(width) + ">";
         const std::string name = e.fresh("a");
         w.line("const " + vec + " " + name + " = *reinterpret_cast<const " +
                vec + " *>(" + KernelContext::inName(arg) + " + " + linear +
                ");");
         for (int64_t l = 0; l < width; ++l)
           e.bind(context.op.getBody().getArgument(arg), lane(l),
-                 e.local(Scalar::F32, "dlc_to_float(" + name + ".v[" +
-                                          std::to_string(l) + "])"));
+                 e.local(DType::F32, "dlc_to_float(" + name + ".v[" +
+                                         std::to_string(l) + "])"));
       }
       const std::string vec = "dlc_vec<" +
-                              std::string(storageType(context.outScalar(out))) +
+                              std::string(storageType(context.outDType(out))) +
                               ", " + std::to_string(width) + ">";
       const std::string result = e.fresh("o");
       w.line(vec + " " + result + ";");
@@ -129,7 +129,7 @@ LogicalResult codegen::detail::emitPerElementKernel(KernelContext &context,
           return failure();
         }
         w.line(result + ".v[" + std::to_string(l) +
-               "] = " + storeConversion(context.outScalar(out), *v) + ";");
+               "] = " + storeConversion(context.outDType(out), *v) + ";");
       }
       w.line("*reinterpret_cast<" + vec + " *>(" + KernelContext::outName(out) +
              " + " + linear + ") = " + result + ";");

@@ -297,8 +297,9 @@ LogicalResult GemmKernel::emitSimtLoads(CodeWriter &w) {
   if (conv_) {
     const FilterGeometry f = filterGeometry(conv_);
     Index tap = e_.delinearize("k", {f.kh, f.kw, f.in});
-    b = e_.emit(conv_.getFilter(), filterIndex(conv_.getFilterLayout(), "n",
-                                               tap[0], tap[1], tap[2]));
+    b = e_.emit(conv_.getFilter(),
+                inLayout<std::string>(conv_.getFilterLayout(), "n", tap[2],
+                                      tap[0], tap[1]));
   } else {
     b = e_.emit(matmul_.getRhs(),
                 matmul_.getTransposeRhs() ? Index{"n", "k"} : Index{"k", "n"});
@@ -353,12 +354,12 @@ LogicalResult GemmKernel::emitEpilogue(CodeWriter &w, bool pairs) {
     if (failed(v1))
       return failEmitter();
     const std::string &a = *v0, &b = *v1;
-    switch (context_.outScalar(0)) {
-    case Scalar::F16:
+    switch (context_.outDType(0)) {
+    case DType::F16:
       w.line("*reinterpret_cast<__half2 *>(out0 + " + offset +
              ") = __floats2half2_rn(" + a + ", " + b + ");");
       break;
-    case Scalar::BF16:
+    case DType::BF16:
       w.line("*reinterpret_cast<__nv_bfloat162 *>(out0 + " + offset +
              ") = __floats2bfloat162_rn(" + a + ", " + b + ");");
       break;
@@ -399,10 +400,10 @@ LogicalResult GemmKernel::emit() {
       origin = choice->origin;
     }
   }
-  const Scalar out = context_.outScalar(0);
+  const DType out = context_.outDType(0);
   const bool pairs =
       tensorCores && n_ % 2 == 0 &&
-      (out == Scalar::F32 || out == Scalar::F16 || out == Scalar::BF16);
+      (out == DType::F32 || out == DType::F16 || out == DType::BF16);
 
   CodeWriter &w = context_.code;
   w.open("struct dlc_problem");

@@ -27,26 +27,6 @@ using namespace dlc::codegen::detail;
 //===----------------------------------------------------------------------===//
 
 namespace {
-/// Positions of N, H, W and C in a rank-4 tensor of a layout.
-struct LayoutDims {
-  unsigned n, h, w, c;
-};
-} // namespace
-
-static LayoutDims layoutDims(Layout layout) {
-  return layout == Layout::NCHW ? LayoutDims{0, 2, 3, 1}
-                                : LayoutDims{0, 1, 2, 3};
-}
-
-/// The index of a rank-4 tensor of `layout` from its N, H, W, C parts.
-static Index layoutIndex(Layout layout, StringRef n, StringRef h, StringRef w,
-                         StringRef c) {
-  if (layout == Layout::NCHW)
-    return {n.str(), c.str(), h.str(), w.str()};
-  return {n.str(), h.str(), w.str(), c.str()};
-}
-
-namespace {
 /// A `for` over [0, count) with its own scope; a count of 1 opens only the
 /// scope, and the variable is the literal 0.
 class Loop {
@@ -139,7 +119,7 @@ std::string codegen::detail::windowCoord(StringRef out, int64_t stride,
 FailureOr<std::string> ElementEmitter::emitConv2D(Conv2DOp op,
                                                   ArrayRef<std::string> index) {
   const Layout layout = op.getDataLayout();
-  const LayoutDims dims = layoutDims(layout);
+  const LayoutDims dims = dimsOf(layout);
   ArrayRef<int64_t> in = shapeOf(op.getInput()), out = shapeOf(op);
   const FilterGeometry f = filterGeometry(op);
   const int64_t groups = op.getGroups(), outPerGroup = f.out / groups;
@@ -173,24 +153,24 @@ FailureOr<std::string> ElementEmitter::emitConv2D(Conv2DOp op,
                               ? ci.var()
                               : "(" + channelBase + " + " + ci.var() + ")";
     FailureOr<std::string> x =
-        emit(op.getInput(), layoutIndex(layout, b, iy, ix, channel));
+        emit(op.getInput(), inLayout<std::string>(layout, b, iy, ix, channel));
     if (failed(x))
       return failure();
-    FailureOr<std::string> w =
-        emit(op.getFilter(), filterIndex(op.getFilterLayout(), co, ky.var(),
-                                         kx.var(), ci.var()));
+    FailureOr<std::string> w = emit(
+        op.getFilter(), inLayout<std::string>(op.getFilterLayout(), co,
+                                              ci.var(), ky.var(), kx.var()));
     if (failed(w))
       return failure();
     code_->line(acc + " += " + *x + " * " + *w + ";");
   }
-  return local(Scalar::F32, rounded(op, acc));
+  return local(DType::F32, rounded(op, acc));
 }
 
 FailureOr<std::string>
 ElementEmitter::emitDepthwise(DepthwiseConv2DOp op,
                               ArrayRef<std::string> index) {
   const Layout layout = op.getDataLayout();
-  const LayoutDims dims = layoutDims(layout);
+  const LayoutDims dims = dimsOf(layout);
   ArrayRef<int64_t> in = shapeOf(op.getInput()), out = shapeOf(op);
   ArrayRef<int64_t> filter = shapeOf(op.getFilter()); // [kh, kw, C, M]
   const int64_t mult = filter[3];
@@ -221,7 +201,7 @@ ElementEmitter::emitDepthwise(DepthwiseConv2DOp op,
                 dilations[1], in[dims.w]);
     Guard colGuard(*this, colTests);
     FailureOr<std::string> x =
-        emit(op.getInput(), layoutIndex(layout, b, iy, ix, c));
+        emit(op.getInput(), inLayout<std::string>(layout, b, iy, ix, c));
     if (failed(x))
       return failure();
     FailureOr<std::string> w =
@@ -231,14 +211,14 @@ ElementEmitter::emitDepthwise(DepthwiseConv2DOp op,
       return failure();
     code_->line(acc + " += " + *x + " * " + *w + ";");
   }
-  return local(Scalar::F32, rounded(op, acc));
+  return local(DType::F32, rounded(op, acc));
 }
 
 FailureOr<std::string>
 ElementEmitter::emitConvTranspose(Conv2DTransposeOp op,
                                   ArrayRef<std::string> index) {
   const Layout layout = op.getDataLayout();
-  const LayoutDims dims = layoutDims(layout);
+  const LayoutDims dims = dimsOf(layout);
   ArrayRef<int64_t> in = shapeOf(op.getInput());
   ArrayRef<int64_t> filter = shapeOf(op.getFilter()); // [kh, kw, O, C]
   ArrayRef<int64_t> strides = op.getStrides(), dilations = op.getDilations(),
@@ -276,8 +256,8 @@ ElementEmitter::emitConvTranspose(Conv2DTransposeOp op,
     code_->line("float " + sum + " = 0.0f;");
     {
       Loop ci(*this, "ci", filter[3]);
-      FailureOr<std::string> x =
-          emit(op.getInput(), layoutIndex(layout, b, iy, ix, ci.var()));
+      FailureOr<std::string> x = emit(
+          op.getInput(), inLayout<std::string>(layout, b, iy, ix, ci.var()));
       if (failed(x))
         return failure();
       FailureOr<std::string> w =
@@ -288,7 +268,7 @@ ElementEmitter::emitConvTranspose(Conv2DTransposeOp op,
     }
     code_->line(acc + " += " + sum + ";");
   }
-  return local(Scalar::F32, rounded(op, acc));
+  return local(DType::F32, rounded(op, acc));
 }
 
 FailureOr<std::string> ElementEmitter::emitMatmul(MatmulOp op,
@@ -333,13 +313,13 @@ FailureOr<std::string> ElementEmitter::emitMatmul(MatmulOp op,
       return failure();
     code_->line(acc + " += " + *x + " * " + *w + ";");
   }
-  return local(Scalar::F32, rounded(op, acc));
+  return local(DType::F32, rounded(op, acc));
 }
 
 FailureOr<std::string> ElementEmitter::emitPool2D(Pool2DOp op,
                                                   ArrayRef<std::string> index) {
   const Layout layout = op.getDataLayout();
-  const LayoutDims dims = layoutDims(layout);
+  const LayoutDims dims = dimsOf(layout);
   ArrayRef<int64_t> in = shapeOf(op.getInput()), out = shapeOf(op);
   ArrayRef<int64_t> window = op.getWindow(), strides = op.getStrides(),
                     pads = op.getPads();
@@ -375,7 +355,7 @@ FailureOr<std::string> ElementEmitter::emitPool2D(Pool2DOp op,
                 in[dims.w]);
     Guard colGuard(*this, colTests);
     FailureOr<std::string> x =
-        emit(op.getInput(), layoutIndex(layout, b, iy, ix, c));
+        emit(op.getInput(), inLayout<std::string>(layout, b, iy, ix, c));
     if (failed(x))
       return failure();
     if (isMax)
@@ -386,13 +366,13 @@ FailureOr<std::string> ElementEmitter::emitPool2D(Pool2DOp op,
       code_->line("++" + count + ";");
   }
   if (isMax)
-    return local(Scalar::F32, rounded(op, acc));
+    return local(DType::F32, rounded(op, acc));
   std::string inv =
       countValid
-          ? local(Scalar::F32,
+          ? local(DType::F32,
                   "1.0f / (float)(" + count + " > 1 ? " + count + " : 1)")
           : floatLiteral(1.0f / static_cast<float>(window[0] * window[1]));
-  return local(Scalar::F32, rounded(op, acc + " * " + inv));
+  return local(DType::F32, rounded(op, acc + " * " + inv));
 }
 
 /// The input index of a reduction over `axes` (sorted) of an input of
@@ -448,9 +428,9 @@ ElementEmitter::emitGlobalPool(GlobalPoolOp op, ArrayRef<std::string> index) {
                       : acc + " += " + *x + ";");
   }
   if (isMax)
-    return local(Scalar::F32, rounded(op, acc));
+    return local(DType::F32, rounded(op, acc));
   return local(
-      Scalar::F32,
+      DType::F32,
       rounded(op, acc + " / " + floatLiteral(static_cast<float>(reduced))));
 }
 
@@ -483,7 +463,7 @@ ElementEmitter::emitSoftmax(SoftmaxOp op, ArrayRef<std::string> index) {
   FailureOr<std::string> x = emit(op.getInput(), index);
   if (failed(x))
     return failure();
-  return local(Scalar::F32,
+  return local(DType::F32,
                rounded(op, "expf(" + *x + " - " + peak + ") / " + sum));
 }
 
@@ -513,7 +493,7 @@ ElementEmitter::emitLayerNorm(LayerNormOp op, ArrayRef<std::string> index) {
   code_->line("float " + sum + " = 0.0f;");
   if (failed(reduce(sum, [](StringRef x) { return x.str(); })))
     return failure();
-  std::string mean = local(Scalar::F32, sum + " / " + widthLit);
+  std::string mean = local(DType::F32, sum + " / " + widthLit);
   code_->line("float " + sq + " = 0.0f;");
   if (failed(reduce(sq, [&](StringRef x) {
         return "(" + x.str() + " - " + mean + ") * (" + x.str() + " - " + mean +
@@ -521,7 +501,7 @@ ElementEmitter::emitLayerNorm(LayerNormOp op, ArrayRef<std::string> index) {
       })))
     return failure();
   std::string rstd = local(
-      Scalar::F32,
+      DType::F32,
       "1.0f / sqrtf(" + sq + " / " + widthLit + " + " +
           floatLiteral(static_cast<float>(op.getEpsilon().convertToDouble())) +
           ")");
@@ -533,9 +513,9 @@ ElementEmitter::emitLayerNorm(LayerNormOp op, ArrayRef<std::string> index) {
   FailureOr<std::string> beta = emit(op.getOffset(), position);
   if (failed(x) || failed(gamma) || failed(beta))
     return failure();
-  std::string inv = local(Scalar::F32, rstd + " * " + *gamma);
-  return local(Scalar::F32, rounded(op, *x + " * " + inv + " + (" + *beta +
-                                            " - " + mean + " * " + inv + ")"));
+  std::string inv = local(DType::F32, rstd + " * " + *gamma);
+  return local(DType::F32, rounded(op, *x + " * " + inv + " + (" + *beta +
+                                           " - " + mean + " * " + inv + ")"));
 }
 
 FailureOr<std::string>
@@ -547,7 +527,7 @@ ElementEmitter::emitEmbedding(EmbeddingOp op, ArrayRef<std::string> index) {
     return failure();
   // The reference executor rejects an index outside the table; a kernel
   // cannot report it, and reads the nearest row instead.
-  Scalar s = scalarOfValue(op.getIndices());
+  DType s = elementDType(op.getIndices());
   std::string last = intLiteral(table[0] - 1, s);
   std::string clamped =
       local(s, "(" + *row + " < 0 ? " + intLiteral(0, s) + " : " + *row +

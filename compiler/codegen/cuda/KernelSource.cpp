@@ -45,89 +45,58 @@ void CodeWriter::close(StringRef tail) {
   line("}" + tail);
 }
 
-Scalar codegen::detail::scalarOf(Type t) {
-  if (t.isF16())
-    return Scalar::F16;
-  if (t.isBF16())
-    return Scalar::BF16;
-  if (t.isInteger(1))
-    return Scalar::I1;
-  if (t.isInteger(32))
-    return Scalar::I32;
-  if (t.isInteger(64))
-    return Scalar::I64;
-  return Scalar::F32;
-}
-
-bool codegen::detail::isFloat(Scalar s) {
-  return s == Scalar::F32 || s == Scalar::F16 || s == Scalar::BF16;
-}
-
-const char *codegen::detail::valueType(Scalar s) {
+const char *codegen::detail::valueType(DType s) {
   switch (s) {
-  case Scalar::I32:
+  case DType::I32:
     return "int";
-  case Scalar::I64:
+  case DType::I64:
     return "long long";
-  case Scalar::I1:
+  case DType::Bool:
     return "bool";
   default:
     return "float";
   }
 }
 
-const char *codegen::detail::storageType(Scalar s) {
+const char *codegen::detail::storageType(DType s) {
   switch (s) {
-  case Scalar::F32:
+  case DType::F32:
     return "float";
-  case Scalar::F16:
+  case DType::F16:
     return "__half";
-  case Scalar::BF16:
+  case DType::BF16:
     return "__nv_bfloat16";
-  case Scalar::I32:
+  case DType::I32:
     return "int";
-  case Scalar::I64:
+  case DType::I64:
     return "long long";
-  case Scalar::I1:
+  case DType::Bool:
     return "unsigned char";
-  }
-  return "float";
-}
-
-int codegen::detail::storageBytes(Scalar s) {
-  switch (s) {
-  case Scalar::F16:
-  case Scalar::BF16:
-    return 2;
-  case Scalar::I64:
-    return 8;
-  case Scalar::I1:
-    return 1;
-  default:
-    return 4;
+  default: // not a graph dialect dtype
+    return "float";
   }
 }
 
-std::string codegen::detail::loadConversion(Scalar s, StringRef expr) {
+std::string codegen::detail::loadConversion(DType s, StringRef expr) {
   switch (s) {
-  case Scalar::F16:
+  case DType::F16:
     return ("__half2float(" + expr + ")").str();
-  case Scalar::BF16:
+  case DType::BF16:
     return ("__bfloat162float(" + expr + ")").str();
-  case Scalar::I1:
+  case DType::Bool:
     return ("(" + expr + " != 0)").str();
   default:
     return expr.str();
   }
 }
 
-std::string codegen::detail::storeConversion(Scalar s, StringRef expr) {
+std::string codegen::detail::storeConversion(DType s, StringRef expr) {
   switch (s) {
-  case Scalar::F16:
+  case DType::F16:
     return ("__float2half_rn(" + expr + ")").str();
-  case Scalar::BF16:
+  case DType::BF16:
     return ("__float2bfloat16_rn(" + expr + ")").str();
-  case Scalar::I1:
+  case DType::Bool:
     return ("(unsigned char)(" + expr + ")").str();
   default:
     return expr.str();
@@ -155,10 +124,10 @@ std::string codegen::detail::floatLiteral(float v) {
   return std::signbit(v) ? "(" + s + ")" : s;
 }
 
-std::string codegen::detail::intLiteral(int64_t v, Scalar s) {
-  if (s == Scalar::I1)
+std::string codegen::detail::intLiteral(int64_t v, DType s) {
+  if (s == DType::Bool)
     return v ? "true" : "false";
-  if (s == Scalar::I32) {
+  if (s == DType::I32) {
     auto i = static_cast<int32_t>(v);
     if (i == INT32_MIN)
       return "(-2147483647 - 1)";
@@ -242,36 +211,22 @@ std::string codegen::detail::linearize(ArrayRef<std::string> index,
 
 FilterGeometry codegen::detail::filterGeometry(Conv2DOp op) {
   ArrayRef<int64_t> f = op.getFilter().getType().getShape();
-  switch (op.getFilterLayout()) {
-  case FilterLayout::HWIO:
-    return {f[3], f[0], f[1], f[2]};
-  case FilterLayout::OHWI:
-    return {f[0], f[1], f[2], f[3]};
-  case FilterLayout::OIHW:
-    return {f[0], f[2], f[3], f[1]};
-  }
-  return {};
-}
-
-Index codegen::detail::filterIndex(FilterLayout layout, StringRef o,
-                                   StringRef ky, StringRef kx, StringRef i) {
-  switch (layout) {
-  case FilterLayout::HWIO:
-    return {ky.str(), kx.str(), i.str(), o.str()};
-  case FilterLayout::OHWI:
-    return {o.str(), ky.str(), kx.str(), i.str()};
-  case FilterLayout::OIHW:
-    return {o.str(), i.str(), ky.str(), kx.str()};
-  }
-  return {};
+  FilterDims d = dimsOf(op.getFilterLayout());
+  return {f[d.o], f[d.h], f[d.w], f[d.i]};
 }
 
 ArrayRef<int64_t> codegen::detail::shapeOf(Value v) {
   return cast<ShapedType>(v.getType()).getShape();
 }
 
-Scalar codegen::detail::scalarOfValue(Value v) {
-  return scalarOf(cast<ShapedType>(v.getType()).getElementType());
+DType codegen::detail::elementDType(Type shapedType) {
+  FailureOr<DType> dtype =
+      graph::dtypeOf(cast<ShapedType>(shapedType).getElementType());
+  return succeeded(dtype) ? *dtype : DType::F32;
+}
+
+DType codegen::detail::elementDType(Value v) {
+  return elementDType(v.getType());
 }
 
 int64_t codegen::detail::normAxis(int64_t axis, int64_t rank) {
@@ -323,12 +278,12 @@ KernelContext::KernelContext(exec::KernelOp op, const EmitOptions &options)
     wideIndex |= large(t);
 }
 
-Scalar KernelContext::inScalar(unsigned i) const {
-  return scalarOfValue(op.getBody().getArgument(i));
+DType KernelContext::inDType(unsigned i) const {
+  return elementDType(op.getBody().getArgument(i));
 }
 
-Scalar KernelContext::outScalar(unsigned i) const {
-  return scalarOf(cast<MemRefType>(op.getOuts()[i].getType()).getElementType());
+DType KernelContext::outDType(unsigned i) const {
+  return elementDType(op.getOuts()[i]);
 }
 
 ArrayRef<int64_t> KernelContext::outShape(unsigned i) const {
@@ -339,10 +294,10 @@ std::string KernelContext::parameterList() const {
   SmallVector<std::string> params;
   const char *qualifier = restrictPointers ? " *__restrict__ " : " *";
   for (unsigned i = 0; i < kernel.numIns; ++i)
-    params.push_back(std::string("const ") + storageType(inScalar(i)) +
+    params.push_back(std::string("const ") + storageType(inDType(i)) +
                      qualifier + inName(i));
   for (unsigned i = 0; i < kernel.numOuts; ++i)
-    params.push_back(storageType(outScalar(i)) + std::string(qualifier) +
+    params.push_back(storageType(outDType(i)) + std::string(qualifier) +
                      outName(i));
   return llvm::join(params, ", ");
 }
@@ -359,17 +314,17 @@ std::string KernelContext::argumentList() const {
 void KernelContext::writeMembers(CodeWriter &w) const {
   const char *qualifier = restrictPointers ? " *__restrict__ " : " *";
   for (unsigned i = 0; i < kernel.numIns; ++i)
-    w.line(std::string("const ") + storageType(inScalar(i)) + qualifier +
+    w.line(std::string("const ") + storageType(inDType(i)) + qualifier +
            inName(i) + ";");
   for (unsigned i = 0; i < kernel.numOuts; ++i)
-    w.line(storageType(outScalar(i)) + std::string(qualifier) + outName(i) +
+    w.line(storageType(outDType(i)) + std::string(qualifier) + outName(i) +
            ";");
 }
 
 std::string KernelContext::storeStatement(unsigned i, StringRef offset,
                                           StringRef value) const {
   return outName(i) + "[" + offset.str() +
-         "] = " + storeConversion(outScalar(i), value) + ";";
+         "] = " + storeConversion(outDType(i), value) + ";";
 }
 
 /// `code` without the index locals ("const dlc_idx i12 = ...;") that nothing

@@ -55,7 +55,7 @@ private:
   LogicalResult emitOutput(StringRef s);
   /// The activation of `fn` applied to `expr`.
   std::string apply(ActivationAttr fn, StringRef expr) {
-    return e_.activation(fn, e_.local(Scalar::F32, expr));
+    return e_.activation(fn, e_.local(DType::F32, expr));
   }
   LogicalResult fail() {
     context_.error = e_.error();

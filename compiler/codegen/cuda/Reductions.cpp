@@ -197,7 +197,7 @@ LogicalResult RowKernel::emitSoftmax() {
       [&](ArrayRef<std::string> index, StringRef x, StringRef slot) {
         std::string e =
             slot.empty() ? "expf(" + x.str() + " - mx)" : slot.str();
-        std::string r = e_.local(Scalar::F32, e + " / sum");
+        std::string r = e_.local(DType::F32, e + " / sum");
         return store(index, r);
       });
 }
@@ -238,10 +238,10 @@ LogicalResult RowKernel::emitLayerNorm(LayerNormOp op) {
         FailureOr<std::string> beta = e_.emit(op.getOffset(), pos);
         if (failed(beta))
           return fail();
-        std::string inv = e_.local(Scalar::F32, "rstd * " + *gamma);
-        std::string r = e_.local(Scalar::F32, (x + " * " + inv + " + (" +
-                                               *beta + " - mean * " + inv + ")")
-                                                  .str());
+        std::string inv = e_.local(DType::F32, "rstd * " + *gamma);
+        std::string r = e_.local(DType::F32, (x + " * " + inv + " + (" + *beta +
+                                              " - mean * " + inv + ")")
+                                                 .str());
         return store(index, r);
       });
 }

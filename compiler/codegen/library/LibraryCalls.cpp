@@ -10,6 +10,7 @@
 
 #include "compiler/codegen/library/LibraryCalls.h"
 
+#include "compiler/codegen/ElementTypes.h"
 #include "dialects/graph/GraphConstants.h"
 #include "dialects/graph/GraphDialect.h"
 
@@ -38,15 +39,6 @@ Value viewRoot(Value v) {
   while (auto view = v.getDefiningOp<exec::ViewOp>())
     v = view.getSource();
   return v;
-}
-
-/// The descriptor's dtype of a storable float type.
-ElementType dtypeOf(Type t) {
-  if (t.isF16())
-    return ElementType::F16;
-  if (t.isBF16())
-    return ElementType::BF16;
-  return ElementType::F32;
 }
 
 /// A window attribute (pads, strides, dilations, window) as the descriptor's
@@ -333,8 +325,8 @@ FailureOr<LibraryCallPlan> planGemm(KernelMatcher &matcher, graph::MatmulOp mm,
   d.aBatchStride = strideA;
   d.bBatchStride = strideB;
   d.transposeB = mm.getTransposeRhs();
-  d.ab = dtypeOf(ab);
-  d.d = dtypeOf(chain.stored);
+  d.ab = codegen::elementTypeOf(ab);
+  d.d = codegen::elementTypeOf(chain.stored);
   d.alpha = 1.0f;
   d.beta = 0.0f;
   if (chain.bias) {
@@ -403,14 +395,14 @@ FailureOr<LibraryCallPlan> planConv(KernelMatcher &matcher,
   d.pads = *pads;
   d.strides = *strides;
   d.dilations = *dilations;
-  d.x = dtypeOf(xw);
-  d.y = dtypeOf(chain.stored);
+  d.x = codegen::elementTypeOf(xw);
+  d.y = codegen::elementTypeOf(chain.stored);
   if (chain.bias) {
     // cuDNN's pointwise add reads the bias in its stored type.
     FailureOr<Type> bias = appendBias(matcher, chain, Type(), plan);
     if (failed(bias))
       return failure();
-    d.bias = dtypeOf(*bias);
+    d.bias = codegen::elementTypeOf(*bias);
   }
   plan.descriptor = d;
   return plan;
@@ -450,7 +442,7 @@ FailureOr<LibraryCallPlan> planPool(KernelMatcher &matcher,
   d.window = *window;
   d.strides = *strides;
   d.pads = *pads;
-  d.dtype = dtypeOf(chain.stored);
+  d.dtype = codegen::elementTypeOf(chain.stored);
   LibraryCallPlan plan;
   plan.descriptor = d;
   plan.workspaceBytes = kLibraryWorkspaceBytes;
@@ -489,7 +481,7 @@ FailureOr<LibraryCallPlan> planSoftmax(KernelMatcher &matcher,
   d.outer = outer;
   d.axis = shape[*axis];
   d.inner = inner;
-  d.dtype = dtypeOf(chain.stored);
+  d.dtype = codegen::elementTypeOf(chain.stored);
   LibraryCallPlan plan;
   plan.descriptor = d;
   plan.operands.push_back(std::move(*operand));

@@ -54,16 +54,6 @@ void collectWeights(const Model &model, std::set<const Tensor *> &out) {
 }
 } // namespace
 
-std::pair<std::string, std::string> dlc::keras::layerOf(Location loc) {
-  if (auto fused = dyn_cast<FusedLoc>(loc))
-    loc = fused.getLocations().front();
-  auto name = dyn_cast<NameLoc>(loc);
-  if (!name)
-    return {};
-  auto cls = dyn_cast<NameLoc>(name.getChildLoc());
-  return {name.getName().str(), cls ? cls.getName().str() : ""};
-}
-
 Importer::Importer(MLIRContext &context, const KerasModel &model)
     : model_(model), builder_(&context) {
   context.getOrLoadDialect<graph::GraphDialect>();
@@ -414,10 +404,8 @@ Importer::convertLayer(const Layer &layer, const std::string &qualifiedName,
                        std::vector<MaskedValue> inputs) {
   try {
     checkDtypePolicy(layer);
-    // The class rides along as the child location, for error messages.
-    Location loc =
-        NameLoc::get(builder_.getStringAttr(qualifiedName),
-                     NameLoc::get(builder_.getStringAttr(layer.className)));
+    // The class rides along, for error messages.
+    Location loc = graph::layerLoc(context(), qualifiedName, layer.className);
     if (isInferenceIdentity(layer.className)) {
       if (inputs.size() != 1)
         throw UserError("expects one input, got " +
@@ -600,7 +588,7 @@ ImportResult Importer::run() {
     } catch (const UserError &e) {
       throw e.inLayer(ref.layer, "InputLayer").inFile(model_.path);
     }
-    argLocs.push_back(NameLoc::get(builder_.getStringAttr(ref.layer)));
+    argLocs.push_back(graph::layerLoc(context(), ref.layer));
   }
 
   builder_.setInsertionPointToEnd(module_->getBody());
@@ -636,7 +624,9 @@ ImportResult Importer::run() {
     ScopedDiagnosticHandler handler(context(), [&](Diagnostic &diag) {
       if (message.empty()) {
         message = diag.str();
-        std::tie(layer, layerClass) = layerOf(diag.getLocation());
+        graph::SourceLayer source = graph::layerOf(diag.getLocation());
+        layer = source.name.str();
+        layerClass = source.className.str();
       }
       return success();
     });

@@ -3,8 +3,8 @@
 //
 // Turns a KerasModel into a module holding `func.func @main`, one argument
 // per model input and one result per model output, every op located at its
-// Keras layer (NameLoc, "outer/inner" inside nested models). Weights become
-// graph.constant ops over dense_resource blobs.
+// Keras layer (graph::layerLoc, "outer/inner" inside nested models). Weights
+// become graph.constant ops over dense_resource blobs.
 //
 //===----------------------------------------------------------------------===//
 
@@ -41,11 +41,6 @@ struct ImportResult {
 /// one error that names every unsupported layer and its class; a bad layer
 /// config names the layer.
 ImportResult importModel(mlir::MLIRContext &context, const KerasModel &model);
-
-/// The Keras layer (qualified name and class) an op's location names: the
-/// importer locates ops at NameLoc(layer, NameLoc(class)). Empty strings
-/// for any other location.
-std::pair<std::string, std::string> layerOf(mlir::Location loc);
 
 /// Reads and imports a model file (readKerasModel + importModel), errors
 /// attributed to `path`.
