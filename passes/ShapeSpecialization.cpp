@@ -1,5 +1,4 @@
-//===- ShapeSpecialization.cpp - make a function's shapes static -*- C++
-//-*-===//
+//===- ShapeSpecialization.cpp - make a function's shapes static ----------===//
 //
 // Re-infers result types in program order after argument types change: ops
 // with InferTypeOpInterface through it, explicitly typed ops (reshape, cast)

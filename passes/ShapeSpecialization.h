@@ -1,5 +1,4 @@
-//===- ShapeSpecialization.h - make a function's shapes static ---*- C++
-//-*-===//
+//===- ShapeSpecialization.h - static shapes for a function -----*- C++ -*-===//
 //
 // Keras models leave the batch dim (and sometimes the sequence length) open.
 // Given static argument types, these functions re-infer every result type of

@@ -1,5 +1,4 @@
-//===- Error.cpp - user errors -----------------------------------*- C++
-//-*-===//
+//===- Error.cpp - user errors ----------------------------------*- C++ -*-===//
 
 #include "support/Error.h"
 

@@ -1,5 +1,4 @@
-//===- Error.h - user errors -------------------------------------*- C++
-//-*-===//
+//===- Error.h - user errors ------------------------------------*- C++ -*-===//
 //
 // A user error (bad model, bad input, unsupported layer) is reported as one
 // line, `dlc: error: FILE[: layer 'NAME' (CLASS)]: REASON`, and exit status 1.

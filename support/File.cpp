@@ -1,5 +1,4 @@
-//===- File.cpp - whole-file I/O ---------------------------------*- C++
-//-*-===//
+//===- File.cpp - whole-file I/O --------------------------------*- C++ -*-===//
 
 #include "support/File.h"
 

@@ -1,5 +1,4 @@
-//===- File.h - whole-file I/O -----------------------------------*- C++
-//-*-===//
+//===- File.h - whole-file I/O ----------------------------------*- C++ -*-===//
 //
 // Reading untrusted files with a size cap, and writing outputs atomically: to
 // a temporary name in the same folder, renamed over the target only once the

@@ -1,5 +1,4 @@
-//===- Npy.cpp - NumPy .npy files --------------------------------*- C++
-//-*-===//
+//===- Npy.cpp - NumPy .npy files -------------------------------*- C++ -*-===//
 
 #include "support/Npy.h"
 

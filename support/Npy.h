@@ -1,5 +1,4 @@
-//===- Npy.h - NumPy .npy files ----------------------------------*- C++
-//-*-===//
+//===- Npy.h - NumPy .npy files ---------------------------------*- C++ -*-===//
 //
 // Reads and writes NumPy's .npy format (versions 1-3): little-endian, C
 // order, dtypes float16/32/64, int8/16/32/64, uint8/16 and bool.

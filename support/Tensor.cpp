@@ -1,5 +1,4 @@
-//===- Tensor.cpp - host tensors ---------------------------------*- C++
-//-*-===//
+//===- Tensor.cpp - host tensors --------------------------------*- C++ -*-===//
 
 #include "support/Tensor.h"
 

@@ -1,5 +1,4 @@
-//===- Tensor.h - host tensors -----------------------------------*- C++
-//-*-===//
+//===- Tensor.h - host tensors ----------------------------------*- C++ -*-===//
 //
 // A dense, row-major host tensor: weights read from model files, .npy inputs
 // and outputs, and the values of the CPU reference executor. Plain C++ (no

@@ -1,5 +1,4 @@
-//===- GraphDialect.h - the dlc graph dialect ---------------------*- C++
-//-*-===//
+//===- GraphDialect.h - the dlc graph dialect -------------------*- C++ -*-===//
 //
 // Declares the graph dialect, its attributes and its ops. Include this one
 // header to use the dialect. It also writes down the conventions every user

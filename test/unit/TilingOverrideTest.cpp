@@ -1,5 +1,4 @@
-//===- TilingOverrideTest.cpp - tilings from elsewhere than the rule -*- C++
-//-*-===//
+//===- TilingOverrideTest.cpp - tilings from elsewhere than the rule ------===//
 //
 // EmitOptions::tiling (Emitter.h) and the backend's use of a tuning cache
 // (Backend.h), without a GPU: the problem a GEMM kernel reports, every

@@ -1,5 +1,4 @@
-//===- Commands.h - the dlc subcommands --------------------------*- C++
-//-*-===//
+//===- Commands.h - the dlc subcommands -------------------------*- C++ -*-===//
 
 #ifndef DLC_TOOLS_DLC_COMMANDS_H
 #define DLC_TOOLS_DLC_COMMANDS_H

@@ -1,5 +1,4 @@
-//===- Recurrent.cpp - the time loop of simple_rnn, lstm and gru -*- C++
-//-*-===//
+//===- Recurrent.cpp - the time loop of simple_rnn, lstm and gru ----------===//
 //
 // graph.recurrence, the time loop dlc-split-recurrent leaves of a recurrent
 // layer once its input projection x W + b of all steps is a GEMM kernel of

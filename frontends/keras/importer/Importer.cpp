@@ -1,5 +1,4 @@
-//===- Importer.cpp - Keras model to graph dialect ---------------*- C++
-//-*-===//
+//===- Importer.cpp - Keras model to graph dialect --------------*- C++ -*-===//
 //
 // Walks the layer graph from the model's outputs, converting each layer call
 // once (shared layers: once per call, one set of weight constants; nested

@@ -1,5 +1,4 @@
-//===- Importer.h - Keras model to graph dialect -----------------*- C++
-//-*-===//
+//===- Importer.h - Keras model to graph dialect ----------------*- C++ -*-===//
 //
 // Turns a KerasModel into a module holding `func.func @main`, one argument
 // per model input and one result per model output, every op located at its

@@ -1,5 +1,4 @@
-//===- ImporterImpl.h - state shared by the importer's files -----*- C++
-//-*-===//
+//===- ImporterImpl.h - state shared by the importer's files ----*- C++ -*-===//
 //
 // The Importer walks the Keras layer graph (Importer.cpp) and converts each
 // layer call with a converter from Layers.cpp. This header is private to the

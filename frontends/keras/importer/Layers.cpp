@@ -1,5 +1,4 @@
-//===- Layers.cpp - one converter per Keras layer class ----------*- C++
-//-*-===//
+//===- Layers.cpp - one converter per Keras layer class ---------*- C++ -*-===//
 //
 // Each converter reads its layer's config and weights and builds graph ops
 // with the inference semantics of docs/keras.md. Spatial layers accept

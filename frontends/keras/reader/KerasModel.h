@@ -1,5 +1,4 @@
-//===- KerasModel.h - a Keras model as read from its files -------*- C++
-//-*-===//
+//===- KerasModel.h - a Keras model as read from its files ------*- C++ -*-===//
 //
 // The readers (Formats.cpp) turn any of the four file formats into this one
 // structure; the importer (Importer.cpp) turns it into the graph dialect.
