@@ -46,7 +46,7 @@ constexpr size_t kMaxRank = 8;
 /// library call reads or writes (the arena, the weights and the caller's
 /// input and output buffers, which dlcSessionRun checks). The
 /// compiler's memory plan places buffers at multiples of it too
-/// (exec::kAlignment, dialects/exec, must equal it).
+/// (exec::kAlignment is this constant).
 constexpr uint64_t kAlignment = 256;
 
 /// `value` rounded up to a multiple of kAlignment.

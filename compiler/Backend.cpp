@@ -23,11 +23,6 @@
 using namespace mlir;
 using namespace dlc;
 
-// The memory plan's alignment (dlc-plan-memory) is the artifact's: a planned
-// offset is an offset the runtime can rely on.
-static_assert(uint64_t(exec::kAlignment) == artifact::kAlignment,
-              "the exec dialect and the artifact format disagree on alignment");
-
 namespace {
 
 /// The bytes of a constant in its storage format (i1 as one byte each).

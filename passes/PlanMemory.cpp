@@ -12,7 +12,7 @@
 // Placement: slots are placed largest first, each at the lowest offset of the
 // smallest gap between already placed slots with overlapping live ranges
 // that can hold it (greedy by size, best fit), all offsets and sizes
-// multiples of exec::kAlignment.
+// multiples of exec::kAlignment (artifact::kAlignment).
 // `exec.peak_live` is the largest total size of slots live at one op: no
 // placement can use less arena than that.
 //
@@ -31,10 +31,6 @@ using namespace mlir;
 using namespace dlc;
 
 namespace {
-
-int64_t alignUp(int64_t n) {
-  return (n + exec::kAlignment - 1) / exec::kAlignment * exec::kAlignment;
-}
 
 /// Whether each output element of `op` depends only on the same element of
 /// each operand that has the result's shape (so writing in place is safe).
@@ -78,7 +74,7 @@ void Planner::computeLiveRanges() {
     index_[&op] = i;
     if (auto alloc = dyn_cast<exec::AllocOp>(op)) {
       Slot slot;
-      slot.size = alignUp(exec::byteSize(alloc.getType()));
+      slot.size = int64_t(artifact::alignUp(exec::byteSize(alloc.getType())));
       slot.first = slot.last = i;
       slot.allocs.push_back(alloc);
       slotOf_[alloc] = slots_.size();
@@ -206,7 +202,7 @@ void Planner::run() {
   int64_t weights = 0;
   for (auto weight : func_.getBody().front().getOps<exec::WeightOp>()) {
     weight.setOffsetAttr(b.getI64IntegerAttr(weights));
-    weights += alignUp(exec::byteSize(weight.getType()));
+    weights += int64_t(artifact::alignUp(exec::byteSize(weight.getType())));
   }
   func_->setAttr(exec::kWeightsSizeAttr, b.getI64IntegerAttr(weights));
 }

@@ -7,6 +7,8 @@
 #ifndef DLC_DIALECTS_EXEC_EXECDIALECT_H
 #define DLC_DIALECTS_EXEC_EXECDIALECT_H
 
+#include "artifact/Artifact.h"
+
 #include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Dialect.h"
@@ -25,8 +27,10 @@ namespace dlc::exec {
 /// Bytes a buffer of `type` occupies: f16/bf16 2, i1 1 per element.
 int64_t byteSize(mlir::MemRefType type);
 
-/// The arena and weight-region alignment of every planned buffer.
-constexpr int64_t kAlignment = 256;
+/// The arena and weight-region alignment of every planned buffer: the
+/// artifact's, the one the runtime guarantees for every region (a planned
+/// offset is an offset the runtime can rely on).
+constexpr int64_t kAlignment = int64_t(artifact::kAlignment);
 
 /// Function attributes the memory plan records.
 constexpr const char *kArenaSizeAttr = "exec.arena_size";
