@@ -14,49 +14,52 @@
 #include <algorithm>
 #include <filesystem>
 #include <regex>
+#include <utility>
 
 using namespace mlir;
 using namespace dlc;
 using namespace dlc::driver;
 
-std::optional<Emit> driver::emitNamed(std::string_view name) {
-  if (name == "artifact")
-    return Emit::Artifact;
-  if (name == "cuda")
-    return Emit::Cuda;
-  if (name == "mlir")
-    return Emit::Mlir;
+namespace {
+
+// The spellings of the command line and of the Python API.
+constexpr std::pair<const char *, Emit> kEmits[] = {
+    {"artifact", Emit::Artifact}, {"cuda", Emit::Cuda}, {"mlir", Emit::Mlir}};
+constexpr std::pair<const char *, Precision> kPrecisions[] = {
+    {"fp32", Precision::FP32}, {"fp16", Precision::FP16}};
+constexpr std::pair<const char *, KernelChoice> kKernelChoices[] = {
+    {"auto", KernelChoice::Auto},
+    {"generated", KernelChoice::Generated},
+    {"library", KernelChoice::Library}};
+
+template <typename T, size_t N>
+std::optional<T> named(const std::pair<const char *, T> (&table)[N],
+                       std::string_view name) {
+  for (const auto &[spelling, value] : table)
+    if (name == spelling)
+      return value;
   return std::nullopt;
 }
 
+} // namespace
+
+std::optional<Emit> driver::emitNamed(std::string_view name) {
+  return named(kEmits, name);
+}
+
 const char *driver::emitName(Emit emit) {
-  switch (emit) {
-  case Emit::Artifact:
-    return "artifact";
-  case Emit::Cuda:
-    return "cuda";
-  case Emit::Mlir:
-    return "mlir";
-  }
+  for (const auto &[spelling, value] : kEmits)
+    if (value == emit)
+      return spelling;
   return "";
 }
 
 std::optional<Precision> driver::precisionNamed(std::string_view name) {
-  if (name == "fp32")
-    return Precision::FP32;
-  if (name == "fp16")
-    return Precision::FP16;
-  return std::nullopt;
+  return named(kPrecisions, name);
 }
 
 std::optional<KernelChoice> driver::kernelChoiceNamed(std::string_view name) {
-  if (name == "auto")
-    return KernelChoice::Auto;
-  if (name == "generated")
-    return KernelChoice::Generated;
-  if (name == "library")
-    return KernelChoice::Library;
-  return std::nullopt;
+  return named(kKernelChoices, name);
 }
 
 std::vector<uint32_t> driver::parseArchs(const std::string &list) {
