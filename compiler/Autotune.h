@@ -10,6 +10,9 @@
 // tiling in the cache (TuningCache.h), saved after each kernel. Candidates
 // that spill registers are not timed.
 //
+// driver::compile (Compile.h) runs it with CompileOptions::autotune, the
+// AutotuneOptions derived from its CompileOptions.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef DLC_COMPILER_AUTOTUNE_H

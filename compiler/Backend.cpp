@@ -190,7 +190,7 @@ std::vector<Step> emitSteps(ModuleOp module, const std::string &modelPath,
   func::FuncOp plan = driver::mainFunction(module);
   const codegen::EmitOptions emit = emitOptions(options);
   driver::FirstError error(*module.getContext(), modelPath,
-                           /*printRemarks=*/false);
+                           /*printRemarks=*/false, options.diagnostics);
   std::vector<Step> steps;
   unsigned copies = 0;
   for (Operation &op : plan.getBody().front()) {

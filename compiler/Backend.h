@@ -1,12 +1,13 @@
 //===- Backend.h - from an execution plan to CUDA and an artifact -*- C++
 //-*-===//
 //
-// The last steps of `dlc compile`: the CUDA source of every step of a planned
-// module (the exec.kernels through the code generator, the exec.copy steps as
-// copy kernels) or, where --kernels allows, a cuBLASLt / cuDNN call
-// (compiler/codegen/library/LibraryCalls.h), their NVRTC compilation, and the
-// .dlcm artifact that records the buffers each step reads and writes, the
-// weights and the program order.
+// The last steps of a compilation (driver::compile, Compile.h, which derives
+// the BackendOptions from its CompileOptions): the CUDA source of every step
+// of a planned module (the exec.kernels through the code generator, the
+// exec.copy steps as copy kernels) or, where --kernels allows, a cuBLASLt /
+// cuDNN call (compiler/codegen/library/LibraryCalls.h), their NVRTC
+// compilation, and the .dlcm artifact that records the buffers each step
+// reads and writes, the weights and the program order.
 //
 // The GEMM template kernels take their tiles from the heuristic
 // (GemmHeuristic.h) for the oldest requested arch, unless the tuning cache
@@ -19,6 +20,7 @@
 #define DLC_COMPILER_BACKEND_H
 
 #include "artifact/Artifact.h"
+#include "compiler/Driver.h"
 #include "compiler/codegen/cuda/CudaKernel.h"
 #include "compiler/codegen/cuda/TuningCache.h"
 #include "compiler/codegen/library/LibraryCalls.h"
@@ -36,6 +38,8 @@ struct BackendOptions {
   KernelChoice kernels = KernelChoice::Auto; ///< generated vs library calls
   /// Tilings measured by the autotuner, or null for the heuristic's only.
   const codegen::TuningCache *tuning = nullptr;
+  /// Receives the code generator's warnings (Driver.h); empty: stderr.
+  DiagnosticSink diagnostics;
 };
 
 /// One CUDA kernel per step of the planned entry function, in program order

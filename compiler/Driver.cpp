@@ -1,21 +1,15 @@
-//===- Driver.cpp - what dlc's subcommands do --------------------*- C++
-//-*-===//
+//===- Driver.cpp - what dlc's subcommands share --------------------------===//
 
 #include "compiler/Driver.h"
 
 #include "compiler/InitAll.h"
 #include "compiler/reference/Executor.h"
 #include "dialects/graph/GraphDialect.h"
-#include "passes/Passes.h"
-#include "passes/Pipelines.h"
 #include "passes/ShapeSpecialization.h"
 #include "support/Error.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/DialectRegistry.h"
-#include "mlir/Pass/PassManager.h"
-#include "mlir/Transforms/GreedyPatternRewriteDriver.h"
-#include "mlir/Transforms/Passes.h"
 
 #include <cmath>
 #include <sstream>
@@ -23,10 +17,18 @@
 using namespace mlir;
 using namespace dlc;
 
+void driver::report(const DiagnosticSink &sink, const std::string &line) {
+  if (sink)
+    sink(line);
+  else
+    llvm::errs() << line << "\n";
+}
+
 driver::FirstError::FirstError(MLIRContext &context, std::string file,
-                               bool printRemarks)
+                               bool printRemarks, DiagnosticSink sink)
     : file_(std::move(file)),
-      handler_(&context, [this, printRemarks](Diagnostic &diag) {
+      handler_(&context, [this, printRemarks,
+                          sink = std::move(sink)](Diagnostic &diag) {
         graph::SourceLayer source = graph::layerOf(diag.getLocation());
         std::string layer = source.name.str(),
                     layerClass = source.className.str();
@@ -49,9 +51,8 @@ driver::FirstError::FirstError(MLIRContext &context, std::string file,
           break;
         }
         if (kind)
-          llvm::errs()
-              << UserError(diag.str(), file_, layer, layerClass).format(kind)
-              << "\n";
+          report(sink,
+                 UserError(diag.str(), file_, layer, layerClass).format(kind));
         return success();
       }) {}
 
@@ -78,22 +79,6 @@ func::FuncOp driver::mainFunction(ModuleOp module) {
   return func;
 }
 
-bool driver::isGraphStage(const std::string &stage) {
-  PipelineConfig config;
-  config.fp16 = true;
-  for (const PipelineStage &s : pipelineStages(config))
-    if (s.name == stage)
-      return s.graphLevel;
-  return false;
-}
-
-bool driver::usesFp16(ModuleOp module, const PipelineOptions &options) {
-  if (options.fp16)
-    return *options.fp16;
-  auto policy = module->getAttrOfType<StringAttr>("dlc.dtype_policy");
-  return policy && policy.getValue() == "mixed_float16";
-}
-
 driver::StageError driver::compareOutputs(const Tensor &actual,
                                           const Tensor &expected, bool fp16) {
   Tensor a = actual.cast(DType::F32), e = expected.cast(DType::F32);
@@ -110,63 +95,6 @@ driver::StageError driver::compareOutputs(const Tensor &actual,
   }
   return {ref2 > 0 ? std::sqrt(diff2 / ref2) : std::sqrt(diff2),
           fp16 ? 1e-2 : 1e-5, "relative L2"};
-}
-
-void driver::runPipeline(ModuleOp module, const PipelineOptions &options,
-                         const std::string &modelPath) {
-  PipelineConfig config;
-  config.batch = options.batch;
-  config.fp16 = usesFp16(module, options);
-  config.reportFusion = options.reportFusion;
-  std::vector<PipelineStage> stages = pipelineStages(config);
-  if (!options.stopAfter.empty() &&
-      llvm::none_of(stages, [&](const PipelineStage &s) {
-        return s.name == options.stopAfter;
-      }))
-    throw UserError("--stop-after " + options.stopAfter +
-                        ": no such stage in this pipeline",
-                    modelPath);
-
-  FirstError error(*module.getContext(), modelPath, options.reportFusion);
-  std::vector<Tensor> expected;
-  if (options.verifyInputs)
-    expected = runOnCpu(mainFunction(module), *options.verifyInputs);
-  bool lowered = false; // whether an fp16 stage has run
-  for (const PipelineStage &stage : stages) {
-    PassManager pm(module.getContext());
-    if (options.printIRAfterAll)
-      pm.enableIRPrinting(
-          /*shouldPrintBeforePass=*/[](Pass *, Operation *) { return false; },
-          /*shouldPrintAfterPass=*/[](Pass *, Operation *) { return true; },
-          /*printModuleScope=*/true, /*printAfterOnlyOnChange=*/false);
-    stage.build(pm);
-    if (failed(pm.run(module)))
-      error.raise("the compilation pipeline failed in stage '" + stage.name +
-                  "'");
-    lowered |= stage.name == "fp16";
-    if (options.verifyInputs) {
-      std::vector<Tensor> actual =
-          runOnCpu(mainFunction(module), *options.verifyInputs);
-      for (size_t i = 0; i < expected.size(); ++i) {
-        StageError e = compareOutputs(actual[i], expected[i], lowered);
-        if (options.verifyLog)
-          *options.verifyLog
-              << "stage " << stage.name << ": output " << i << ": " << e.metric
-              << " " << e.error
-              << (stage.kernelNumerics
-                      ? " (limit " + std::to_string(e.limit) + ")"
-                      : " (per-op f16 rounding, not checked)")
-              << "\n";
-        if (!(e.error <= e.limit) && stage.kernelNumerics)
-          throw std::runtime_error("stage '" + stage.name + "' moved output " +
-                                   std::to_string(i) + " by " +
-                                   std::to_string(e.error) + " (" + e.metric +
-                                   "), more than " + std::to_string(e.limit));
-      }
-    }
-    if (stage.name == options.stopAfter)
-      break;
-  }
 }
 
 std::vector<Tensor> driver::bindInputs(func::FuncOp func,

@@ -1,9 +1,9 @@
-//===- Driver.h - what dlc's subcommands do ----------------------*- C++
-//-*-===//
+//===- Driver.h - what dlc's subcommands share ------------------*- C++ -*-===//
 //
-// Loading a model into the graph dialect, running the compilation pipeline,
-// binding .npy inputs to the model's arguments and running the reference
-// executor. Every failure is a UserError: the CLI prints its one line.
+// The MLIR context of a compilation, its diagnostics as dlc's one-line
+// messages, binding .npy inputs to the model's arguments, running the
+// reference executor, and `dlc inspect`'s layer table. Compiling is
+// Compile.h. Every failure is a UserError: the CLI prints its one line.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,19 +18,28 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace dlc::driver {
 
+/// Receives each warning and remark of a compilation as the one line the CLI
+/// prints, `dlc: warning: FILE[: layer 'NAME' (CLASS)]: MESSAGE` (or `dlc:
+/// remark: ...`), so that a caller other than the CLI can capture them.
+using DiagnosticSink = std::function<void(const std::string &line)>;
+
+/// Gives `line` to `sink`, or prints it on stderr when `sink` is empty.
+void report(const DiagnosticSink &sink, const std::string &line);
+
 /// While alive, collects the first error diagnostic of `context` with the
-/// layer its location names (raise() throws it as a UserError), and prints
-/// warnings (and, with printRemarks, remarks) to stderr as
-/// `dlc: warning: FILE[: layer 'NAME' (CLASS)]: MESSAGE`.
+/// layer its location names (raise() throws it as a UserError), and reports
+/// warnings (and, with printRemarks, remarks) to `sink` (report()).
 class FirstError {
 public:
-  FirstError(mlir::MLIRContext &context, std::string file, bool printRemarks);
+  FirstError(mlir::MLIRContext &context, std::string file, bool printRemarks,
+             DiagnosticSink sink = nullptr);
 
   /// Throws the first error, or `fallback` when none was emitted.
   [[noreturn]] void raise(const std::string &fallback) const;
@@ -45,37 +54,6 @@ std::unique_ptr<mlir::MLIRContext> makeContext();
 
 /// The model's entry function.
 mlir::func::FuncOp mainFunction(mlir::ModuleOp module);
-
-struct PipelineOptions {
-  std::optional<int64_t> batch; ///< fix the batch dim first
-  bool printIRAfterAll = false; ///< print the IR after every pass (stderr)
-  /// Lower to fp16; unset: fp16 exactly when the model's dtype policy is
-  /// mixed_float16.
-  std::optional<bool> fp16;
-  std::string stopAfter;     ///< a stage name (allStageNames()); "" = all
-  bool reportFusion = false; ///< print dlc-fuse's remarks (stderr)
-  /// When set, the reference executor runs the model on these inputs before
-  /// the first stage and after every stage; a stage with the compiled
-  /// model's numerics (PipelineStage::kernelNumerics) that moves an output by
-  /// more than its tolerance (compareOutputs) is an internal error.
-  const std::vector<Tensor> *verifyInputs = nullptr;
-  /// Where --verify-stages reports one line per stage; null: nowhere.
-  std::ostream *verifyLog = nullptr;
-};
-
-/// Whether `stage` (a --stop-after value) ends in the graph dialect, whose
-/// passes accept an open batch dim ("" means the whole pipeline: no).
-bool isGraphStage(const std::string &stage);
-
-/// Whether the pipeline runs in fp16 for this module and these options.
-bool usesFp16(mlir::ModuleOp module, const PipelineOptions &options);
-
-/// The compilation pipeline that precedes code generation (and `dlc run
-/// --device cpu`): the stages of passes/Pipelines.h, up to `stopAfter`.
-/// Throws UserError with the first diagnostic on failure; warnings and (with
-/// reportFusion) remarks are printed to stderr as they come.
-void runPipeline(mlir::ModuleOp module, const PipelineOptions &options,
-                 const std::string &modelPath);
 
 /// How far `actual` is from `expected` (the imported model's outputs), as
 /// the relative L2 error ||a - e||2 / ||e||2, and the limit for the stage:

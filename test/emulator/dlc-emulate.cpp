@@ -6,10 +6,11 @@
 //               [--reverse] [--copies-at-once] [--check-kernels]
 //               [--report FILE.json]
 //
-// A test tool: runs the pipeline to the execution plan as `dlc run --device
-// cpu` does (the batch is the inputs'; --batch N repeats or cuts their rows
-// to N), emits the CUDA source of every step (driver::emitCuda: the
-// generated kernels, exec.copy steps as copy kernels, no library calls),
+// A test tool: compiles the model as `dlc compile --emit cuda` does
+// (driver::compile: the pipeline to the execution plan, the batch the
+// inputs'; --batch N repeats or cuts their rows to N; the CUDA source of
+// every step, exec.copy steps as copy kernels, no library calls, the
+// heuristic's tilings without a tuning cache),
 // compiles each kernel for the host (KernelCompiler.h, CudaEmulation.h) and
 // walks the plan as reference::executePlan does, in one arena of
 // exec.arena_size bytes that reads as NaN until written, a weight region and
@@ -28,7 +29,7 @@
 
 #include "test/emulator/KernelCompiler.h"
 
-#include "compiler/Backend.h"
+#include "compiler/Compile.h"
 #include "compiler/Driver.h"
 #include "compiler/codegen/cuda/Nvrtc.h"
 #include "compiler/reference/Executor.h"
@@ -446,17 +447,18 @@ int run(int argc, char **argv) {
   } catch (const UserError &e) {
     throw e.inFile(args.model);
   }
-  driver::PipelineOptions pipeline;
+  // `dlc compile --emit cuda`'s kernels, from the heuristic's tilings only.
+  driver::CompileOptions cudaOptions;
   if (args.has("--precision"))
-    pipeline.fp16 = args.get("--precision", "") == "fp16";
-  driver::runPipeline(*model.module, pipeline, args.model);
-
-  driver::BackendOptions backend;
+    cudaOptions.precision = args.get("--precision", "") == "fp16"
+                                ? driver::Precision::FP16
+                                : driver::Precision::FP32;
   if (args.has("--arch"))
-    backend.archs = {
-        static_cast<uint32_t>(std::stoul(args.get("--arch", "").substr(3)))};
+    cudaOptions.archs = driver::parseArchs(args.get("--arch", ""));
+  cudaOptions.emit = driver::Emit::Cuda;
+  cudaOptions.useTuningCache = false;
   std::vector<codegen::CudaKernel> cuda =
-      driver::emitCuda(*model.module, backend, args.model);
+      driver::compile(*model.module, args.model, cudaOptions).kernels;
 
   emulator::CompileOptions compile;
   compile.cxx = args.get("--cxx", DLC_EMULATOR_CXX);

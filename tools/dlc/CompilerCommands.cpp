@@ -2,23 +2,20 @@
 //-*-===//
 //
 // compile (with --autotune), inspect MODEL and run MODEL: built only with
-// DLC_BUILD_COMPILER.
+// DLC_BUILD_COMPILER. They turn the invocation into driver::CompileOptions,
+// call the compiler (compiler/Compile.h) and write or print what it returns;
+// the compile policy is the compiler's.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tools/dlc/Commands.h"
 
-#include "compiler/Autotune.h"
-#include "compiler/Backend.h"
+#include "compiler/Compile.h"
 #include "compiler/Driver.h"
 #include "support/Error.h"
 #include "support/File.h"
 #include "support/Npy.h"
 
-#include "llvm/Support/raw_ostream.h"
-
-#include <algorithm>
-#include <filesystem>
 #include <iostream>
 #include <optional>
 
@@ -26,163 +23,43 @@ using namespace dlc;
 
 namespace {
 
-std::string printModule(mlir::ModuleOp module) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  module.print(os, mlir::OpPrintingFlags().enableDebugInfo(true, false));
-  return os.str();
-}
-
-/// The options `compile` and `run` share.
-driver::PipelineOptions pipelineOptions(const cli::Invocation &inv) {
-  driver::PipelineOptions options;
+/// The invocation's options; those of `compile` that `run` does not take
+/// keep their defaults there (the parser checked every value).
+driver::CompileOptions compileOptions(const cli::Invocation &inv) {
+  driver::CompileOptions options;
   if (inv.has("--precision"))
-    options.fp16 = inv.get("--precision") == "fp16";
+    options.precision = *driver::precisionNamed(inv.get("--precision"));
+  if (inv.has("--batch"))
+    options.batch = std::stoll(inv.get("--batch"));
+  if (inv.has("--arch"))
+    options.archs = driver::parseArchs(inv.get("--arch"));
+  options.kernels = *driver::kernelChoiceNamed(inv.get("--kernels", "auto"));
+  options.emit = *driver::emitNamed(inv.get("--emit", "artifact"));
   options.stopAfter = inv.get("--stop-after");
+  options.autotune = inv.has("--autotune");
+  if (inv.has("--tuning-cache"))
+    options.tuningCache = inv.get("--tuning-cache");
+  options.printIRAfterAll = inv.has("--mlir-print-ir-after-all");
+  options.reportFusion = inv.has("--report-fusion");
   return options;
-}
-
-/// --arch sm_80,sm_90 -> {80, 90} (the parser checked the syntax).
-std::vector<uint32_t> archsOf(const cli::Invocation &inv) {
-  std::vector<uint32_t> archs;
-  std::string list = inv.get("--arch", "sm_80,sm_90");
-  size_t start = 0;
-  while (start <= list.size()) {
-    size_t comma = list.find(',', start);
-    std::string item = list.substr(start, comma - start);
-    archs.push_back(static_cast<uint32_t>(std::stoul(item.substr(3))));
-    if (comma == std::string::npos)
-      break;
-    start = comma + 1;
-  }
-  return archs;
-}
-
-/// --arch, --kernels and the precision of a planned module; no tuning.
-driver::BackendOptions backendOptions(const cli::Invocation &inv, bool fp16) {
-  driver::BackendOptions backend;
-  backend.archs = archsOf(inv);
-  backend.fp16 = fp16;
-  std::string kernels = inv.get("--kernels", "auto");
-  backend.kernels = kernels == "library"     ? driver::KernelChoice::Library
-                    : kernels == "generated" ? driver::KernelChoice::Generated
-                                             : driver::KernelChoice::Auto;
-  return backend;
-}
-
-/// --tuning-cache FILE, else the default one ("" when there is no cache
-/// folder).
-std::string tuningCachePath(const cli::Invocation &inv) {
-  return inv.has("--tuning-cache") ? inv.get("--tuning-cache")
-                                   : codegen::defaultTuningCachePath();
-}
-
-/// The tuning cache at `path`; its warnings on stderr.
-codegen::TuningCache loadTuningCache(const std::string &path) {
-  return codegen::TuningCache::load(
-      path, [](const std::string &line) { std::cerr << line << "\n"; });
-}
-
-std::string archList(const std::vector<uint32_t> &archs) {
-  std::string list;
-  for (uint32_t arch : archs)
-    list += (list.empty() ? "sm_" : ",sm_") + std::to_string(arch);
-  return list;
 }
 
 } // namespace
 
 int cli::runCompile(const Invocation &inv) {
   const std::string &path = inv.positional;
-  std::string emit = inv.get("--emit", "artifact");
-  const bool autotune = inv.has("--autotune");
-  if (autotune && emit == "mlir")
-    throw UserError("--autotune times the CUDA kernels: it needs --emit cuda "
-                    "or artifact",
-                    path);
-  const std::string cachePath = tuningCachePath(inv);
-  if (inv.has("--tuning-cache") && !autotune &&
-      !std::filesystem::exists(cachePath))
-    throw UserError("no such tuning cache (--autotune writes one)", cachePath);
-  std::optional<codegen::GpuDevice> gpu;
-  if (autotune)
-    gpu = driver::autotuneDevice(path);
-  auto context = driver::makeContext();
-  keras::ImportResult model =
-      keras::loadModel(*context, path, inv.get("--weights"));
-  driver::PipelineOptions options = pipelineOptions(inv);
-  // The graph stages keep an open batch dim; a plan needs it fixed.
-  if (inv.has("--batch"))
-    options.batch = std::stoll(inv.get("--batch"));
-  else if (!driver::isGraphStage(options.stopAfter))
-    options.batch = 1;
-  options.printIRAfterAll = inv.has("--mlir-print-ir-after-all");
-  options.reportFusion = inv.has("--report-fusion");
-  driver::runPipeline(*model.module, options, path);
-  if (emit != "mlir" && !options.stopAfter.empty() &&
-      options.stopAfter != "plan")
-    throw UserError("--emit " + emit +
-                        " needs the whole pipeline, not "
-                        "--stop-after " +
-                        options.stopAfter,
-                    path);
-  std::string text;
-  if (emit == "mlir") {
-    text = printModule(*model.module);
-  } else {
-    driver::BackendOptions backend =
-        backendOptions(inv, driver::usesFp16(*model.module, options));
-    codegen::TuningCache cache = loadTuningCache(cachePath);
-    if (autotune) {
-      // The tilings of the oldest arch apply to every arch (Backend.h).
-      const uint32_t arch = uint32_t(gpu->arch);
-      if (!inv.has("--arch"))
-        backend.archs = {arch};
-      else if (*std::min_element(backend.archs.begin(), backend.archs.end()) !=
-               arch)
-        std::cerr << UserError("--autotune measures sm_" +
-                                   std::to_string(arch) +
-                                   ", but kernels compiled for " +
-                                   archList(backend.archs) +
-                                   " take the tilings of the oldest arch",
-                               path)
-                         .format("warning")
-                  << "\n";
-      if (cachePath.empty())
-        std::cerr << UserError("no tuning cache file (no --tuning-cache, "
-                               "DLC_CACHE_DIR, XDG_CACHE_HOME or HOME): the "
-                               "measurements serve this compilation only",
-                               path)
-                         .format("warning")
-                  << "\n";
-      driver::AutotuneOptions tuning;
-      // --emit cuda generates every kernel (emitCuda).
-      tuning.kernels =
-          emit == "cuda" ? driver::KernelChoice::Generated : backend.kernels;
-      tuning.cachePath = cachePath;
-      tuning.log = [](const std::string &line) { std::cerr << line << "\n"; };
-      driver::autotune(*model.module, *gpu, cache, tuning, path);
-    }
-    backend.tuning = &cache;
-    if (emit == "cuda")
-      text = driver::formatCuda(driver::emitCuda(*model.module, backend, path));
-    else
-      text = artifact::serialize(
-          driver::buildArtifact(*model.module, backend, path));
-  }
-  if (inv.has("-o")) {
-    writeFileAtomic(inv.get("-o"), text);
-  } else if (emit == "artifact") {
-    // MODEL's name with .dlcm, beside it.
-    std::string out = path;
-    size_t slash = out.find_last_of('/');
-    size_t dot = out.find_last_of('.');
-    if (dot != std::string::npos && (slash == std::string::npos || dot > slash))
-      out.erase(dot);
-    writeFileAtomic(out + ".dlcm", text);
-  } else {
-    std::cout << text;
-  }
+  const driver::CompileOptions options = compileOptions(inv);
+  driver::CompileResult result =
+      driver::compileFile(path, options, inv.get("--weights"));
+
+  // What was compiled goes to -o, else beside the model, else to stdout.
+  std::optional<std::string> out =
+      inv.has("-o") ? std::optional<std::string>(inv.get("-o"))
+                    : driver::defaultOutputPath(path, options.emit);
+  if (out)
+    writeFileAtomic(*out, result.output());
+  else
+    std::cout << result.output();
   return 0;
 }
 
@@ -217,26 +94,25 @@ int cli::runRun(const Invocation &inv) {
   } catch (const UserError &e) {
     throw e.inFile(inv.positional);
   }
-  driver::PipelineOptions options = pipelineOptions(inv);
+  driver::CompileOptions options = compileOptions(inv);
   if (inv.has("--verify-stages")) {
     options.verifyInputs = &inputs;
     options.verifyLog = &std::cerr;
   }
-  driver::runPipeline(*model.module, options, inv.positional);
   if (inv.get("--device") == "cuda") {
-    if (inv.has("--verify-stages") || !options.stopAfter.empty())
+    if (inv.has("--verify-stages") || !options.stopAfter.empty()) {
+      // The pipeline's own errors and the stage checks come first, as with
+      // --device cpu.
+      driver::runPipeline(*model.module, options, inv.positional);
       throw UserError("--verify-stages and --stop-after run on the CPU "
                       "reference executor: use --device cpu",
                       inv.positional);
-    driver::BackendOptions backend =
-        backendOptions(inv, driver::usesFp16(*model.module, options));
-    codegen::TuningCache cache =
-        loadTuningCache(codegen::defaultTuningCachePath());
-    backend.tuning = &cache;
-    std::string bytes = artifact::serialize(
-        driver::buildArtifact(*model.module, backend, inv.positional));
-    return runArtifactBytes(inv, bytes, inv.positional);
+    }
+    driver::CompileResult compiled =
+        driver::compile(*model.module, inv.positional, options);
+    return runArtifactBytes(inv, compiled.output(), inv.positional);
   }
+  driver::runPipeline(*model.module, options, inv.positional);
   std::vector<Tensor> results =
       driver::runOnCpu(driver::mainFunction(*model.module), inputs);
   for (size_t i = 0; i < results.size(); ++i) {

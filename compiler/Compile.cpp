@@ -1,0 +1,375 @@
+//===- Compile.cpp - one compilation: options in, what it made ------------===//
+
+#include "compiler/Compile.h"
+
+#include "compiler/Autotune.h"
+#include "compiler/Backend.h"
+#include "dialects/exec/ExecDialect.h"
+#include "passes/Pipelines.h"
+#include "support/Error.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <regex>
+#include <utility>
+
+using namespace mlir;
+using namespace dlc;
+using namespace dlc::driver;
+
+namespace {
+
+// The spellings of the command line and of the Python API.
+constexpr std::pair<const char *, Emit> kEmits[] = {
+    {"artifact", Emit::Artifact}, {"cuda", Emit::Cuda}, {"mlir", Emit::Mlir}};
+constexpr std::pair<const char *, Precision> kPrecisions[] = {
+    {"fp32", Precision::FP32}, {"fp16", Precision::FP16}};
+constexpr std::pair<const char *, KernelChoice> kKernelChoices[] = {
+    {"auto", KernelChoice::Auto},
+    {"generated", KernelChoice::Generated},
+    {"library", KernelChoice::Library}};
+
+template <typename T, size_t N>
+std::optional<T> named(const std::pair<const char *, T> (&table)[N],
+                       std::string_view name) {
+  for (const auto &[spelling, value] : table)
+    if (name == spelling)
+      return value;
+  return std::nullopt;
+}
+
+} // namespace
+
+std::optional<Emit> driver::emitNamed(std::string_view name) {
+  return named(kEmits, name);
+}
+
+const char *driver::emitName(Emit emit) {
+  for (const auto &[spelling, value] : kEmits)
+    if (value == emit)
+      return spelling;
+  return "";
+}
+
+std::optional<Precision> driver::precisionNamed(std::string_view name) {
+  return named(kPrecisions, name);
+}
+
+std::optional<KernelChoice> driver::kernelChoiceNamed(std::string_view name) {
+  return named(kKernelChoices, name);
+}
+
+std::vector<uint32_t> driver::parseArchs(const std::string &list) {
+  // The form the command line checks (tools/dlc/Cli.cpp).
+  if (!std::regex_match(list, std::regex("sm_[0-9]{2,3}a?(,sm_[0-9]{2,3}a?)*")))
+    throw UserError("invalid GPU architecture list '" + list +
+                    "' (expected a list like sm_80,sm_90)");
+  std::vector<uint32_t> archs;
+  size_t start = 0;
+  while (start <= list.size()) {
+    size_t comma = list.find(',', start);
+    std::string item = list.substr(start, comma - start);
+    archs.push_back(static_cast<uint32_t>(std::stoul(item.substr(3))));
+    if (comma == std::string::npos)
+      break;
+    start = comma + 1;
+  }
+  return archs;
+}
+
+bool driver::isGraphStage(const std::string &stage) {
+  PipelineConfig config;
+  config.fp16 = true;
+  for (const PipelineStage &s : pipelineStages(config))
+    if (s.name == stage)
+      return s.graphLevel;
+  return false;
+}
+
+std::optional<int64_t> driver::defaultBatch(ModuleOp module,
+                                            const std::string &stopAfter) {
+  if (isGraphStage(stopAfter))
+    return std::nullopt;
+  // dlc-specialize-batch fixes the batch dim, and reports any other open dim.
+  bool open =
+      llvm::any_of(mainFunction(module).getArgumentTypes(), [](Type type) {
+        auto shaped = dyn_cast<ShapedType>(type);
+        return shaped && !shaped.hasStaticShape();
+      });
+  return open ? std::optional<int64_t>(1) : std::nullopt;
+}
+
+bool driver::usesFp16(ModuleOp module, Precision precision) {
+  if (precision != Precision::FromModel)
+    return precision == Precision::FP16;
+  auto policy = module->getAttrOfType<StringAttr>("dlc.dtype_policy");
+  return policy && policy.getValue() == "mixed_float16";
+}
+
+std::optional<std::string>
+driver::defaultOutputPath(const std::string &modelPath, Emit emit) {
+  if (emit != Emit::Artifact)
+    return std::nullopt;
+  std::string out = modelPath;
+  size_t slash = out.find_last_of('/');
+  size_t dot = out.find_last_of('.');
+  if (dot != std::string::npos && (slash == std::string::npos || dot > slash))
+    out.erase(dot);
+  return out + ".dlcm";
+}
+
+std::string driver::tuningCachePath(const CompileOptions &options) {
+  return options.tuningCache ? *options.tuningCache
+                             : codegen::defaultTuningCachePath();
+}
+
+std::map<std::string, size_t> CompileResult::familyCounts() const {
+  std::map<std::string, size_t> counts;
+  for (const StepSummary &step : steps)
+    ++counts[step.family];
+  return counts;
+}
+
+std::string CompileResult::output() const {
+  return artifact ? artifact::serialize(*artifact) : text;
+}
+
+void driver::runPipeline(ModuleOp module, const CompileOptions &options,
+                         const std::string &modelPath) {
+  PipelineConfig config;
+  config.batch =
+      options.batch ? options.batch : defaultBatch(module, options.stopAfter);
+  config.fp16 = usesFp16(module, options.precision);
+  config.reportFusion = options.reportFusion;
+  std::vector<PipelineStage> stages = pipelineStages(config);
+  if (!options.stopAfter.empty() &&
+      llvm::none_of(stages, [&](const PipelineStage &s) {
+        return s.name == options.stopAfter;
+      }))
+    throw UserError("--stop-after " + options.stopAfter +
+                        ": no such stage in this pipeline",
+                    modelPath);
+
+  FirstError error(*module.getContext(), modelPath, options.reportFusion,
+                   options.diagnostics);
+  std::vector<Tensor> expected;
+  if (options.verifyInputs)
+    expected = runOnCpu(mainFunction(module), *options.verifyInputs);
+  bool lowered = false; // whether an fp16 stage has run
+  for (const PipelineStage &stage : stages) {
+    PassManager pm(module.getContext());
+    if (options.printIRAfterAll)
+      pm.enableIRPrinting(
+          /*shouldPrintBeforePass=*/[](Pass *, Operation *) { return false; },
+          /*shouldPrintAfterPass=*/[](Pass *, Operation *) { return true; },
+          /*printModuleScope=*/true, /*printAfterOnlyOnChange=*/false);
+    stage.build(pm);
+    if (failed(pm.run(module)))
+      error.raise("the compilation pipeline failed in stage '" + stage.name +
+                  "'");
+    lowered |= stage.name == "fp16";
+    if (options.verifyInputs) {
+      std::vector<Tensor> actual =
+          runOnCpu(mainFunction(module), *options.verifyInputs);
+      for (size_t i = 0; i < expected.size(); ++i) {
+        StageError e = compareOutputs(actual[i], expected[i], lowered);
+        if (options.verifyLog)
+          *options.verifyLog
+              << "stage " << stage.name << ": output " << i << ": " << e.metric
+              << " " << e.error
+              << (stage.kernelNumerics
+                      ? " (limit " + std::to_string(e.limit) + ")"
+                      : " (per-op f16 rounding, not checked)")
+              << "\n";
+        if (!(e.error <= e.limit) && stage.kernelNumerics)
+          throw std::runtime_error("stage '" + stage.name + "' moved output " +
+                                   std::to_string(i) + " by " +
+                                   std::to_string(e.error) + " (" + e.metric +
+                                   "), more than " + std::to_string(e.limit));
+      }
+    }
+    if (stage.name == options.stopAfter)
+      break;
+  }
+}
+
+namespace {
+
+/// What compile() settles before it reads the model.
+struct Checked {
+  std::string cachePath;                 ///< tuningCachePath()
+  std::optional<codegen::GpuDevice> gpu; ///< the one --autotune measures on
+};
+
+/// The option combinations that cannot work, and --autotune's GPU.
+Checked checkOptions(const CompileOptions &options,
+                     const std::string &modelPath) {
+  if (options.autotune && !options.useTuningCache)
+    throw std::logic_error("autotuning records its measurements in the "
+                           "tuning cache: it needs useTuningCache");
+  if (options.autotune && options.emit == Emit::Mlir)
+    throw UserError("--autotune times the CUDA kernels: it needs --emit cuda "
+                    "or artifact",
+                    modelPath);
+  Checked checked;
+  checked.cachePath = tuningCachePath(options);
+  if (options.tuningCache && !options.autotune &&
+      !std::filesystem::exists(checked.cachePath))
+    throw UserError("no such tuning cache (--autotune writes one)",
+                    checked.cachePath);
+  if (options.autotune)
+    checked.gpu = autotuneDevice(modelPath);
+  return checked;
+}
+
+std::string printModule(ModuleOp module) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  module.print(os, OpPrintingFlags().enableDebugInfo(true, false));
+  return os.str();
+}
+
+std::string archList(const std::vector<uint32_t> &archs) {
+  std::string list;
+  for (uint32_t arch : archs)
+    list += (list.empty() ? "sm_" : ",sm_") + std::to_string(arch);
+  return list;
+}
+
+/// The memory plan's sizes, when `module` has one.
+std::optional<MemorySummary> memoryOf(ModuleOp module) {
+  func::FuncOp plan = mainFunction(module);
+  auto attr = [&](const char *name) -> std::optional<uint64_t> {
+    if (auto v = plan->getAttrOfType<IntegerAttr>(name))
+      return static_cast<uint64_t>(v.getInt());
+    return std::nullopt;
+  };
+  std::optional<uint64_t> arena = attr(exec::kArenaSizeAttr);
+  if (!arena)
+    return std::nullopt;
+  MemorySummary memory;
+  memory.arenaBytes = *arena;
+  memory.peakLiveBytes = attr(exec::kPeakLiveAttr).value_or(0);
+  memory.weightsBytes = attr(exec::kWeightsSizeAttr).value_or(0);
+  return memory;
+}
+
+StepSummary summaryOf(const codegen::CudaKernel &k) {
+  return {k.name, k.family, k.tiling, k.layers, false};
+}
+
+/// The program's steps, in order.
+std::vector<StepSummary> stepsOf(const artifact::Artifact &a) {
+  std::vector<StepSummary> steps;
+  for (const artifact::Step &step : a.program) {
+    if (step.kind == artifact::Step::Kind::Kernel) {
+      const artifact::Kernel &k = a.kernels[step.index];
+      steps.push_back({k.name, k.family, k.tiling, k.layers, false});
+    } else {
+      const artifact::LibraryCall &c = a.libraryCalls[step.index];
+      steps.push_back({c.name, c.library + "." + c.op, "", c.layers, true});
+    }
+  }
+  return steps;
+}
+
+/// compile() once the options are checked.
+CompileResult compileChecked(ModuleOp module, const std::string &modelPath,
+                             const CompileOptions &options,
+                             const Checked &checked) {
+  runPipeline(module, options, modelPath);
+  CompileResult result;
+  result.emit = options.emit;
+  result.fp16 = usesFp16(module, options.precision);
+  if (options.emit != Emit::Mlir && !options.stopAfter.empty() &&
+      options.stopAfter != "plan")
+    throw UserError(std::string("--emit ") + emitName(options.emit) +
+                        " needs the whole pipeline, not "
+                        "--stop-after " +
+                        options.stopAfter,
+                    modelPath);
+  result.memory = memoryOf(module);
+  if (options.emit == Emit::Mlir) {
+    result.text = printModule(module);
+    return result;
+  }
+
+  BackendOptions backend;
+  if (!options.archs.empty())
+    backend.archs = options.archs;
+  backend.fp16 = result.fp16;
+  backend.kernels = options.kernels;
+  backend.diagnostics = options.diagnostics;
+  codegen::TuningCache cache;
+  if (options.useTuningCache) {
+    cache = codegen::TuningCache::load(
+        checked.cachePath,
+        [&](const std::string &line) { report(options.diagnostics, line); });
+    backend.tuning = &cache;
+  }
+  if (options.autotune) {
+    // The tilings of the oldest arch apply to every arch (Backend.h).
+    const uint32_t arch = uint32_t(checked.gpu->arch);
+    if (options.archs.empty())
+      backend.archs = {arch};
+    else if (*std::min_element(backend.archs.begin(), backend.archs.end()) !=
+             arch)
+      report(options.diagnostics,
+             UserError("--autotune measures sm_" + std::to_string(arch) +
+                           ", but kernels compiled for " +
+                           archList(backend.archs) +
+                           " take the tilings of the oldest arch",
+                       modelPath)
+                 .format("warning"));
+    if (checked.cachePath.empty())
+      report(options.diagnostics,
+             UserError("no tuning cache file (no --tuning-cache, "
+                       "DLC_CACHE_DIR, XDG_CACHE_HOME or HOME): the "
+                       "measurements serve this compilation only",
+                       modelPath)
+                 .format("warning"));
+    AutotuneOptions tuning;
+    // Emit::Cuda generates every kernel (emitCuda).
+    tuning.kernels =
+        options.emit == Emit::Cuda ? KernelChoice::Generated : backend.kernels;
+    tuning.cachePath = checked.cachePath;
+    tuning.log = [&](const std::string &line) {
+      report(options.diagnostics, line);
+    };
+    autotune(module, *checked.gpu, cache, tuning, modelPath);
+  }
+
+  result.archs = backend.archs;
+  if (options.emit == Emit::Cuda) {
+    result.kernels = emitCuda(module, backend, modelPath);
+    result.text = formatCuda(result.kernels);
+    for (const codegen::CudaKernel &k : result.kernels)
+      result.steps.push_back(summaryOf(k));
+  } else {
+    result.artifact = buildArtifact(module, backend, modelPath);
+    result.steps = stepsOf(*result.artifact);
+    result.memory->weightsBytes = result.artifact->weights.size();
+  }
+  return result;
+}
+
+} // namespace
+
+CompileResult driver::compile(ModuleOp module, const std::string &modelPath,
+                              const CompileOptions &options) {
+  return compileChecked(module, modelPath, options,
+                        checkOptions(options, modelPath));
+}
+
+CompileResult driver::compileFile(const std::string &modelPath,
+                                  const CompileOptions &options,
+                                  const std::string &weightsPath) {
+  Checked checked = checkOptions(options, modelPath);
+  auto context = makeContext();
+  keras::ImportResult model =
+      keras::loadModel(*context, modelPath, weightsPath);
+  return compileChecked(*model.module, modelPath, options, checked);
+}

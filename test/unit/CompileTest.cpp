@@ -1,0 +1,254 @@
+//===- CompileTest.cpp - driver::compile on models Keras wrote ------------===//
+//
+// The compile policy of compiler/Compile.h: the option checks (and that they
+// come before the model is read), the default batch, where the output goes,
+// what each --emit returns, fp16 from the model's dtype policy, and the
+// warnings going to the diagnostic sink. On the e2e fixtures (a Dense layer,
+// a mixed_float16 model) that Keras writes at test time.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/Compile.h"
+
+#include "artifact/Artifact.h"
+#include "support/Error.h"
+#include "support/File.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <functional>
+
+using namespace dlc;
+using namespace dlc::driver;
+
+namespace {
+
+const std::string kDense = DLC_FIXTURES "/dense/model.keras";
+const std::string kMixed = DLC_FIXTURES "/mixed_float16/model.keras";
+
+/// The reason of the UserError that `f` throws, checking its file.
+std::string userError(const std::function<void()> &f, const std::string &file) {
+  try {
+    f();
+  } catch (const UserError &e) {
+    EXPECT_EQ(e.file(), file);
+    return e.reason();
+  }
+  ADD_FAILURE() << "no UserError";
+  return "";
+}
+
+CompileOptions emitting(Emit emit) {
+  CompileOptions options;
+  options.emit = emit;
+  return options;
+}
+
+TEST(CompileNames, CommandLineAndPythonSpellings) {
+  EXPECT_EQ(emitNamed("cuda"), Emit::Cuda);
+  EXPECT_EQ(emitNamed("artifact"), Emit::Artifact);
+  EXPECT_EQ(emitNamed("mlir"), Emit::Mlir);
+  EXPECT_EQ(emitNamed("ptx"), std::nullopt);
+  EXPECT_STREQ(emitName(Emit::Cuda), "cuda");
+  EXPECT_EQ(precisionNamed("fp16"), Precision::FP16);
+  EXPECT_EQ(precisionNamed("bf16"), std::nullopt);
+  EXPECT_EQ(kernelChoiceNamed("library"), KernelChoice::Library);
+  EXPECT_EQ(kernelChoiceNamed("cudnn"), std::nullopt);
+  EXPECT_EQ(parseArchs("sm_90,sm_80"), (std::vector<uint32_t>{90, 80}));
+  EXPECT_EQ(parseArchs("sm_90a"), (std::vector<uint32_t>{90}));
+  EXPECT_THROW(parseArchs("80"), UserError);
+  EXPECT_THROW(parseArchs("sm_80,"), UserError);
+}
+
+TEST(CompileOutput, ArtifactBesideTheModelTextOnStdout) {
+  EXPECT_EQ(defaultOutputPath("dir/model.keras", Emit::Artifact),
+            "dir/model.dlcm");
+  EXPECT_EQ(defaultOutputPath("a.b/model", Emit::Artifact), "a.b/model.dlcm");
+  EXPECT_EQ(defaultOutputPath("model.json", Emit::Artifact), "model.dlcm");
+  EXPECT_EQ(defaultOutputPath("model.keras", Emit::Cuda), std::nullopt);
+  EXPECT_EQ(defaultOutputPath("model.keras", Emit::Mlir), std::nullopt);
+}
+
+TEST(CompileOptionsCheck, BeforeTheModelIsRead) {
+  // The model does not exist: the option errors come first.
+  const std::string missing = "/nonexistent/model.keras";
+  CompileOptions autotuneMlir = emitting(Emit::Mlir);
+  autotuneMlir.autotune = true;
+  EXPECT_EQ(userError([&] { compileFile(missing, autotuneMlir); }, missing),
+            "--autotune times the CUDA kernels: it needs --emit cuda or "
+            "artifact");
+
+  CompileOptions noCache = emitting(Emit::Cuda);
+  noCache.tuningCache = "/nonexistent/autotune.json";
+  EXPECT_EQ(userError([&] { compileFile(missing, noCache); },
+                      "/nonexistent/autotune.json"),
+            "no such tuning cache (--autotune writes one)");
+}
+
+TEST(CompileOptionsCheck, StagesAndEmits) {
+  CompileOptions cudaAfterFuse = emitting(Emit::Cuda);
+  cudaAfterFuse.stopAfter = "fuse";
+  EXPECT_EQ(userError([&] { compileFile(kDense, cudaAfterFuse); }, kDense),
+            "--emit cuda needs the whole pipeline, not --stop-after fuse");
+
+  CompileOptions noStage = emitting(Emit::Mlir);
+  noStage.stopAfter = "fp16"; // not in an fp32 pipeline
+  EXPECT_EQ(userError([&] { compileFile(kDense, noStage); }, kDense),
+            "--stop-after fp16: no such stage in this pipeline");
+
+  // The whole pipeline, named, is what --emit artifact needs.
+  CompileOptions plan = emitting(Emit::Cuda);
+  plan.stopAfter = "plan";
+  EXPECT_EQ(compileFile(kDense, plan).kernels.size(), 1u);
+}
+
+TEST(CompileBatch, OneUnlessAskedOrAGraphStage) {
+  EXPECT_FALSE(isGraphStage(""));
+  EXPECT_TRUE(isGraphStage("fuse"));
+  EXPECT_FALSE(isGraphStage("exec"));
+
+  CompileResult whole = compileFile(kDense, emitting(Emit::Mlir));
+  EXPECT_NE(whole.text.find("memref<1x12xf32>"), std::string::npos);
+
+  CompileOptions batch4 = emitting(Emit::Mlir);
+  batch4.batch = 4;
+  EXPECT_NE(compileFile(kDense, batch4).text.find("memref<4x12xf32>"),
+            std::string::npos);
+
+  CompileOptions graph = emitting(Emit::Mlir);
+  graph.stopAfter = "simplify";
+  EXPECT_NE(compileFile(kDense, graph).text.find("tensor<?x12xf32>"),
+            std::string::npos);
+  graph.batch = 3;
+  EXPECT_NE(compileFile(kDense, graph).text.find("tensor<3x12xf32>"),
+            std::string::npos);
+}
+
+TEST(CompileBatch, ABoundModelKeepsItsBatch) {
+  auto context = makeContext();
+  keras::ImportResult model = keras::loadModel(*context, kDense, "");
+  EXPECT_EQ(defaultBatch(*model.module, ""), 1);
+  EXPECT_EQ(defaultBatch(*model.module, "layout"), std::nullopt);
+  bindInputs(mainFunction(*model.module), {Tensor(DType::F32, {2, 12})},
+             {"x.npy"});
+  EXPECT_EQ(defaultBatch(*model.module, ""), std::nullopt);
+  CompileResult result = compile(*model.module, kDense, emitting(Emit::Mlir));
+  EXPECT_NE(result.text.find("memref<2x12xf32>"), std::string::npos);
+}
+
+TEST(CompileEmit, Mlir) {
+  CompileResult result = compileFile(kDense, emitting(Emit::Mlir));
+  EXPECT_EQ(result.emit, Emit::Mlir);
+  EXPECT_FALSE(result.fp16);
+  EXPECT_TRUE(result.kernels.empty());
+  EXPECT_FALSE(result.artifact);
+  EXPECT_TRUE(result.steps.empty());
+  EXPECT_TRUE(result.archs.empty());
+  EXPECT_EQ(result.output(), result.text);
+  // The IR keeps its locations: the Keras layers.
+  EXPECT_NE(result.text.find("loc(\"input_layer\")"), std::string::npos);
+  ASSERT_TRUE(result.memory);
+  EXPECT_EQ(result.memory->weightsBytes, 512u);
+
+  CompileOptions graph = emitting(Emit::Mlir);
+  graph.stopAfter = "fuse";
+  EXPECT_FALSE(compileFile(kDense, graph).memory);
+}
+
+TEST(CompileEmit, CudaGeneratesEveryKernel) {
+  CompileOptions options = emitting(Emit::Cuda);
+  options.kernels = KernelChoice::Library; // not for --emit cuda
+  CompileResult result = compileFile(kDense, options);
+  ASSERT_EQ(result.kernels.size(), 1u);
+  EXPECT_EQ(result.kernels[0].name, "k0_matmul");
+  EXPECT_EQ(result.kernels[0].family, "gemm_simt");
+  EXPECT_EQ(result.text.rfind("// ===== kernel k0_matmul family=gemm_simt", 0),
+            0u);
+  EXPECT_EQ(result.output(), result.text);
+  EXPECT_EQ(result.archs, (std::vector<uint32_t>{80, 90}));
+  ASSERT_EQ(result.steps.size(), 1u);
+  EXPECT_EQ(result.steps[0].layers, std::vector<std::string>{"dense"});
+  EXPECT_FALSE(result.steps[0].libraryCall);
+  EXPECT_EQ(result.familyCounts(),
+            (std::map<std::string, size_t>{{"gemm_simt", 1}}));
+}
+
+TEST(CompileEmit, ArtifactAndItsSummaries) {
+  CompileOptions options;
+  options.archs = {90};
+  CompileResult result = compileFile(kDense, options);
+  ASSERT_TRUE(result.artifact);
+  EXPECT_TRUE(result.kernels.empty());
+  EXPECT_EQ(result.archs, std::vector<uint32_t>{90});
+  artifact::Artifact parsed = artifact::parse(result.output());
+  EXPECT_EQ(parsed.source, "model.keras");
+  EXPECT_EQ(parsed.precision, "fp32");
+  EXPECT_EQ(parsed.archs, std::vector<uint32_t>{90});
+  ASSERT_EQ(parsed.inputs.size(), 1u);
+  EXPECT_EQ(parsed.inputs[0].shape, (std::vector<int64_t>{1, 12}));
+  ASSERT_EQ(result.steps.size(), 1u);
+  EXPECT_EQ(result.steps[0].family, "gemm_simt");
+  ASSERT_TRUE(result.memory);
+  EXPECT_EQ(result.memory->arenaBytes, parsed.arenaBytes);
+  EXPECT_EQ(result.memory->weightsBytes, parsed.weights.size());
+
+  options.kernels = KernelChoice::Library;
+  CompileResult library = compileFile(kDense, options);
+  ASSERT_EQ(library.steps.size(), 1u);
+  EXPECT_TRUE(library.steps[0].libraryCall);
+  EXPECT_EQ(library.steps[0].name, "l0_matmul");
+  EXPECT_EQ(library.familyCounts(),
+            (std::map<std::string, size_t>{{"cublaslt.gemm", 1}}));
+}
+
+TEST(CompilePrecision, FromTheModelsDtypePolicy) {
+  EXPECT_TRUE(compileFile(kMixed, emitting(Emit::Cuda)).fp16);
+  CompileOptions fp32 = emitting(Emit::Cuda);
+  fp32.precision = Precision::FP32;
+  EXPECT_FALSE(compileFile(kMixed, fp32).fp16);
+  CompileOptions fp16;
+  fp16.precision = Precision::FP16;
+  CompileResult dense = compileFile(kDense, fp16);
+  EXPECT_TRUE(dense.fp16);
+  EXPECT_EQ(dense.artifact->precision, "fp16");
+}
+
+TEST(CompileDiagnostics, WarningsGoToTheSink) {
+  const std::string cache = ::testing::TempDir() + "/dlc-compile-test.json";
+  writeFileAtomic(cache, "[1, 2]");
+  CompileOptions options = emitting(Emit::Cuda);
+  options.tuningCache = cache;
+  std::vector<std::string> lines;
+  options.diagnostics = [&](const std::string &line) { lines.push_back(line); };
+  ::testing::internal::CaptureStderr();
+  compileFile(kDense, options);
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+  EXPECT_EQ(lines,
+            std::vector<std::string>{"dlc: warning: " + cache +
+                                     ": not a dlc tuning cache (no \"format\": "
+                                     "\"dlc-tuning-cache\"); ignored"});
+
+  // Without a tuning cache nothing is read: no warning.
+  options.useTuningCache = false;
+  lines.clear();
+  compileFile(kDense, options);
+  EXPECT_TRUE(lines.empty());
+  std::filesystem::remove(cache);
+
+  // dlc-fuse's remarks, with reportFusion only.
+  CompileOptions fusion = emitting(Emit::Mlir);
+  fusion.diagnostics = options.diagnostics;
+  compileFile(kMixed, fusion);
+  EXPECT_TRUE(lines.empty());
+  fusion.reportFusion = true;
+  ::testing::internal::CaptureStderr();
+  compileFile(kMixed, fusion);
+  EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines[0], "dlc: remark: " + kMixed +
+                          ": layer 'flatten' (Flatten): not fused with "
+                          "'batch_normalization' (a reshape separates them)");
+}
+
+} // namespace
