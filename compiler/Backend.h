@@ -1,5 +1,4 @@
-//===- Backend.h - from an execution plan to CUDA and an artifact -*- C++
-//-*-===//
+//===- Backend.h - execution plan to CUDA and an artifact -------*- C++ -*-===//
 //
 // The last steps of a compilation (driver::compile, Compile.h, which derives
 // the BackendOptions from its CompileOptions): the CUDA source of every step

@@ -31,5 +31,13 @@ for f in $files; do
     bad=1
   fi
 done
+# A file banner longer than 80 columns is what clang-format breaks in two
+# ("//===- ... -*- C++" and a lone "//-*-===//"): shorten it instead.
+for f in $files; do
+  if grep -qx -- '//-\*-===//' "$f"; then
+    echo "file banner broken in two (shorten its first line to 80 columns): $f"
+    bad=1
+  fi
+done
 [ "$bad" = 0 ] && echo "clang-format: $checked files clean"
 exit $bad

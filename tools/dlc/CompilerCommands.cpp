@@ -1,5 +1,4 @@
-//===- CompilerCommands.cpp - subcommands that need the compiler -*- C++
-//-*-===//
+//===- CompilerCommands.cpp - subcommands that need the compiler ----------===//
 //
 // compile (with --autotune), inspect MODEL and run MODEL: built only with
 // DLC_BUILD_COMPILER. They turn the invocation into driver::CompileOptions,
