@@ -173,13 +173,7 @@ int cli::runCompile(const Invocation &inv) {
   if (inv.has("-o")) {
     writeFileAtomic(inv.get("-o"), text);
   } else if (emit == "artifact") {
-    // MODEL's name with .dlcm, beside it.
-    std::string out = path;
-    size_t slash = out.find_last_of('/');
-    size_t dot = out.find_last_of('.');
-    if (dot != std::string::npos && (slash == std::string::npos || dot > slash))
-      out.erase(dot);
-    writeFileAtomic(out + ".dlcm", text);
+    writeFileAtomic(defaultArtifactPath(path), text);
   } else {
     std::cout << text;
   }
