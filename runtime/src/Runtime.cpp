@@ -10,11 +10,16 @@
 #include "dlc/runtime.h"
 
 #include "runtime/src/Session.h"
+#include "support/Error.h"
+#include "support/File.h"
 
+#include <cctype>
+#include <cstddef>
+#include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <new>
 #include <string>
+#include <unistd.h>
 
 #define DLC_STRINGIFY2(x) #x
 #define DLC_STRINGIFY(x) DLC_STRINGIFY2(x)
@@ -56,21 +61,77 @@ void require(bool condition, const char *message) {
     rt::raise(DLC_STATUS_INVALID_ARGUMENT, message);
 }
 
-/// Reads a whole file, checking its size before allocating.
-std::string readArtifactFile(const char *path) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in)
-    rt::raise(DLC_STATUS_IO_ERROR,
-              std::string("cannot open the artifact: ") + std::strerror(errno));
-  std::streamoff size = in.tellg();
-  if (size < 0 || uint64_t(size) > (uint64_t(64) << 30))
-    rt::raise(DLC_STATUS_IO_ERROR, "cannot read the artifact (not a regular "
-                                   "file, or larger than 64 GiB)");
-  std::string bytes(size_t(size), '\0');
-  in.seekg(0);
-  if (!in.read(bytes.data(), size))
-    rt::raise(DLC_STATUS_IO_ERROR, "cannot read the artifact");
-  return bytes;
+/// The memory limit of a load: the option, else $DLC_MAX_MEMORY, else the
+/// default; `source` says which, for messages.
+uint64_t memoryLimit(const dlcLoadOptions *options, std::string &source) {
+  if (options) {
+    require(options->structSize != 0,
+            "dlcLoadOptions.structSize must be sizeof(dlcLoadOptions)");
+    if (options->structSize >=
+            offsetof(dlcLoadOptions, maxMemoryBytes) + sizeof(uint64_t) &&
+        options->maxMemoryBytes) {
+      source = "dlcLoadOptions.maxMemoryBytes";
+      return options->maxMemoryBytes;
+    }
+  }
+  const char *env = std::getenv("DLC_MAX_MEMORY");
+  if (!env || !*env) {
+    source = "the default; DLC_MAX_MEMORY sets another";
+    return artifact::kDefaultMemoryLimit;
+  }
+  // Digits, then an optional K, M, G or T (powers of 1024), optionally
+  // followed by "iB"; or a "B".
+  std::string text = env;
+  size_t digits = 0;
+  uint64_t value = 0;
+  bool valid = true;
+  while (digits < text.size() && std::isdigit((unsigned char)text[digits])) {
+    unsigned d = unsigned(text[digits++] - '0');
+    valid = valid && value <= (UINT64_MAX - d) / 10;
+    value = value * 10 + d;
+  }
+  std::string suffix = text.substr(digits);
+  int shift = -1;
+  for (auto [name, bits] :
+       {std::pair{"", 0}, std::pair{"B", 0}, std::pair{"K", 10},
+        std::pair{"KiB", 10}, std::pair{"M", 20}, std::pair{"MiB", 20},
+        std::pair{"G", 30}, std::pair{"GiB", 30}, std::pair{"T", 40},
+        std::pair{"TiB", 40}})
+    if (suffix == name)
+      shift = bits;
+  if (!valid || digits == 0 || shift < 0 || value == 0 ||
+      value > (UINT64_MAX >> shift))
+    rt::raise(DLC_STATUS_INVALID_ARGUMENT,
+              "DLC_MAX_MEMORY='" + text +
+                  "' is not a memory size (a positive number of bytes, "
+                  "optionally with a K, M, G or T suffix)");
+  source = "DLC_MAX_MEMORY";
+  return value << shift;
+}
+
+/// Reads a whole artifact file: a regular file (opened without blocking,
+/// support/File.h), no larger than the memory limit.
+std::string readArtifactFile(const char *path, uint64_t limit,
+                             const std::string &limitSource) {
+  uint64_t size = 0;
+  int fd = -1;
+  try {
+    fd = openInputFile(path, size);
+  } catch (const UserError &e) {
+    rt::raise(DLC_STATUS_IO_ERROR, "cannot open the artifact: " + e.reason());
+  }
+  if (size > limit) {
+    ::close(fd);
+    rt::raise(DLC_STATUS_INVALID_ARTIFACT,
+              "the artifact file of " + std::to_string(size) +
+                  " bytes is larger than the memory limit of " +
+                  std::to_string(limit) + " bytes (" + limitSource + ")");
+  }
+  try {
+    return readAndClose(fd, size, path);
+  } catch (const UserError &e) {
+    rt::raise(DLC_STATUS_IO_ERROR, "cannot read the artifact: " + e.reason());
+  }
 }
 
 dlcStatus tensorInfo(dlcModel model, size_t index, dlcTensorInfo *info,
@@ -158,21 +219,39 @@ extern "C" dlcStatus dlcGetDeviceCount(int *count) {
 }
 
 extern "C" dlcStatus dlcModelLoadFromFile(const char *path, dlcModel *model) {
-  return entry([&] {
-    require(path && model, "path and model must not be null");
-    *model = nullptr;
-    std::string bytes = readArtifactFile(path);
-    *model = new dlcModel_{rt::Model::load(bytes)};
-  });
+  return dlcModelLoadFromFileWithOptions(path, nullptr, model);
 }
 
 extern "C" dlcStatus dlcModelLoadFromMemory(const void *data, size_t size,
                                             dlcModel *model) {
+  return dlcModelLoadFromMemoryWithOptions(data, size, nullptr, model);
+}
+
+extern "C" dlcStatus
+dlcModelLoadFromFileWithOptions(const char *path, const dlcLoadOptions *options,
+                                dlcModel *model) {
+  return entry([&] {
+    require(path && model, "path and model must not be null");
+    *model = nullptr;
+    std::string source;
+    uint64_t limit = memoryLimit(options, source);
+    std::string bytes = readArtifactFile(path, limit, source);
+    *model = new dlcModel_{rt::Model::load(bytes, limit, source)};
+  });
+}
+
+extern "C" dlcStatus
+dlcModelLoadFromMemoryWithOptions(const void *data, size_t size,
+                                  const dlcLoadOptions *options,
+                                  dlcModel *model) {
   return entry([&] {
     require(model && (data || !size), "data and model must not be null");
     *model = nullptr;
-    *model = new dlcModel_{rt::Model::load(
-        std::string_view(static_cast<const char *>(data), size))};
+    std::string source;
+    uint64_t limit = memoryLimit(options, source);
+    *model = new dlcModel_{
+        rt::Model::load(std::string_view(static_cast<const char *>(data), size),
+                        limit, source)};
   });
 }
 
