@@ -197,10 +197,13 @@ TEST(File, InputsMustBeRegularFilesAndNeverBlock) {
 
 TEST(File, DevicesAndFifosAreWrittenInPlace) {
   std::string dir = tempDir();
-  // A link to /dev/null: were it replaced by a rename, the link would go and
-  // /dev/null would stay (the test never risks the real node).
+  // A link to a character device that discards writes: were it replaced by
+  // a rename, the link would go and the device would stay (the test never
+  // risks the real node). /dev/zero, not /dev/null: a process that renames
+  // over /dev/null as root (the bug this tests) breaks any test that relies
+  // on it.
   std::string null = dir + "/null";
-  ASSERT_EQ(::symlink("/dev/null", null.c_str()), 0);
+  ASSERT_EQ(::symlink("/dev/zero", null.c_str()), 0);
   writeFileAtomic(null, "discarded");
   struct stat st;
   ASSERT_EQ(::lstat(null.c_str(), &st), 0);
@@ -270,7 +273,7 @@ TEST(File, OutputsAreNotInputsNorEachOther) {
                   model + "'" + same);
   EXPECT_EQ(outputError({dir + "/out.dlcm"}, {model}), "");
   // Inputs that do not exist, or are not files, are for the reader.
-  EXPECT_EQ(outputError({dir + "/out.dlcm"}, {dir + "/none", "/dev/null"}), "");
+  EXPECT_EQ(outputError({dir + "/out.dlcm"}, {dir + "/none", "/dev/zero"}), "");
   // Two outputs naming one file, whether it exists or not.
   EXPECT_EQ(outputError({dir + "/y.npy", dir + "/sub/../y.npy"}, {}),
             "dlc: error: " + dir +
@@ -282,7 +285,7 @@ TEST(File, OutputsAreNotInputsNorEachOther) {
                 "/hard.dlcm: is the same file as the "
                 "output '" +
                 model + "': each output needs its own file");
-  EXPECT_EQ(outputError({"/dev/null", "/dev/null"}, {}), "");
+  EXPECT_EQ(outputError({"/dev/zero", "/dev/zero"}, {}), "");
   // Directories.
   EXPECT_EQ(outputError({dir + "/sub"}, {}),
             "dlc: error: " + dir +
