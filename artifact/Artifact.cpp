@@ -65,6 +65,14 @@ bool isIdentifier(const std::string &s) {
 // Validation (shared by the writer and the reader)
 //===----------------------------------------------------------------------===//
 
+/// "float32[1, 10]".
+std::string shapeText(const TensorSpec &t) {
+  std::string text = std::string(elementTypeName(t.type)) + "[";
+  for (size_t i = 0; i < t.shape.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(t.shape[i]);
+  return text + "]";
+}
+
 uint64_t regionBytes(const Artifact &a, const BufferRef &ref,
                      const std::string &where) {
   switch (ref.region) {
@@ -149,6 +157,43 @@ void validateKernel(const Artifact &a, const Kernel &k,
     fail(where + (a.ptxArch ? ": no PTX"
                             : ": PTX in an artifact without a "
                               "PTX arch"));
+}
+
+/// Bounds the sizes nothing in the file backs by what the program reaches
+/// (validate()'s comment in Artifact.h). Every reference is already inside
+/// its region, so no end below overflows.
+void checkExtents(const Artifact &a) {
+  uint64_t arenaUsed = 0;
+  std::vector<uint64_t> outputUsed(a.outputs.size(), 0);
+  auto reach = [&](const BufferRef &ref) {
+    uint64_t end = ref.offset + ref.bytes;
+    if (ref.region == Region::Arena)
+      arenaUsed = std::max(arenaUsed, end);
+    else if (ref.region == Region::Output)
+      outputUsed[ref.index] = std::max(outputUsed[ref.index], end);
+  };
+  for (const Kernel &k : a.kernels)
+    for (const BufferRef &ref : k.params)
+      reach(ref);
+  for (const LibraryCall &c : a.libraryCalls)
+    for (const BufferRef &ref : c.params)
+      reach(ref);
+  for (const auto *list : {&a.inputs, &a.outputs})
+    for (const TensorSpec &t : *list)
+      if (t.arenaOffset >= 0)
+        arenaUsed = std::max(arenaUsed, uint64_t(t.arenaOffset) + t.bytes());
+  if (a.arenaBytes > alignUp(arenaUsed))
+    fail("arena_bytes: " + std::to_string(a.arenaBytes) +
+         " bytes, but the program uses only " + std::to_string(arenaUsed));
+  for (size_t i = 0; i < a.outputs.size(); ++i) {
+    const TensorSpec &t = a.outputs[i];
+    if (t.arenaOffset < 0 && outputUsed[i] != t.bytes())
+      fail("outputs[" + std::to_string(i) + "].shape: " + shapeText(t) +
+           " is " + std::to_string(t.bytes()) + " bytes, but the program " +
+           (outputUsed[i]
+                ? "writes only " + std::to_string(outputUsed[i]) + " of them"
+                : std::string("never writes it")));
+  }
 }
 
 //===----------------------------------------------------------------------===//
@@ -601,6 +646,7 @@ void dlc::artifact::validate(const Artifact &a) {
     if (!Json::accept(c.descriptor) || !Json::parse(c.descriptor).is_object())
       fail(where + ".descriptor: not a JSON object");
   }
+  checkExtents(a);
   for (size_t i = 0; i < a.program.size(); ++i) {
     const Step &s = a.program[i];
     size_t count =
@@ -610,6 +656,61 @@ void dlc::artifact::validate(const Artifact &a) {
            (s.kind == Step::Kind::Kernel ? "kernel " : "library call ") +
            std::to_string(s.index) + " does not exist");
   }
+}
+
+uint64_t MemoryUse::total() const {
+  uint64_t sum = 0;
+  for (uint64_t part : {arena, weights, inputs, outputs, workspace})
+    sum = part > UINT64_MAX - sum ? UINT64_MAX : sum + part;
+  return sum;
+}
+
+MemoryUse dlc::artifact::memoryUse(const Artifact &a) {
+  MemoryUse use;
+  use.arena = a.arenaBytes;
+  use.weights = a.weights.size();
+  auto add = [](uint64_t &sum, uint64_t part) {
+    sum = part > UINT64_MAX - sum ? UINT64_MAX : sum + part;
+  };
+  // validate() bounds each tensor to 2^43 bytes, so alignUp cannot overflow.
+  for (const TensorSpec &t : a.inputs)
+    add(use.inputs, alignUp(t.bytes()));
+  for (const TensorSpec &t : a.outputs)
+    add(use.outputs, alignUp(t.bytes()));
+  for (const LibraryCall &c : a.libraryCalls)
+    use.workspace = std::max(use.workspace, c.workspaceBytes);
+  return use;
+}
+
+void dlc::artifact::checkMemoryLimit(const Artifact &a, uint64_t limit,
+                                     const std::string &limitSource) {
+  const std::string over =
+      "more than the memory limit of " + std::to_string(limit) + " bytes" +
+      (limitSource.empty() ? "" : " (" + limitSource + ")");
+  auto check = [&](uint64_t bytes, const std::string &what) {
+    if (bytes > limit)
+      fail(what + " " + std::to_string(bytes) + " bytes, " + over);
+  };
+  check(a.arenaBytes, "arena_bytes:");
+  check(a.weights.size(), "weights:");
+  for (const auto &[list, name] :
+       {std::pair{&a.inputs, "inputs"}, std::pair{&a.outputs, "outputs"}})
+    for (size_t i = 0; i < list->size(); ++i) {
+      const TensorSpec &t = (*list)[i];
+      check(t.bytes(), std::string(name) + "[" + std::to_string(i) +
+                           "].shape: " + shapeText(t) + " is");
+    }
+  for (size_t i = 0; i < a.libraryCalls.size(); ++i)
+    check(a.libraryCalls[i].workspaceBytes,
+          "library_calls[" + std::to_string(i) + "].workspace_bytes:");
+  MemoryUse use = memoryUse(a);
+  if (use.total() > limit)
+    fail("a session needs " + std::to_string(use.total()) + " bytes (arena " +
+         std::to_string(use.arena) + ", weights " +
+         std::to_string(use.weights) + ", inputs " +
+         std::to_string(use.inputs) + ", outputs " +
+         std::to_string(use.outputs) + ", workspace " +
+         std::to_string(use.workspace) + "), " + over);
 }
 
 std::string dlc::artifact::serialize(const Artifact &input) {

@@ -191,8 +191,35 @@ struct Artifact {
 
 /// Checks an artifact's internal consistency (what the reader checks after
 /// parsing): archs, shapes, launch dimensions, every buffer inside its
-/// region, code for every arch. Throws FormatError.
+/// region, code for every arch. Sizes that no bytes of the file back are
+/// bounded by what the program uses: the arena by the furthest byte a step
+/// or an arena-resident tensor reaches (rounded up to kAlignment), and an
+/// output that kernels write in the caller's buffer must be reached to its
+/// last byte, so that a manifest cannot declare an enormous output that
+/// nothing writes. Throws FormatError.
 void validate(const Artifact &artifact);
+
+/// What one session of an artifact allocates, in bytes: the arena, the
+/// weights (once per device), a buffer per input and output (kAlignment-
+/// aligned, as dlcSessionRunHost stages them and `dlc run` holds them on
+/// the host) and the largest library-call workspace.
+struct MemoryUse {
+  uint64_t arena = 0, weights = 0, inputs = 0, outputs = 0, workspace = 0;
+  /// The sum, saturated at UINT64_MAX.
+  uint64_t total() const;
+};
+MemoryUse memoryUse(const Artifact &artifact);
+
+/// The memory limit readers apply when none is given (the runtime's
+/// DLC_MAX_MEMORY and dlcLoadOptions set another): 64 GiB.
+constexpr uint64_t kDefaultMemoryLimit = uint64_t(64) << 30;
+
+/// Refuses an artifact that would make a reader allocate more than `limit`
+/// bytes: throws FormatError naming the field ("outputs[0].shape: ...") when
+/// one alone exceeds it, else the total. `limitSource` says where the limit
+/// came from ("DLC_MAX_MEMORY"), for the message; "" for nothing.
+void checkMemoryLimit(const Artifact &artifact, uint64_t limit,
+                      const std::string &limitSource = "");
 
 /// The bytes of the .dlcm file. Validates first; throws FormatError.
 std::string serialize(const Artifact &artifact);

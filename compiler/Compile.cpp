@@ -7,6 +7,7 @@
 #include "dialects/exec/ExecDialect.h"
 #include "passes/Pipelines.h"
 #include "support/Error.h"
+#include "support/File.h"
 
 #include "mlir/Pass/PassManager.h"
 #include "llvm/Support/raw_ostream.h"
@@ -113,12 +114,9 @@ std::optional<std::string>
 driver::defaultOutputPath(const std::string &modelPath, Emit emit) {
   if (emit != Emit::Artifact)
     return std::nullopt;
-  std::string out = modelPath;
-  size_t slash = out.find_last_of('/');
-  size_t dot = out.find_last_of('.');
-  if (dot != std::string::npos && (slash == std::string::npos || dot > slash))
-    out.erase(dot);
-  return out + ".dlcm";
+  // The CLI checks this path against the inputs before any work
+  // (support/File.h's checkOutputs), hence one rule in support/.
+  return defaultArtifactPath(modelPath);
 }
 
 std::string driver::tuningCachePath(const CompileOptions &options) {

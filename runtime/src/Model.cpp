@@ -140,12 +140,20 @@ void DeviceImage::loadKernels(const artifact::Artifact &a) {
 // Model
 //===----------------------------------------------------------------------===//
 
-std::shared_ptr<Model> Model::load(std::string_view bytes) {
+std::shared_ptr<Model> Model::load(std::string_view bytes, uint64_t memoryLimit,
+                                   const std::string &limitSource) {
   artifact::Artifact a;
   try {
     a = artifact::parse(bytes);
   } catch (const artifact::FormatError &e) {
     raise(DLC_STATUS_INVALID_ARTIFACT, e.what());
+  }
+  // Before anything is allocated for it: the sessions' arenas and buffers,
+  // the weights on a device, `dlc run`'s host outputs.
+  try {
+    artifact::checkMemoryLimit(a, memoryLimit, limitSource);
+  } catch (const artifact::FormatError &e) {
+    raise(DLC_STATUS_INVALID_ARTIFACT, std::string("manifest: ") + e.what());
   }
   std::vector<LibraryCallSpec> calls = parseLibraryCalls(a);
   return std::shared_ptr<Model>(new Model(std::move(a), std::move(calls)));

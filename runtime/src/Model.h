@@ -48,8 +48,12 @@ private:
 
 class Model {
 public:
-  /// Parses and validates an artifact; throws RuntimeError.
-  static std::shared_ptr<Model> load(std::string_view bytes);
+  /// Parses and validates an artifact, and refuses one that would need more
+  /// than `memoryLimit` bytes (artifact::checkMemoryLimit; `limitSource`
+  /// names where the limit came from); throws RuntimeError.
+  static std::shared_ptr<Model> load(std::string_view bytes,
+                                     uint64_t memoryLimit,
+                                     const std::string &limitSource);
 
   const artifact::Artifact &artifact() const { return artifact_; }
   const std::vector<dlcTensorInfo> &inputs() const { return inputs_; }

@@ -11,10 +11,16 @@
 
 #include "runtime/src/Session.h"
 
+#include <cctype>
+#include <cerrno>
+#include <cstddef>
+#include <cstdlib>
 #include <cstring>
-#include <fstream>
+#include <fcntl.h>
 #include <new>
 #include <string>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #define DLC_STRINGIFY2(x) #x
 #define DLC_STRINGIFY(x) DLC_STRINGIFY2(x)
@@ -56,20 +62,116 @@ void require(bool condition, const char *message) {
     rt::raise(DLC_STATUS_INVALID_ARGUMENT, message);
 }
 
-/// Reads a whole file, checking its size before allocating.
-std::string readArtifactFile(const char *path) {
-  std::ifstream in(path, std::ios::binary | std::ios::ate);
-  if (!in)
-    rt::raise(DLC_STATUS_IO_ERROR,
-              std::string("cannot open the artifact: ") + std::strerror(errno));
-  std::streamoff size = in.tellg();
-  if (size < 0 || uint64_t(size) > (uint64_t(64) << 30))
-    rt::raise(DLC_STATUS_IO_ERROR, "cannot read the artifact (not a regular "
-                                   "file, or larger than 64 GiB)");
+/// The memory limit of a load: the option, else $DLC_MAX_MEMORY, else the
+/// default; `source` says which, for messages.
+uint64_t memoryLimit(const dlcLoadOptions *options, std::string &source) {
+  if (options) {
+    require(options->structSize != 0,
+            "dlcLoadOptions.structSize must be sizeof(dlcLoadOptions)");
+    if (options->structSize >=
+            offsetof(dlcLoadOptions, maxMemoryBytes) + sizeof(uint64_t) &&
+        options->maxMemoryBytes) {
+      source = "dlcLoadOptions.maxMemoryBytes";
+      return options->maxMemoryBytes;
+    }
+  }
+  const char *env = std::getenv("DLC_MAX_MEMORY");
+  if (!env || !*env) {
+    source = "the default; DLC_MAX_MEMORY sets another";
+    return artifact::kDefaultMemoryLimit;
+  }
+  // Digits, then an optional K, M, G or T (powers of 1024), optionally
+  // followed by "iB"; or a "B".
+  std::string text = env;
+  size_t digits = 0;
+  uint64_t value = 0;
+  bool valid = true;
+  while (digits < text.size() && std::isdigit((unsigned char)text[digits])) {
+    unsigned d = unsigned(text[digits++] - '0');
+    valid = valid && value <= (UINT64_MAX - d) / 10;
+    value = value * 10 + d;
+  }
+  std::string suffix = text.substr(digits);
+  int shift = -1;
+  for (auto [name, bits] :
+       {std::pair{"", 0}, std::pair{"B", 0}, std::pair{"K", 10},
+        std::pair{"KiB", 10}, std::pair{"M", 20}, std::pair{"MiB", 20},
+        std::pair{"G", 30}, std::pair{"GiB", 30}, std::pair{"T", 40},
+        std::pair{"TiB", 40}})
+    if (suffix == name)
+      shift = bits;
+  if (!valid || digits == 0 || shift < 0 || value == 0 ||
+      value > (UINT64_MAX >> shift))
+    rt::raise(DLC_STATUS_INVALID_ARGUMENT,
+              "DLC_MAX_MEMORY='" + text +
+                  "' is not a memory size (a positive number of bytes, "
+                  "optionally with a K, M, G or T suffix)");
+  source = "DLC_MAX_MEMORY";
+  return value << shift;
+}
+
+/// "a FIFO", "a directory"...: what an artifact path that is not a regular
+/// file names.
+std::string kindOf(mode_t mode) {
+  return S_ISDIR(mode)    ? "a directory"
+         : S_ISFIFO(mode) ? "a FIFO"
+         : S_ISCHR(mode)  ? "a character device"
+         : S_ISBLK(mode)  ? "a block device"
+         : S_ISSOCK(mode) ? "a socket"
+                          : "not a regular file";
+}
+
+/// Reads a whole artifact file, no larger than the memory limit. Only a
+/// regular file: it is opened with O_NONBLOCK and checked with fstat before
+/// anything is read, so that a FIFO, a device or a directory is an error at
+/// once, never a hang (the rule of support/File.h's openInputFile, which the
+/// runtime does not link: docs/architecture.md).
+std::string readArtifactFile(const char *path, uint64_t limit,
+                             const std::string &limitSource) {
+  auto cannotOpen = [](const std::string &why) {
+    rt::raise(DLC_STATUS_IO_ERROR, "cannot open the artifact: " + why);
+  };
+  struct stat st;
+  // What is visibly not a regular file is not even opened (opening some
+  // devices has effects); the fstat below decides.
+  if (::stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+    cannotOpen("is " + kindOf(st.st_mode) + ", not a regular file");
+  int fd;
+  do
+    fd = ::open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+  while (fd < 0 && errno == EINTR);
+  if (fd < 0)
+    cannotOpen(std::strerror(errno));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  if (::fstat(fd, &st) != 0)
+    cannotOpen(std::strerror(errno));
+  if (!S_ISREG(st.st_mode))
+    cannotOpen("is " + kindOf(st.st_mode) + ", not a regular file");
+  int flags = ::fcntl(fd, F_GETFL);
+  if (flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0)
+    cannotOpen(std::strerror(errno));
+  uint64_t size = uint64_t(st.st_size);
+  if (size > limit)
+    rt::raise(DLC_STATUS_INVALID_ARTIFACT,
+              "the artifact file of " + std::to_string(size) +
+                  " bytes is larger than the memory limit of " +
+                  std::to_string(limit) + " bytes (" + limitSource + ")");
   std::string bytes(size_t(size), '\0');
-  in.seekg(0);
-  if (!in.read(bytes.data(), size))
-    rt::raise(DLC_STATUS_IO_ERROR, "cannot read the artifact");
+  size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t n = ::read(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      rt::raise(DLC_STATUS_IO_ERROR,
+                std::string("cannot read the artifact: ") +
+                    (n == 0 ? "the file shrank while reading"
+                            : std::strerror(errno)));
+    done += size_t(n);
+  }
   return bytes;
 }
 
@@ -158,21 +260,39 @@ extern "C" dlcStatus dlcGetDeviceCount(int *count) {
 }
 
 extern "C" dlcStatus dlcModelLoadFromFile(const char *path, dlcModel *model) {
-  return entry([&] {
-    require(path && model, "path and model must not be null");
-    *model = nullptr;
-    std::string bytes = readArtifactFile(path);
-    *model = new dlcModel_{rt::Model::load(bytes)};
-  });
+  return dlcModelLoadFromFileWithOptions(path, nullptr, model);
 }
 
 extern "C" dlcStatus dlcModelLoadFromMemory(const void *data, size_t size,
                                             dlcModel *model) {
+  return dlcModelLoadFromMemoryWithOptions(data, size, nullptr, model);
+}
+
+extern "C" dlcStatus
+dlcModelLoadFromFileWithOptions(const char *path, const dlcLoadOptions *options,
+                                dlcModel *model) {
+  return entry([&] {
+    require(path && model, "path and model must not be null");
+    *model = nullptr;
+    std::string source;
+    uint64_t limit = memoryLimit(options, source);
+    std::string bytes = readArtifactFile(path, limit, source);
+    *model = new dlcModel_{rt::Model::load(bytes, limit, source)};
+  });
+}
+
+extern "C" dlcStatus
+dlcModelLoadFromMemoryWithOptions(const void *data, size_t size,
+                                  const dlcLoadOptions *options,
+                                  dlcModel *model) {
   return entry([&] {
     require(model && (data || !size), "data and model must not be null");
     *model = nullptr;
-    *model = new dlcModel_{rt::Model::load(
-        std::string_view(static_cast<const char *>(data), size))};
+    std::string source;
+    uint64_t limit = memoryLimit(options, source);
+    *model = new dlcModel_{
+        rt::Model::load(std::string_view(static_cast<const char *>(data), size),
+                        limit, source)};
   });
 }
 

@@ -14,6 +14,10 @@ using namespace dlc::artifact;
 
 namespace {
 
+using test::manifestOf;
+using test::resign;
+using test::withManifest;
+
 std::string sha(std::string_view message) {
   return Sha256::hex(Sha256::hash(message));
 }
@@ -221,13 +225,6 @@ TEST(Artifact, RandomBitFlipsAreCleanErrors) {
   }
 }
 
-/// Recomputes the checksum after an edit of the payload.
-void resign(std::string &bytes) {
-  Sha256::Digest sum =
-      Sha256::hash(std::string_view(bytes).substr(kHeaderBytes));
-  std::memcpy(&bytes[24], sum.data(), sum.size());
-}
-
 TEST(Artifact, CorruptManifestsWithAValidChecksumAreCleanErrors) {
   // Past the checksum, the manifest parser and the range checks see bytes
   // that are well signed but wrong: they must fail cleanly, never crash.
@@ -268,25 +265,7 @@ TEST(Artifact, HeaderErrors) {
   EXPECT_EQ(parseError(arch), "manifest: archs differ from the header's");
 }
 
-/// The artifact with another manifest text, data unmoved, checksum updated.
-std::string withManifest(const std::string &bytes,
-                         const std::string &manifest) {
-  std::string data = bytes.substr(dataStart(bytes));
-  std::string out = bytes.substr(0, kHeaderBytes + 8);
-  uint64_t size = manifest.size();
-  std::memcpy(&out[kHeaderBytes], &size, 8);
-  out += manifest;
-  out.resize(alignUp(out.size()), '\0');
-  out += data;
-  uint64_t payload = out.size() - kHeaderBytes;
-  std::memcpy(&out[16], &payload, 8);
-  resign(out);
-  return out;
-}
-
-std::string manifestOf(const std::string &bytes) {
-  return bytes.substr(kHeaderBytes + 8, manifestSize(bytes));
-}
+std::string serializeError(const Artifact &a);
 
 TEST(Artifact, ManifestEditsAreValidated) {
   std::string bytes = serialize(test::syntheticArtifact());
@@ -323,6 +302,92 @@ TEST(Artifact, ManifestEditsAreValidated) {
                    R"("weights": {"offset": 0, "bytes": 99999999})")
                 .find("outside the data section"),
             std::string::npos);
+}
+
+TEST(Artifact, SizesNothingBacksAreBoundedByTheProgram) {
+  // A well-signed manifest may declare an enormous output that the kernels
+  // write 40 bytes of, or an arena far beyond what the program uses: both
+  // refused by the reader, before a runtime allocates for them.
+  std::string bytes = serialize(test::syntheticArtifact());
+  std::string manifest = manifestOf(bytes);
+  auto edited = [&](const std::string &pattern, const std::string &with) {
+    return parseError(withManifest(
+        bytes, std::regex_replace(manifest, std::regex(pattern), with,
+                                  std::regex_constants::format_first_only)));
+  };
+  const std::string output =
+      R"(("name": "probabilities",\s*"dtype": "float32",\s*"shape": )\[[^\]]*\])";
+  EXPECT_EQ(edited(output, "$1[1, 1000000000]"),
+            "manifest: outputs[0].shape: float32[1, 1000000000] is "
+            "4000000000 bytes, but the program writes only 40 of them");
+  EXPECT_EQ(edited(output, "$1[1024, 1024, 1024, 1024]"),
+            "manifest: outputs[0].shape: float32[1024, 1024, 1024, 1024] is "
+            "4398046511104 bytes, but the program writes only 40 of them");
+  EXPECT_EQ(edited(output, "$1[1, 5]"),
+            "manifest: kernels[1].params[1]: bytes [0, +40) outside the "
+            "output (20 bytes)");
+  EXPECT_EQ(edited(R"("arena_bytes": 512)", R"("arena_bytes": 1099511627776)"),
+            "manifest: arena_bytes: 1099511627776 bytes, but the program "
+            "uses only 296");
+
+  // The writer holds the compiler to the same rule.
+  Artifact a = test::syntheticArtifact();
+  a.outputs[0].shape = {2, 10};
+  EXPECT_EQ(serializeError(a), "outputs[0].shape: float32[2, 10] is 80 "
+                               "bytes, but the program writes only 40 of "
+                               "them");
+  a = test::syntheticArtifact();
+  a.kernels[1].params[1] = {Region::Arena, 0, 256, 40};
+  EXPECT_EQ(serializeError(a), "outputs[0].shape: float32[1, 10] is 40 "
+                               "bytes, but the program never writes it");
+  a = test::syntheticArtifact();
+  a.arenaBytes = 768;
+  EXPECT_EQ(serializeError(a),
+            "arena_bytes: 768 bytes, but the program uses only 296");
+  // An output the runtime copies out of the arena is bounded by the arena.
+  a = test::syntheticArtifact();
+  a.kernels[1].params[1] = {Region::Arena, 0, 384, 40};
+  a.outputs[0].arenaOffset = 384;
+  EXPECT_EQ(serializeError(a), "");
+}
+
+TEST(Artifact, MemoryLimitNamesTheField) {
+  Artifact a = test::syntheticArtifact();
+  MemoryUse use = memoryUse(a);
+  EXPECT_EQ(use.arena, 512u);
+  EXPECT_EQ(use.weights, 40u);
+  EXPECT_EQ(use.inputs, 256u); // one 40-byte input, staged 256-aligned
+  EXPECT_EQ(use.outputs, 256u);
+  EXPECT_EQ(use.workspace, 0u);
+  EXPECT_EQ(use.total(), 1064u);
+  auto limitError = [&](uint64_t limit) {
+    try {
+      checkMemoryLimit(a, limit, "DLC_MAX_MEMORY");
+    } catch (const FormatError &e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(limitError(1064), "");
+  EXPECT_EQ(limitError(1063),
+            "a session needs 1064 bytes (arena 512, weights 40, inputs 256, "
+            "outputs 256, workspace 0), more than the memory limit of 1063 "
+            "bytes (DLC_MAX_MEMORY)");
+  EXPECT_EQ(limitError(500), "arena_bytes: 512 bytes, more than the memory "
+                             "limit of 500 bytes (DLC_MAX_MEMORY)");
+  a.arenaBytes = 0;
+  EXPECT_EQ(limitError(39), "weights: 40 bytes, more than the memory limit "
+                            "of 39 bytes (DLC_MAX_MEMORY)");
+  a.weights.clear();
+  EXPECT_EQ(limitError(39), "inputs[0].shape: float32[1, 10] is 40 bytes, "
+                            "more than the memory limit of 39 bytes "
+                            "(DLC_MAX_MEMORY)");
+  a.inputs.clear();
+  a.libraryCalls.push_back({});
+  a.libraryCalls[0].workspaceBytes = uint64_t(1) << 40;
+  EXPECT_EQ(limitError(kDefaultMemoryLimit),
+            "library_calls[0].workspace_bytes: 1099511627776 bytes, more "
+            "than the memory limit of 68719476736 bytes (DLC_MAX_MEMORY)");
 }
 
 TEST(Artifact, OverlappingBlobsCannotMultiplyMemory) {

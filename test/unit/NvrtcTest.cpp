@@ -6,7 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <map>
 
 using namespace dlc;
 using namespace dlc::codegen;
@@ -94,15 +97,123 @@ TEST_F(Nvrtc, SecondCallHitsTheCache) {
 }
 
 TEST_F(Nvrtc, CorruptCacheEntriesAreRecompiled) {
+  std::vector<std::string> warnings;
+  options.warn = [&](const std::string &line) { warnings.push_back(line); };
   NvrtcStats first, second;
   std::vector<CompiledKernel> a =
       compileKernels({kernel("k0_scale", kScale)}, options, &first);
+  EXPECT_TRUE(warnings.empty());
   for (const auto &entry : std::filesystem::directory_iterator(dir))
     std::filesystem::resize_file(entry.path(), 40);
   std::vector<CompiledKernel> b =
       compileKernels({kernel("k0_scale", kScale)}, options, &second);
   EXPECT_EQ(second.compiled, 3u);
+  EXPECT_EQ(second.cacheRejected, 3u);
+  EXPECT_EQ(warnings.size(), 3u);
   EXPECT_EQ(a[0].cubins, b[0].cubins);
+}
+
+std::string readAll(const std::filesystem::path &path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+void writeAll(const std::filesystem::path &path, const std::string &bytes) {
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+TEST_F(Nvrtc, TamperedCacheEntriesAreIgnoredWarnedAndRewritten) {
+  // An entry someone else changed: its content no longer matches its hash,
+  // or it is another key's entry put under this name (a valid hash). Each is
+  // ignored with a warning, compiled again, and rewritten.
+  std::vector<std::string> warnings;
+  options.warn = [&](const std::string &line) { warnings.push_back(line); };
+  std::vector<CudaKernel> kernels = {
+      kernel("k0_scale", kScale), kernel("k1_copy", "  out0[0] = in0[0];\n")};
+  std::vector<CompiledKernel> clean = compileKernels(kernels, options);
+  std::vector<std::filesystem::path> entries;
+  for (const auto &entry : std::filesystem::directory_iterator(dir))
+    entries.push_back(entry.path());
+  std::sort(entries.begin(), entries.end());
+  ASSERT_EQ(entries.size(), 6u);
+  std::map<std::filesystem::path, std::string> original;
+  for (const auto &path : entries)
+    original[path] = readAll(path);
+
+  // The first line: "dlc-nvrtc-cache 2 KEY SHA256"; the key is the name.
+  const std::string &first = original[entries[0]];
+  std::string key = entries[0].stem().string();
+  EXPECT_EQ(first.rfind("dlc-nvrtc-cache 2 " + key + " ", 0), 0u) << first;
+
+  // Flip the last byte of one entry's code; give another entry the bytes of
+  // a third; replace a fourth with garbage.
+  std::string flipped = original[entries[0]];
+  flipped.back() ^= 1;
+  writeAll(entries[0], flipped);
+  writeAll(entries[1], original[entries[2]]);
+  writeAll(entries[3], "not an entry");
+  NvrtcStats stats;
+  std::vector<CompiledKernel> again = compileKernels(kernels, options, &stats);
+  EXPECT_EQ(stats.cacheRejected, 3u);
+  EXPECT_EQ(stats.compiled, 3u);
+  EXPECT_EQ(stats.cacheHits, 3u);
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    EXPECT_EQ(again[i].cubins, clean[i].cubins);
+    EXPECT_EQ(again[i].resources, clean[i].resources);
+    EXPECT_EQ(again[i].ptx, clean[i].ptx);
+  }
+  std::sort(warnings.begin(), warnings.end());
+  ASSERT_EQ(warnings.size(), 3u);
+  std::vector<std::string> expected = {
+      "dlc: warning: " + entries[0].string() +
+          ": NVRTC cache entry does not match its content hash (corrupt or "
+          "altered): ignored, compiled again and rewritten",
+      "dlc: warning: " + entries[1].string() +
+          ": NVRTC cache entry holds the entry of another key (" +
+          entries[2].stem().string() +
+          "): ignored, compiled again and rewritten",
+      "dlc: warning: " + entries[3].string() +
+          ": NVRTC cache entry is not a cache entry of format 2: ignored, "
+          "compiled again and rewritten"};
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(warnings, expected);
+  // Rewritten: the original bytes again, and a third call hits everything.
+  for (const auto &path : entries)
+    EXPECT_EQ(readAll(path), original[path]) << path;
+  warnings.clear();
+  NvrtcStats third;
+  compileKernels(kernels, options, &third);
+  EXPECT_EQ(third.cacheHits, 6u);
+  EXPECT_TRUE(warnings.empty());
+}
+
+TEST_F(Nvrtc, CacheDirectoryIsPrivate) {
+  std::vector<std::string> warnings;
+  options.warn = [&](const std::string &line) { warnings.push_back(line); };
+  options.cacheDir = (dir / "new" / "cache").string();
+  compileKernels({kernel("k0_scale", kScale)}, options);
+  EXPECT_EQ(std::filesystem::status(options.cacheDir).permissions(),
+            std::filesystem::perms::owner_all);
+  EXPECT_TRUE(warnings.empty());
+
+  // A folder other users can write into is not used, with one warning.
+  std::filesystem::path shared = dir / "shared";
+  std::filesystem::create_directories(shared);
+  std::filesystem::permissions(shared, std::filesystem::perms::all);
+  options.cacheDir = shared.string();
+  NvrtcStats first, second;
+  compileKernels({kernel("k0_scale", kScale)}, options, &first);
+  compileKernels({kernel("k0_scale", kScale)}, options, &second);
+  EXPECT_EQ(second.cacheHits, 0u);
+  EXPECT_EQ(second.compiled, 3u);
+  EXPECT_TRUE(std::filesystem::is_empty(shared));
+  ASSERT_EQ(warnings.size(), 1u);
+  EXPECT_EQ(warnings[0],
+            "dlc: warning: " + shared.string() +
+                ": NVRTC cache directory not used: it is writable by other "
+                "users (mode 0777), who could place entries in it; not used "
+                "(chmod go-w it, or set DLC_CACHE_DIR to a directory of your "
+                "own)");
 }
 
 TEST_F(Nvrtc, SyntaxErrorNamesTheKernelAndSourceLine) {

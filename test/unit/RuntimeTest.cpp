@@ -6,12 +6,19 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <future>
+#include <memory>
+#include <optional>
 #include <set>
 #include <string>
+#include <sys/stat.h>
 #include <thread>
+#include <unistd.h>
 
 namespace {
 
@@ -120,6 +127,169 @@ TEST(RuntimeModel, LoadFromFile) {
   EXPECT_EQ(model, nullptr);
   EXPECT_STREQ(dlcGetLastErrorMessage(),
                "cannot open the artifact: No such file or directory");
+}
+
+TEST(RuntimeModel, LoadFromFileNeverBlocks) {
+  // A FIFO (no writer will come), a directory, a device: IO_ERROR at once.
+  std::string dir = ::testing::TempDir() + "runtime-special-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir.data()), nullptr);
+  std::string fifo = dir + "/m.dlcm";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  for (auto [path, kind] :
+       {std::pair{fifo, "a FIFO"}, std::pair{dir, "a directory"},
+        std::pair{std::string("/dev/zero"), "a character device"}}) {
+    auto result = std::make_shared<std::pair<dlcStatus, std::string>>();
+    auto done = std::make_shared<std::promise<void>>();
+    std::future<void> finished = done->get_future();
+    std::thread([path = path, result, done] {
+      dlcModel model = nullptr;
+      result->first = dlcModelLoadFromFile(path.c_str(), &model);
+      result->second = dlcGetLastErrorMessage();
+      done->set_value();
+    }).detach();
+    ASSERT_EQ(finished.wait_for(std::chrono::seconds(30)),
+              std::future_status::ready)
+        << path << " blocked";
+    EXPECT_EQ(result->first, DLC_STATUS_IO_ERROR);
+    EXPECT_EQ(result->second, std::string("cannot open the artifact: is ") +
+                                  kind + ", not a regular file");
+  }
+  std::remove(fifo.c_str());
+  ::rmdir(dir.c_str());
+}
+
+TEST(RuntimeModel, EnormousOutputWithAValidChecksumIsRefused) {
+  // Kernels that write 40 bytes of an output declared as 4 GB: refused at
+  // load, before a caller sizes a buffer from dlcTensorInfo.
+  std::string bytes = syntheticBytes();
+  std::string manifest = dlc::test::manifestOf(bytes);
+  size_t at = manifest.find("\"shape\"", manifest.find("probabilities"));
+  size_t end = manifest.find(']', at);
+  std::string huge = dlc::test::withManifest(
+      bytes, manifest.substr(0, at) + "\"shape\": [1, 1000000000" +
+                 manifest.substr(end));
+  dlcModel model = nullptr;
+  EXPECT_EQ(dlcModelLoadFromMemory(huge.data(), huge.size(), &model),
+            DLC_STATUS_INVALID_ARTIFACT);
+  EXPECT_EQ(model, nullptr);
+  EXPECT_STREQ(dlcGetLastErrorMessage(),
+               "manifest: outputs[0].shape: float32[1, 1000000000] is "
+               "4000000000 bytes, but the program writes only 40 of them");
+}
+
+/// Sets an environment variable for a scope.
+class ScopedEnv {
+public:
+  ScopedEnv(const char *name, const char *value) : name_(name) {
+    if (const char *old = std::getenv(name))
+      old_ = old;
+    if (value)
+      ::setenv(name, value, 1);
+    else
+      ::unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (old_)
+      ::setenv(name_, old_->c_str(), 1);
+    else
+      ::unsetenv(name_);
+  }
+
+private:
+  const char *name_;
+  std::optional<std::string> old_;
+};
+
+TEST(RuntimeModel, MemoryLimit) {
+  // The synthetic artifact needs 1064 bytes per session (arena 512, weights
+  // 40, a 256-byte staging buffer for its input and its output).
+  std::string bytes = syntheticBytes();
+  ScopedEnv unset("DLC_MAX_MEMORY", nullptr);
+  dlcModel model = nullptr;
+  dlcLoadOptions options{};
+  options.structSize = sizeof(options);
+  options.maxMemoryBytes = 1064;
+  ASSERT_EQ(dlcModelLoadFromMemoryWithOptions(bytes.data(), bytes.size(),
+                                              &options, &model),
+            DLC_STATUS_SUCCESS)
+      << dlcGetLastErrorMessage();
+  dlcModelDestroy(model);
+  options.maxMemoryBytes = 1000;
+  EXPECT_EQ(dlcModelLoadFromMemoryWithOptions(bytes.data(), bytes.size(),
+                                              &options, &model),
+            DLC_STATUS_INVALID_ARTIFACT);
+  EXPECT_STREQ(dlcGetLastErrorMessage(),
+               "manifest: a session needs 1064 bytes (arena 512, weights 40, "
+               "inputs 256, outputs 256, workspace 0), more than the memory "
+               "limit of 1000 bytes (dlcLoadOptions.maxMemoryBytes)");
+  options.maxMemoryBytes = 100;
+  EXPECT_EQ(dlcModelLoadFromMemoryWithOptions(bytes.data(), bytes.size(),
+                                              &options, &model),
+            DLC_STATUS_INVALID_ARTIFACT);
+  EXPECT_STREQ(dlcGetLastErrorMessage(),
+               "manifest: arena_bytes: 512 bytes, more than the memory limit "
+               "of 100 bytes (dlcLoadOptions.maxMemoryBytes)");
+  // The file itself is held to the limit.
+  std::string path = ::testing::TempDir() + "runtime-limit.dlcm";
+  std::ofstream(path, std::ios::binary) << bytes;
+  EXPECT_EQ(dlcModelLoadFromFileWithOptions(path.c_str(), &options, &model),
+            DLC_STATUS_INVALID_ARTIFACT);
+  EXPECT_EQ(std::string(dlcGetLastErrorMessage()),
+            "the artifact file of " + std::to_string(bytes.size()) +
+                " bytes is larger than the memory limit of 100 bytes "
+                "(dlcLoadOptions.maxMemoryBytes)");
+  std::remove(path.c_str());
+
+  // DLC_MAX_MEMORY when the option is 0; the option wins over it.
+  {
+    ScopedEnv env("DLC_MAX_MEMORY", "1K");
+    EXPECT_EQ(dlcModelLoadFromMemory(bytes.data(), bytes.size(), &model),
+              DLC_STATUS_INVALID_ARTIFACT);
+    EXPECT_NE(std::string(dlcGetLastErrorMessage())
+                  .find("more than the memory limit of 1024 bytes "
+                        "(DLC_MAX_MEMORY)"),
+              std::string::npos)
+        << dlcGetLastErrorMessage();
+    options.maxMemoryBytes = 2048;
+    EXPECT_EQ(dlcModelLoadFromMemoryWithOptions(bytes.data(), bytes.size(),
+                                                &options, &model),
+              DLC_STATUS_SUCCESS);
+    dlcModelDestroy(model);
+  }
+  for (const char *good : {"2048", "2K", "2KiB", "1M", "1G", "1T", "4096B"}) {
+    ScopedEnv env("DLC_MAX_MEMORY", good);
+    EXPECT_EQ(dlcModelLoadFromMemory(bytes.data(), bytes.size(), &model),
+              DLC_STATUS_SUCCESS)
+        << good << ": " << dlcGetLastErrorMessage();
+    dlcModelDestroy(model);
+  }
+  for (const char *bad : {"lots", "0", "-5", "1.5G", "1KB", "99999999999T",
+                          "18446744073709551616"}) {
+    ScopedEnv env("DLC_MAX_MEMORY", bad);
+    EXPECT_EQ(dlcModelLoadFromMemory(bytes.data(), bytes.size(), &model),
+              DLC_STATUS_INVALID_ARGUMENT)
+        << bad;
+    EXPECT_EQ(std::string(dlcGetLastErrorMessage()),
+              std::string("DLC_MAX_MEMORY='") + bad +
+                  "' is not a memory size (a positive number of bytes, "
+                  "optionally with a K, M, G or T suffix)");
+  }
+  // structSize must be set; NULL options are the defaults.
+  options.structSize = 0;
+  EXPECT_EQ(dlcModelLoadFromMemoryWithOptions(bytes.data(), bytes.size(),
+                                              &options, &model),
+            DLC_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(dlcModelLoadFromMemoryWithOptions(bytes.data(), bytes.size(),
+                                              nullptr, &model),
+            DLC_STATUS_SUCCESS);
+  dlcModelDestroy(model);
+  // The C++ wrapper.
+  EXPECT_THROW(dlc::runtime::Model::fromMemory(bytes.data(), bytes.size(),
+                                               {/*maxMemoryBytes=*/1000}),
+               dlc::runtime::Error);
+  EXPECT_EQ(dlc::runtime::Model::fromMemory(bytes.data(), bytes.size(), {2000})
+                .numOutputs(),
+            1u);
 }
 
 TEST(RuntimeModel, LoadValidates) {

@@ -1,4 +1,4 @@
-//===- SupportTest.cpp - tensors, .npy, atomic writes, errors ---*- C++ -*-===//
+//===- SupportTest.cpp - tensors, .npy, file reads and writes, errors -----===//
 
 #include "support/Error.h"
 #include "support/File.h"
@@ -9,9 +9,17 @@
 
 #include <cstring>
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <dirent.h>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <future>
+#include <memory>
+#include <sys/stat.h>
+#include <thread>
 #include <unistd.h>
 
 using namespace dlc;
@@ -131,6 +139,240 @@ TEST(File, ReadErrorsNameTheFile) {
         e.format(),
         "dlc: error: /nonexistent/model.keras: No such file or directory");
   }
+}
+
+/// Runs `body` on a thread and says whether it finished within `seconds`:
+/// a regression that blocks (opening a FIFO) fails the test instead of
+/// hanging it. The thread is left behind when it blocks.
+bool finishesWithin(int seconds, std::function<void()> body) {
+  auto done = std::make_shared<std::promise<void>>();
+  std::future<void> finished = done->get_future();
+  std::thread([done, body] {
+    body();
+    done->set_value();
+  }).detach();
+  return finished.wait_for(std::chrono::seconds(seconds)) ==
+         std::future_status::ready;
+}
+
+/// The one-line error readFile gives for `path`, or "".
+std::string readError(const std::string &path) {
+  auto error = std::make_shared<std::string>();
+  bool finished = finishesWithin(30, [path, error] {
+    try {
+      readFile(path);
+    } catch (const UserError &e) {
+      *error = e.format();
+    }
+  });
+  return finished ? *error : "blocked";
+}
+
+TEST(File, InputsMustBeRegularFilesAndNeverBlock) {
+  std::string dir = tempDir();
+  std::string fifo = dir + "/x.npy";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_EQ(readError(fifo),
+            "dlc: error: " + fifo + ": is a FIFO, not a regular file");
+  EXPECT_EQ(readError(dir),
+            "dlc: error: " + dir + ": is a directory, not a regular file");
+  EXPECT_EQ(readError("/dev/zero"),
+            "dlc: error: /dev/zero: is a character device, not a regular file");
+  // readNpy goes through readFile.
+  auto error = std::make_shared<std::string>();
+  EXPECT_TRUE(finishesWithin(30, [fifo, error] {
+    try {
+      readNpy(fifo);
+    } catch (const UserError &e) {
+      *error = e.reason();
+    }
+  }));
+  EXPECT_EQ(*error, "is a FIFO, not a regular file");
+  // A regular file still reads, through a symbolic link too.
+  writeFileAtomic(dir + "/a.txt", "hello");
+  ASSERT_EQ(::symlink("a.txt", (dir + "/link").c_str()), 0);
+  EXPECT_EQ(readFile(dir + "/link"), "hello");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(File, DevicesAndFifosAreWrittenInPlace) {
+  std::string dir = tempDir();
+  // A link to a character device that discards writes: were it replaced by
+  // a rename, the link would go and the device would stay (the test never
+  // risks the real node). /dev/zero, not /dev/null: a process that renames
+  // over /dev/null as root (the bug this tests) breaks any test that relies
+  // on it.
+  std::string null = dir + "/null";
+  ASSERT_EQ(::symlink("/dev/zero", null.c_str()), 0);
+  writeFileAtomic(null, "discarded");
+  struct stat st;
+  ASSERT_EQ(::lstat(null.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISLNK(st.st_mode));
+  EXPECT_EQ(countEntries(dir), 1); // no temporary left
+
+  std::string fifo = dir + "/fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto got = std::make_shared<std::string>();
+  std::thread reader([fifo, got] {
+    std::ifstream in(fifo, std::ios::binary);
+    *got = std::string(std::istreambuf_iterator<char>(in), {});
+  });
+  EXPECT_TRUE(finishesWithin(
+      30, [fifo] { writeFileAtomic(fifo, std::string(100000, 'x')); }));
+  reader.join();
+  EXPECT_EQ(*got, std::string(100000, 'x'));
+  ASSERT_EQ(::lstat(fifo.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+
+  try {
+    writeFileAtomic(dir, "data");
+    FAIL();
+  } catch (const UserError &e) {
+    EXPECT_EQ(e.reason(), "is a directory: outputs are regular files, "
+                          "character devices or FIFOs");
+  }
+  try {
+    writeFileAtomic(dir + "/missing/y.npy", "data");
+    FAIL();
+  } catch (const UserError &e) {
+    EXPECT_EQ(e.reason(), "directory '" + dir + "/missing' does not exist");
+  }
+  // Cache entries are replaced, whatever they are.
+  replaceFileAtomic(fifo, "entry");
+  EXPECT_EQ(readFile(fifo), "entry");
+  std::filesystem::remove_all(dir);
+}
+
+/// checkOutputs' error for `outputs` and `inputs`, or "".
+std::string outputError(const std::vector<std::string> &outputs,
+                        const std::vector<std::string> &inputs) {
+  try {
+    checkOutputs(outputs, inputs);
+  } catch (const UserError &e) {
+    return e.format();
+  }
+  return "";
+}
+
+TEST(File, OutputsAreNotInputsNorEachOther) {
+  std::string dir = tempDir();
+  std::string model = dir + "/m.keras";
+  writeFileAtomic(model, "model");
+  ASSERT_EQ(::mkdir((dir + "/sub").c_str(), 0700), 0);
+  ASSERT_EQ(::link(model.c_str(), (dir + "/hard.dlcm").c_str()), 0);
+  ASSERT_EQ(::symlink("m.keras", (dir + "/soft.dlcm").c_str()), 0);
+  const std::string same = ": refusing to overwrite an input (choose another "
+                           "output)";
+  // The same file under any name: itself, another spelling, a hard link, a
+  // symbolic link.
+  for (const std::string &name :
+       {model, dir + "/sub/../m.keras", dir + "/./m.keras", dir + "/hard.dlcm",
+        dir + "/soft.dlcm"})
+    EXPECT_EQ(outputError({name}, {model}),
+              "dlc: error: " + name + ": is the same file as the input '" +
+                  model + "'" + same);
+  EXPECT_EQ(outputError({dir + "/out.dlcm"}, {model}), "");
+  // Inputs that do not exist, or are not files, are for the reader.
+  EXPECT_EQ(outputError({dir + "/out.dlcm"}, {dir + "/none", "/dev/zero"}), "");
+  // Two outputs naming one file, whether it exists or not.
+  EXPECT_EQ(outputError({dir + "/y.npy", dir + "/sub/../y.npy"}, {}),
+            "dlc: error: " + dir +
+                "/sub/../y.npy: is the same file as the "
+                "output '" +
+                dir + "/y.npy': each output needs its own file");
+  EXPECT_EQ(outputError({model, dir + "/hard.dlcm"}, {}),
+            "dlc: error: " + dir +
+                "/hard.dlcm: is the same file as the "
+                "output '" +
+                model + "': each output needs its own file");
+  EXPECT_EQ(outputError({"/dev/zero", "/dev/zero"}, {}), "");
+  // Directories.
+  EXPECT_EQ(outputError({dir + "/sub"}, {}),
+            "dlc: error: " + dir +
+                "/sub: is a directory: outputs are regular "
+                "files, character devices or FIFOs");
+  EXPECT_EQ(outputError({dir + "/none/y.npy"}, {}),
+            "dlc: error: " + dir + "/none/y.npy: directory '" + dir +
+                "/none' does not exist");
+  EXPECT_EQ(outputError({model + "/y.npy"}, {}), "dlc: error: " + model +
+                                                     "/y.npy: '" + model +
+                                                     "' is not a directory");
+  EXPECT_EQ(outputError({""}, {}), "dlc: error: an output path is empty");
+  std::filesystem::remove_all(dir);
+}
+
+TEST(File, ModelFilesFollowTheReadersRules) {
+  std::string dir = tempDir();
+  writeFileAtomic(dir + "/m.keras", "PK\x03\x04 not JSON");
+  EXPECT_EQ(modelFiles(dir + "/m.keras", ""),
+            std::vector<std::string>{dir + "/m.keras"});
+  EXPECT_EQ(modelFiles(dir + "/m.keras", dir + "/w.h5"),
+            (std::vector<std::string>{dir + "/m.keras", dir + "/w.h5"}));
+  // A to_json() file: STEM.weights.h5, else STEM.h5, beside it.
+  writeFileAtomic(dir + "/m.json", " {\"class_name\": \"Sequential\"}");
+  EXPECT_EQ(modelFiles(dir + "/m.json", ""),
+            std::vector<std::string>{dir + "/m.json"});
+  writeFileAtomic(dir + "/m.h5", "h5");
+  EXPECT_EQ(modelFiles(dir + "/m.json", ""),
+            (std::vector<std::string>{dir + "/m.json", dir + "/m.h5"}));
+  writeFileAtomic(dir + "/m.weights.h5", "h5");
+  EXPECT_EQ(modelFiles(dir + "/m.json", ""),
+            (std::vector<std::string>{dir + "/m.json", dir + "/m.weights.h5"}));
+  // TF.js: the shards of weightsManifest, plain names only.
+  writeFileAtomic(dir + "/model.json",
+                  R"({"modelTopology": {"paths": ["no"]}, "weightsManifest":
+                      [{"paths": ["g1-shard1of2.bin", "g1-shard2of2.bin"],
+                        "weights": [{"name": "paths"}]},
+                       {"paths": ["../outside.bin"]}]})");
+  EXPECT_EQ(
+      modelFiles(dir + "/model.json", ""),
+      (std::vector<std::string>{dir + "/model.json", dir + "/g1-shard1of2.bin",
+                                dir + "/g1-shard2of2.bin"}));
+  // Deeply nested or broken JSON adds nothing and never throws.
+  writeFileAtomic(dir + "/deep.json", std::string(100000, '[') + "{");
+  EXPECT_EQ(modelFiles(dir + "/deep.json", ""),
+            std::vector<std::string>{dir + "/deep.json"});
+  EXPECT_EQ(modelFiles(dir + "/none.json", ""),
+            std::vector<std::string>{dir + "/none.json"});
+  std::filesystem::remove_all(dir);
+}
+
+TEST(File, DefaultArtifactPath) {
+  EXPECT_EQ(defaultArtifactPath("m.keras"), "m.dlcm");
+  EXPECT_EQ(defaultArtifactPath("dir.v2/model"), "dir.v2/model.dlcm");
+  EXPECT_EQ(defaultArtifactPath("a/model.json"), "a/model.dlcm");
+}
+
+TEST(File, PrivateDirectories) {
+  std::string dir = tempDir();
+  std::string cache = dir + "/home/.cache/dlc";
+  EXPECT_EQ(preparePrivateDir(cache), "");
+  struct stat st;
+  ASSERT_EQ(::stat(cache.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0700u);
+  // An existing directory's permissions are left alone: readable by others
+  // is fine, writable by others is not used.
+  ASSERT_EQ(::chmod(cache.c_str(), 0755), 0);
+  EXPECT_EQ(preparePrivateDir(cache), "");
+  ASSERT_EQ(::chmod(cache.c_str(), 0775), 0);
+  EXPECT_EQ(preparePrivateDir(cache),
+            "it is writable by other users (mode 0775), who could place "
+            "entries in it; not used (chmod go-w it, or set DLC_CACHE_DIR to "
+            "a directory of your own)");
+  ASSERT_EQ(::stat(cache.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0775u);
+  writeFileAtomic(dir + "/file", "x");
+  EXPECT_EQ(preparePrivateDir(dir + "/file"),
+            "it is a regular file, not a directory");
+  if (::geteuid() == 0) {
+    // Another owner (root can make one).
+    ASSERT_EQ(::chmod(cache.c_str(), 0700), 0);
+    ASSERT_EQ(::chown(cache.c_str(), 65534, 65534), 0);
+    EXPECT_EQ(preparePrivateDir(cache),
+              "it belongs to another user (uid 65534), who could place "
+              "entries in it; not used");
+  }
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Error, FormatsTheOneLine) {

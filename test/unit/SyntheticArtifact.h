@@ -3,7 +3,8 @@
 // An artifact with two kernels, weights and two archs, whose code bytes are
 // placeholders (the host-side tests never load them on a GPU): input x
 // [1, 10] copied into the arena, k0 h = x * w into the arena, k1 softmax(h)
-// straight into the caller's output.
+// straight into the caller's output. withManifest gives the same bytes with
+// another manifest and a valid checksum.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,8 +12,10 @@
 #define DLC_TEST_UNIT_SYNTHETICARTIFACT_H
 
 #include "artifact/Artifact.h"
+#include "artifact/Sha256.h"
 
 #include <cstring>
+#include <string>
 
 namespace dlc::test {
 
@@ -69,6 +72,39 @@ inline artifact::Artifact syntheticArtifact() {
   softmax.ptx = ".version 9.0\n.target sm_80\n.entry dlc_k1_softmax\n";
   a.kernels = {scale, softmax};
   return a;
+}
+
+/// Recomputes the header's checksum after an edit of the payload.
+inline void resign(std::string &bytes) {
+  Sha256::Digest sum =
+      Sha256::hash(std::string_view(bytes).substr(artifact::kHeaderBytes));
+  std::memcpy(&bytes[24], sum.data(), sum.size());
+}
+
+/// The manifest text of artifact bytes.
+inline std::string manifestOf(const std::string &bytes) {
+  uint64_t size = 0;
+  std::memcpy(&size, &bytes[artifact::kHeaderBytes], 8);
+  return bytes.substr(artifact::kHeaderBytes + 8, size);
+}
+
+/// The artifact with another manifest text, data unmoved, checksum updated:
+/// a well-signed artifact for the checks past the checksum.
+inline std::string withManifest(const std::string &bytes,
+                                const std::string &manifest) {
+  using namespace artifact;
+  std::string data =
+      bytes.substr(alignUp(kHeaderBytes + 8 + manifestOf(bytes).size()));
+  std::string out = bytes.substr(0, kHeaderBytes + 8);
+  uint64_t size = manifest.size();
+  std::memcpy(&out[kHeaderBytes], &size, 8);
+  out += manifest;
+  out.resize(alignUp(out.size()), '\0');
+  out += data;
+  uint64_t payload = out.size() - kHeaderBytes;
+  std::memcpy(&out[16], &payload, 8);
+  resign(out);
+  return out;
 }
 
 } // namespace dlc::test

@@ -182,7 +182,19 @@ std::string dlc::cli::helpText(const std::string &command) {
        << "  --version  Show the version\n\n"
        << "Run 'dlc COMMAND --help' for a command's options.\n"
        << "Exit status: 0 success, 1 bad input or usage, 2 internal error "
-          "or not implemented.\n";
+          "or not implemented.\n\n"
+       << "Inputs must be regular files. An output that is one of the "
+          "inputs, that two\noutputs name, or whose directory does not "
+          "exist is refused before any work.\n\n"
+       << "Environment:\n"
+       << "  DLC_CACHE_DIR   The kernel and tuning caches (default: "
+          "$XDG_CACHE_HOME/dlc or\n"
+       << "                  ~/.cache/dlc); created 0700; kernels are not "
+          "cached in a directory\n"
+       << "                  that other users can write to\n"
+       << "  DLC_MAX_MEMORY  The most memory an artifact may need per "
+          "session (bytes, or 16G,\n"
+       << "                  512M...; default 64G)\n";
     return os.str();
   }
   os << "Usage: dlc " << spec->name;

@@ -1,9 +1,10 @@
 //===- RuntimeCommands.cpp - run and inspect .dlcm artifacts ----*- C++ -*-===//
 //
 // `dlc run OUT.dlcm --device cuda` and `dlc inspect OUT.dlcm`: built in both
-// configurations, on the runtime alone (no LLVM). The artifact is loaded and
-// checksum-checked, and the inputs checked against it, before a GPU is looked
-// for.
+// configurations, on the runtime alone (no LLVM). The artifact is loaded,
+// checksum-checked and held to the memory limit (DLC_MAX_MEMORY), and the
+// inputs checked against it, before a GPU is looked for or a buffer
+// allocated.
 //
 //===----------------------------------------------------------------------===//
 
@@ -183,8 +184,16 @@ int cli::runArtifactBytes(const Invocation &inv, std::string_view bytes,
   const std::vector<std::string> &inputPaths = inv.values.at("--input");
   const std::vector<std::string> &outputPaths = inv.values.at("--output");
   try {
-    runtime::Model model =
-        runtime::Model::fromMemory(bytes.data(), bytes.size());
+    runtime::Model model = [&] {
+      try {
+        return runtime::Model::fromMemory(bytes.data(), bytes.size());
+      } catch (const runtime::Error &e) {
+        // At load, the only invalid argument is a bad DLC_MAX_MEMORY.
+        if (e.status() == DLC_STATUS_INVALID_ARGUMENT)
+          throw UserError(e.what(), label);
+        throw;
+      }
+    }();
     if (inputPaths.size() != model.numInputs())
       throw UserError("the model has " + plural(model.numInputs(), "input") +
                           ", " + std::to_string(inputPaths.size()) + " given",

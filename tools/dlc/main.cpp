@@ -1,7 +1,9 @@
 //===- main.cpp - the dlc command-line tool ---------------------*- C++ -*-===//
 //
-// Parses the command line and dispatches to the subcommands. Subcommands whose
-// issue has not landed say so and exit 2; they never print made-up output.
+// Parses the command line, checks the command's output paths against its
+// inputs before any work, and dispatches to the subcommands. Subcommands
+// whose issue has not landed say so and exit 2; they never print made-up
+// output.
 //
 //===----------------------------------------------------------------------===//
 
@@ -9,6 +11,7 @@
 
 #include "dlc/runtime.h"
 #include "support/Error.h"
+#include "support/File.h"
 
 #include <iostream>
 
@@ -19,8 +22,35 @@ int dlc::cli::notImplemented(const std::string &what) {
 
 namespace {
 
+/// Before any work: the command's outputs must replace none of its inputs,
+/// be distinct, and lie in directories that exist (support/File.h).
+void checkPaths(const dlc::cli::Invocation &inv) {
+  using namespace dlc;
+  std::vector<std::string> outputs, inputs;
+  const bool artifact = cli::isArtifactPath(inv.positional);
+  if (inv.command == "compile") {
+    if (inv.has("-o"))
+      outputs.push_back(inv.get("-o"));
+    else if (inv.get("--emit", "artifact") == "artifact")
+      outputs.push_back(defaultArtifactPath(inv.positional));
+    if (inv.has("--tuning-cache"))
+      inputs.push_back(inv.get("--tuning-cache"));
+  } else if (inv.command == "run") {
+    outputs = inv.values.at("--output");
+    inputs = inv.values.at("--input");
+  } else {
+    return;
+  }
+  std::vector<std::string> model =
+      artifact ? std::vector<std::string>{inv.positional}
+               : modelFiles(inv.positional, inv.get("--weights"));
+  inputs.insert(inputs.end(), model.begin(), model.end());
+  checkOutputs(outputs, inputs);
+}
+
 int dispatch(const dlc::cli::Invocation &inv) {
   using namespace dlc::cli;
+  checkPaths(inv);
   if (isArtifactPath(inv.positional) && inv.command == "run")
     return runArtifact(inv);
   if (isArtifactPath(inv.positional) && inv.command == "inspect")

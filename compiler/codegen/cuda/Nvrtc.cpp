@@ -1,10 +1,19 @@
 //===- Nvrtc.cpp - compile generated kernels with NVRTC ---------*- C++ -*-===//
 //
 // One task per (kernel, target): a cubin per arch and PTX for the lowest. A
-// pool of threads runs the tasks; each looks in the cache first. A cache entry
-// is one file named by the SHA-256 of everything that determines its bytes
-// (source, options, target, NVRTC version), holding a one-line header (sizes
-// and ptxas resources) and the code, written atomically.
+// pool of threads runs the tasks; each looks in the cache first.
+//
+// The cache (docs/security.md): a folder of the user's own, created 0700 and
+// not used when another user could write into it. An entry is one file named
+// by its key, the SHA-256 of everything that determines its bytes (the cache
+// format, the NVRTC version, the options with the target arch, the source):
+//   dlc-nvrtc-cache 2 KEY CONTENT-SHA256\n
+//   BYTES REGISTERS SHARED LOCAL SPILL-STORES SPILL-LOADS\n
+//   CODE (BYTES bytes)
+// where CONTENT-SHA256 is the hash of everything after the first line. An
+// entry whose key is not its name's, whose hash does not match, or that is
+// malformed is ignored with a warning, compiled again and rewritten. Entries
+// are written atomically (a temporary file renamed into place).
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,12 +27,15 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstdlib>
 #include <exception>
-#include <filesystem>
-#include <fstream>
+#include <iostream>
+#include <mutex>
 #include <regex>
+#include <set>
 #include <sstream>
+#include <sys/stat.h>
 #include <thread>
 
 using namespace dlc;
@@ -32,7 +44,10 @@ using namespace dlc::codegen;
 namespace {
 
 constexpr const char *kCacheMagic = "dlc-nvrtc-cache";
-constexpr int kCacheFormat = 1;
+// 2: the key and the content hash in the first line. A new format is a new
+// key, so that dlc versions sharing a folder never read each other's entries.
+constexpr int kCacheFormat = 2;
+constexpr uint64_t kMaxCodeBytes = uint64_t(1) << 30;
 
 /// One compilation: a cubin for sm_`arch`, or PTX for compute_`arch`.
 struct Task {
@@ -74,43 +89,94 @@ std::string cacheKey(const CudaKernel &kernel,
   return Sha256::hex(h.finish());
 }
 
-std::optional<TaskResult> readCache(const std::string &path, uint32_t arch) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
+/// The entry at `path` for `key`: nothing, with `problem` empty, when there
+/// is none; nothing, with `problem` saying why, when it fails its checks.
+std::optional<TaskResult> readCache(const std::string &path,
+                                    const std::string &key, uint32_t arch,
+                                    std::string &problem) {
+  problem.clear();
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0 && errno == ENOENT)
     return std::nullopt;
-  std::string header;
-  if (!std::getline(in, header))
+  std::string bytes;
+  try {
+    bytes = readFile(path, kMaxCodeBytes + 4096);
+  } catch (const UserError &e) {
+    problem = "cannot be read (" + e.reason() + ")";
     return std::nullopt;
-  std::istringstream fields(header);
-  std::string magic;
+  }
+  size_t line1 = bytes.find('\n');
+  std::istringstream header(bytes.substr(0, line1));
+  std::string magic, entryKey, hash, extra;
   int format = 0;
-  uint64_t bytes = 0;
+  header >> magic >> format >> entryKey >> hash;
+  if (line1 == std::string::npos || !header || (header >> extra) ||
+      magic != kCacheMagic || format != kCacheFormat) {
+    problem = "is not a cache entry of format " + std::to_string(kCacheFormat);
+    return std::nullopt;
+  }
+  if (entryKey != key) {
+    problem = "holds the entry of another key (" + entryKey + ")";
+    return std::nullopt;
+  }
+  std::string_view body = std::string_view(bytes).substr(line1 + 1);
+  if (hash != Sha256::hex(Sha256::hash(body))) {
+    problem = "does not match its content hash (corrupt or altered)";
+    return std::nullopt;
+  }
+  size_t line2 = body.find('\n');
+  std::istringstream fields(std::string(body.substr(0, line2)));
+  uint64_t codeBytes = 0;
   TaskResult r;
   r.resources.arch = arch;
-  fields >> magic >> format >> bytes >> r.resources.registers >>
-      r.resources.sharedBytes >> r.resources.localBytes >>
-      r.resources.spillStoreBytes >> r.resources.spillLoadBytes;
-  if (!fields || magic != kCacheMagic || format != kCacheFormat ||
-      bytes > (uint64_t(1) << 30))
+  fields >> codeBytes >> r.resources.registers >> r.resources.sharedBytes >>
+      r.resources.localBytes >> r.resources.spillStoreBytes >>
+      r.resources.spillLoadBytes;
+  if (line2 == std::string_view::npos || !fields || (fields >> extra) ||
+      codeBytes != body.size() - line2 - 1) {
+    problem = "is malformed";
     return std::nullopt;
-  r.code.resize(bytes);
-  if (!in.read(r.code.data(), std::streamsize(bytes)) || in.peek() != EOF)
-    return std::nullopt;
+  }
+  r.code = std::string(body.substr(line2 + 1));
   return r;
 }
 
-void writeCache(const std::string &path, const TaskResult &r) {
+void writeCache(const std::string &path, const std::string &key,
+                const TaskResult &r) {
   const artifact::KernelResources &res = r.resources;
-  std::ostringstream os;
-  os << kCacheMagic << ' ' << kCacheFormat << ' ' << r.code.size() << ' '
-     << res.registers << ' ' << res.sharedBytes << ' ' << res.localBytes << ' '
-     << res.spillStoreBytes << ' ' << res.spillLoadBytes << '\n'
-     << r.code;
+  std::ostringstream body;
+  body << r.code.size() << ' ' << res.registers << ' ' << res.sharedBytes << ' '
+       << res.localBytes << ' ' << res.spillStoreBytes << ' '
+       << res.spillLoadBytes << '\n'
+       << r.code;
+  std::string text = body.str();
+  std::string entry = std::string(kCacheMagic) + ' ' +
+                      std::to_string(kCacheFormat) + ' ' + key + ' ' +
+                      Sha256::hex(Sha256::hash(text)) + '\n' + text;
   try {
-    writeFileAtomic(path, os.str());
+    replaceFileAtomic(path, entry);
   } catch (const UserError &) {
     // A cache that cannot be written only costs time.
   }
+}
+
+/// The cache folder to use ("" for none), with a warning the first time a
+/// folder cannot be used.
+std::string
+usableCacheDir(const std::string &dir,
+               const std::function<void(const std::string &)> &warn) {
+  if (dir.empty())
+    return "";
+  std::string problem = preparePrivateDir(dir);
+  if (problem.empty())
+    return dir;
+  static std::mutex mutex;
+  static std::set<std::string> warned;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (warned.insert(dir).second)
+    warn(UserError("NVRTC cache directory not used: " + problem, dir)
+             .format("warning"));
+  return "";
 }
 
 /// NVRTC's message for the first error in `log`, pointed at the generated
@@ -296,39 +362,51 @@ dlc::codegen::compileKernels(const std::vector<CudaKernel> &kernels,
       tasks.push_back({k, archs.front(), true, 0});
   }
 
+  std::mutex warnMutex;
+  auto warn = [&](const std::string &line) {
+    std::lock_guard<std::mutex> lock(warnMutex);
+    if (options.warn)
+      options.warn(line);
+    else
+      std::cerr << line << "\n";
+  };
   std::string cacheDir;
-  if (options.useCache) {
-    cacheDir = options.cacheDir.empty() ? defaultCacheDir() : options.cacheDir;
-    std::error_code ec;
-    if (!cacheDir.empty())
-      std::filesystem::create_directories(cacheDir, ec);
-    if (ec)
-      cacheDir.clear();
-  }
+  if (options.useCache)
+    cacheDir = usableCacheDir(
+        options.cacheDir.empty() ? defaultCacheDir() : options.cacheDir, warn);
 
   std::vector<TaskResult> results(tasks.size());
   std::vector<std::exception_ptr> errors(tasks.size());
-  std::atomic<size_t> next{0}, compiled{0}, hits{0};
+  std::atomic<size_t> next{0}, compiled{0}, hits{0}, rejected{0};
   auto worker = [&] {
     for (size_t i; (i = next++) < tasks.size();) {
       const Task &task = tasks[i];
       const CudaKernel &kernel = kernels[task.kernel];
       try {
         std::vector<std::string> flags = nvrtcFlags(task, options);
-        std::string path;
+        std::string path, key;
         if (!cacheDir.empty()) {
-          path = cacheDir + "/" + cacheKey(kernel, flags) +
-                 (task.ptx ? ".ptx" : ".cubin");
-          if (std::optional<TaskResult> hit = readCache(path, task.arch)) {
+          key = cacheKey(kernel, flags);
+          path = cacheDir + "/" + key + (task.ptx ? ".ptx" : ".cubin");
+          std::string problem;
+          if (std::optional<TaskResult> hit =
+                  readCache(path, key, task.arch, problem)) {
             results[i] = std::move(*hit);
             ++hits;
             continue;
+          }
+          if (!problem.empty()) {
+            ++rejected;
+            warn(UserError("NVRTC cache entry " + problem +
+                               ": ignored, compiled again and rewritten",
+                           path)
+                     .format("warning"));
           }
         }
         results[i] = compile(kernel, task, flags);
         ++compiled;
         if (!path.empty())
-          writeCache(path, results[i]);
+          writeCache(path, key, results[i]);
       } catch (...) {
         errors[i] = std::current_exception();
       }
@@ -351,6 +429,7 @@ dlc::codegen::compileKernels(const std::vector<CudaKernel> &kernels,
   if (stats) {
     stats->compiled += compiled;
     stats->cacheHits += hits;
+    stats->cacheRejected += rejected;
   }
   std::vector<CompiledKernel> out(kernels.size());
   for (size_t i = 0; i < tasks.size(); ++i) {

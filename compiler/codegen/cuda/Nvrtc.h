@@ -3,7 +3,9 @@
 // Compiles every generated kernel to a cubin per requested arch and to PTX for
 // the lowest arch (JIT-compiled by the driver on newer GPUs), in parallel,
 // through an on-disk cache. Records what ptxas reports per kernel and arch
-// (registers, shared memory, stack frame, spills). Plain C++ (no MLIR).
+// (registers, shared memory, stack frame, spills). Plain C++ (no MLIR). The
+// cache's format and checks are described in Nvrtc.cpp, its trust model in
+// docs/security.md.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +16,7 @@
 #include "compiler/codegen/cuda/CudaKernel.h"
 
 #include <cstdint>
+#include <functional>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -28,10 +31,15 @@ struct NvrtcOptions {
   bool ptx = true;
   /// More NVRTC options, after dlc's own (-std=c++17, the CUDA include dir).
   std::vector<std::string> extraFlags;
-  /// The cache folder; "" for defaultCacheDir(). Caching is skipped when the
-  /// folder cannot be created or `useCache` is false.
+  /// The cache folder; "" for defaultCacheDir(). Created with mode 0700;
+  /// caching is skipped, with a warning, when the folder cannot be created
+  /// or another user could write into it (support/File.h,
+  /// preparePrivateDir), and when `useCache` is false.
   std::string cacheDir;
   bool useCache = true;
+  /// Receives each warning line ("dlc: warning: ..."): a cache folder not
+  /// used, a cache entry that failed its checks. Empty: written to stderr.
+  std::function<void(const std::string &)> warn;
   /// Parallel compilations; 0 for the hardware's thread count.
   unsigned jobs = 0;
 };
@@ -55,6 +63,9 @@ struct CompiledKernel {
 struct NvrtcStats {
   size_t compiled = 0;  ///< NVRTC compilations run
   size_t cacheHits = 0; ///< cubins and PTX taken from the cache
+  /// Cache entries that failed their checks (ignored, compiled again and
+  /// rewritten).
+  size_t cacheRejected = 0;
 };
 
 /// A kernel that NVRTC rejected: the message names the kernel and, when the

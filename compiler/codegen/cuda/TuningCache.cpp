@@ -251,8 +251,9 @@ void TuningCache::insert(const TuningKey &key, TuningEntry entry) {
 }
 
 void TuningCache::save(const std::string &path) const {
-  std::error_code ec;
-  std::filesystem::create_directories(parentDir(path), ec);
+  // A missing folder is made as the NVRTC cache's is: for its owner only.
+  if (std::string dir = parentDir(path); !fileExists(dir))
+    preparePrivateDir(dir);
   FileLock lock(path);
   Json doc = {
       {"format", kFormat}, {"version", kVersion}, {"entries", Json::object()}};

@@ -24,6 +24,10 @@
 // is ignored with a warning; a file that is not a tuning cache is ignored
 // with a warning when read and is never overwritten.
 //
+// An entry holds no code, only the choice of one of the candidate tilings
+// that dlc generates and checks itself, so a corrupt or altered entry can
+// make a kernel slower, never wrong; it carries no hash (docs/security.md).
+//
 // Saving merges: under an exclusive lock on FILE.lock, the file is read
 // again, the entries this cache measured replace those of the same key,
 // every other entry stays as it is, and the result is written to a
@@ -88,8 +92,9 @@ public:
   size_t size() const { return entries_.size(); }
 
   /// Merges the inserted entries into the file at `path` (see the file
-  /// comment), creating its folder. Throws UserError when the file exists
-  /// and is not a tuning cache, or cannot be written.
+  /// comment), creating its folder (mode 0700) when missing. Throws
+  /// UserError when the file exists and is not a tuning cache, or cannot be
+  /// written.
   void save(const std::string &path) const;
 
 private:

@@ -82,10 +82,38 @@ dlcStatus dlcGetDeviceCount(int *count);
 
 /* Loads an artifact from a file or from memory (copied: the caller may free
  * it on return). Verifies the checksum, the format version and every offset
- * before anything is used; needs no GPU. */
+ * before anything is used; needs no GPU. The file must be a regular file (a
+ * FIFO, a device or a directory is DLC_STATUS_IO_ERROR; opening never
+ * blocks). An artifact whose sizes exceed the memory limit (dlcLoadOptions)
+ * is DLC_STATUS_INVALID_ARTIFACT, refused before anything is allocated for
+ * it. The checksum detects corruption, not tampering: load artifacts from
+ * trusted sources only (docs/security.md). */
 dlcStatus dlcModelLoadFromFile(const char *path, dlcModel *model);
 dlcStatus dlcModelLoadFromMemory(const void *data, size_t size,
                                  dlcModel *model);
+
+/* Options of the ...WithOptions loaders. Zero it, set structSize to
+ * sizeof(dlcLoadOptions), then the fields you need; a field left 0 takes its
+ * default. (structSize lets later versions add fields.) */
+typedef struct dlcLoadOptions {
+  size_t structSize;
+  /* The most memory, in bytes, that one session of the model may need, host
+   * or device: the arena, the weights, a buffer per input and output and the
+   * largest library workspace, each alone and all together; also the largest
+   * artifact file read. 0: the DLC_MAX_MEMORY environment variable (bytes,
+   * or a number with a K, M, G or T suffix, powers of 1024), else 64 GiB. */
+  uint64_t maxMemoryBytes;
+} dlcLoadOptions;
+
+/* dlcModelLoadFromFile / FromMemory with options; NULL options: the
+ * defaults. A structSize of 0 or an invalid DLC_MAX_MEMORY is
+ * DLC_STATUS_INVALID_ARGUMENT. */
+dlcStatus dlcModelLoadFromFileWithOptions(const char *path,
+                                          const dlcLoadOptions *options,
+                                          dlcModel *model);
+dlcStatus dlcModelLoadFromMemoryWithOptions(const void *data, size_t size,
+                                            const dlcLoadOptions *options,
+                                            dlcModel *model);
 
 /* Releases the caller's reference; sessions keep the model alive. NULL is a
  * no-op. */

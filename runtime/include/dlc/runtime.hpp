@@ -45,16 +45,32 @@ struct TensorInfo {
   size_t bytes = 0;
 };
 
+/// dlcLoadOptions; 0 for a default.
+struct LoadOptions {
+  uint64_t maxMemoryBytes = 0;
+
+  dlcLoadOptions get() const {
+    dlcLoadOptions o{};
+    o.structSize = sizeof(o);
+    o.maxMemoryBytes = maxMemoryBytes;
+    return o;
+  }
+};
+
 class Model {
 public:
-  static Model fromFile(const std::string &path) {
+  static Model fromFile(const std::string &path,
+                        const LoadOptions &options = {}) {
     dlcModel m = nullptr;
-    check(dlcModelLoadFromFile(path.c_str(), &m));
+    dlcLoadOptions o = options.get();
+    check(dlcModelLoadFromFileWithOptions(path.c_str(), &o, &m));
     return Model(m);
   }
-  static Model fromMemory(const void *data, size_t size) {
+  static Model fromMemory(const void *data, size_t size,
+                          const LoadOptions &options = {}) {
     dlcModel m = nullptr;
-    check(dlcModelLoadFromMemory(data, size, &m));
+    dlcLoadOptions o = options.get();
+    check(dlcModelLoadFromMemoryWithOptions(data, size, &o, &m));
     return Model(m);
   }
 
