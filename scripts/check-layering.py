@@ -53,7 +53,7 @@ DEPENDS = {
     "artifact": set(),
     "runtime-api": set(),
     "cuda-driver": {"runtime-api"},
-    "runtime": {"runtime-api", "cuda-driver", "artifact"},
+    "runtime": {"runtime-api", "cuda-driver", "artifact", "support"},
     "graph-dialect": {"support"},
     "exec-dialect": {"graph-dialect", "artifact", "support"},
     "keras-reader": {"support"},

@@ -3,8 +3,8 @@
 // Every file dlc reads (model files, weights, .npy inputs, artifacts, the
 // caches) is opened through openInputFile: only a regular file is accepted,
 // and opening never blocks, so a FIFO, a device or a directory given as an
-// input is a one-line error instead of a hang. (The runtime, which does not
-// link support/, applies the same rule in dlcModelLoadFromFile.)
+// input is a one-line error instead of a hang (the runtime's
+// dlcModelLoadFromFile reads artifacts through it too).
 //
 // Outputs are written by writeFileAtomic: a regular file through a temporary
 // file in the same folder renamed over the target only once the data is

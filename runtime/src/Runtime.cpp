@@ -10,16 +10,16 @@
 #include "dlc/runtime.h"
 
 #include "runtime/src/Session.h"
+#include "support/Error.h"
+#include "support/File.h"
 
 #include <cctype>
 #include <cerrno>
 #include <cstddef>
 #include <cstdlib>
 #include <cstring>
-#include <fcntl.h>
 #include <new>
 #include <string>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #define DLC_STRINGIFY2(x) #x
@@ -110,69 +110,31 @@ uint64_t memoryLimit(const dlcLoadOptions *options, std::string &source) {
   return value << shift;
 }
 
-/// "a FIFO", "a directory"...: what an artifact path that is not a regular
-/// file names.
-std::string kindOf(mode_t mode) {
-  return S_ISDIR(mode)    ? "a directory"
-         : S_ISFIFO(mode) ? "a FIFO"
-         : S_ISCHR(mode)  ? "a character device"
-         : S_ISBLK(mode)  ? "a block device"
-         : S_ISSOCK(mode) ? "a socket"
-                          : "not a regular file";
-}
-
-/// Reads a whole artifact file, no larger than the memory limit. Only a
-/// regular file: it is opened with O_NONBLOCK and checked with fstat before
-/// anything is read, so that a FIFO, a device or a directory is an error at
-/// once, never a hang (the rule of support/File.h's openInputFile, which the
-/// runtime does not link: docs/architecture.md).
+/// Reads a whole artifact file, no larger than the memory limit, through
+/// support/File.h's openInputFile: only a regular file, opened without
+/// blocking, so that a FIFO, a device or a directory is an error at once,
+/// never a hang.
 std::string readArtifactFile(const char *path, uint64_t limit,
                              const std::string &limitSource) {
-  auto cannotOpen = [](const std::string &why) {
-    rt::raise(DLC_STATUS_IO_ERROR, "cannot open the artifact: " + why);
-  };
-  struct stat st;
-  // What is visibly not a regular file is not even opened (opening some
-  // devices has effects); the fstat below decides.
-  if (::stat(path, &st) == 0 && !S_ISREG(st.st_mode))
-    cannotOpen("is " + kindOf(st.st_mode) + ", not a regular file");
-  int fd;
-  do
-    fd = ::open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-  while (fd < 0 && errno == EINTR);
-  if (fd < 0)
-    cannotOpen(std::strerror(errno));
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
-  if (::fstat(fd, &st) != 0)
-    cannotOpen(std::strerror(errno));
-  if (!S_ISREG(st.st_mode))
-    cannotOpen("is " + kindOf(st.st_mode) + ", not a regular file");
-  int flags = ::fcntl(fd, F_GETFL);
-  if (flags < 0 || ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0)
-    cannotOpen(std::strerror(errno));
-  uint64_t size = uint64_t(st.st_size);
-  if (size > limit)
+  uint64_t size = 0;
+  int fd = -1;
+  try {
+    fd = openInputFile(path, size);
+  } catch (const UserError &e) {
+    rt::raise(DLC_STATUS_IO_ERROR, "cannot open the artifact: " + e.reason());
+  }
+  if (size > limit) {
+    ::close(fd);
     rt::raise(DLC_STATUS_INVALID_ARTIFACT,
               "the artifact file of " + std::to_string(size) +
                   " bytes is larger than the memory limit of " +
                   std::to_string(limit) + " bytes (" + limitSource + ")");
-  std::string bytes(size_t(size), '\0');
-  size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t n = ::read(fd, bytes.data() + done, bytes.size() - done);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      rt::raise(DLC_STATUS_IO_ERROR,
-                std::string("cannot read the artifact: ") +
-                    (n == 0 ? "the file shrank while reading"
-                            : std::strerror(errno)));
-    done += size_t(n);
   }
-  return bytes;
+  try {
+    return readAndClose(fd, size, path);
+  } catch (const UserError &e) {
+    rt::raise(DLC_STATUS_IO_ERROR, "cannot read the artifact: " + e.reason());
+  }
 }
 
 dlcStatus tensorInfo(dlcModel model, size_t index, dlcTensorInfo *info,
