@@ -82,7 +82,7 @@ def unary(K, input_shape, layer, dtype="float32"):
 
 
 # --------------------------------------------------------------------------------------------
-# Reference models (KERAS.md section 3)
+# Reference models (docs/keras.md section 4)
 
 
 @model("mnist_cnn", softmax=True, tfjs_quant=True)
@@ -101,7 +101,7 @@ def mnist_cnn(K):
 
 
 @model("text_lstm", vocab=1000, zeros=False, softmax=True, tfjs_quant=True,
-       note="float32 token input (keras.Input((20,))) as in KERAS.md; ids are integral floats")
+       note="float32 token input (keras.Input((20,))) as in docs/keras.md section 4; ids are integral floats")
 def text_lstm(K):
     L = K.layers
     return seq(K, (20,), [
