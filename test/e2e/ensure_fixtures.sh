@@ -8,7 +8,13 @@ set -euo pipefail
 python=$1 generator=$2 out=$3
 shift 3
 here=$(cd "$(dirname "$0")" && pwd)
-stamp=$(ls "$here"/*.py | grep -v -e compare.py -e check_malformed.py | xargs cat "$here/../../scripts/requirements.txt" | sha256sum | cut -d' ' -f1)
+# The stamp covers the generator, the modules of this folder it imports, and
+# the pinned requirements: editing one generator does not regenerate the other.
+sources=("$generator")
+for module in $(sed -n 's/^\(from\|import\) \([a-z_]*\).*/\2/p' "$generator" | sort -u); do
+  [ -f "$here/$module.py" ] && sources+=("$here/$module.py")
+done
+stamp=$(cat "${sources[@]}" "$here/../../scripts/requirements.txt" | sha256sum | cut -d' ' -f1)
 if [ -f "$out/.stamp" ] && [ "$(cat "$out/.stamp")" = "$stamp" ]; then
   echo "fixtures up to date: $out"
   exit 0
