@@ -237,8 +237,13 @@ std::string archList(const std::vector<uint32_t> &archs) {
   return list;
 }
 
-/// The memory plan's sizes, when `module` has one.
-std::optional<MemorySummary> memoryOf(ModuleOp module) {
+StepSummary summaryOf(const codegen::CudaKernel &k) {
+  return {k.name, k.family, k.tiling, k.layers, false};
+}
+
+} // namespace
+
+std::optional<MemorySummary> driver::memoryOf(ModuleOp module) {
   func::FuncOp plan = mainFunction(module);
   auto attr = [&](const char *name) -> std::optional<uint64_t> {
     if (auto v = plan->getAttrOfType<IntegerAttr>(name))
@@ -255,12 +260,7 @@ std::optional<MemorySummary> memoryOf(ModuleOp module) {
   return memory;
 }
 
-StepSummary summaryOf(const codegen::CudaKernel &k) {
-  return {k.name, k.family, k.tiling, k.layers, false};
-}
-
-/// The program's steps, in order.
-std::vector<StepSummary> stepsOf(const artifact::Artifact &a) {
+std::vector<StepSummary> driver::stepsOf(const artifact::Artifact &a) {
   std::vector<StepSummary> steps;
   for (const artifact::Step &step : a.program) {
     if (step.kind == artifact::Step::Kind::Kernel) {
@@ -273,6 +273,8 @@ std::vector<StepSummary> stepsOf(const artifact::Artifact &a) {
   }
   return steps;
 }
+
+namespace {
 
 /// compile() once the options are checked.
 CompileResult compileChecked(ModuleOp module, const std::string &modelPath,

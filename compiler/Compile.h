@@ -115,6 +115,9 @@ struct StepSummary {
   bool libraryCall = false;
 };
 
+/// The steps of an artifact's program, in order.
+std::vector<StepSummary> stepsOf(const artifact::Artifact &artifact);
+
 /// The memory plan of a planned module (dlc-plan-memory).
 struct MemorySummary {
   uint64_t arenaBytes = 0;    ///< the one arena of intermediate buffers
@@ -123,6 +126,9 @@ struct MemorySummary {
   /// calls' constants after them.
   uint64_t weightsBytes = 0;
 };
+
+/// The memory plan's sizes of `module`, when the pipeline ran to the plan.
+std::optional<MemorySummary> memoryOf(mlir::ModuleOp module);
 
 /// What compile() made.
 struct CompileResult {

@@ -42,6 +42,7 @@ COMPONENTS = [
     ("tools/dlc-cuda-translate/", "tools"),
     ("tools/dlc-stress/", "runtime-tools"),
     ("examples/embed/", "example"),
+    ("python/", "python"),
     ("test/", "tests"),
     ("fuzz/", "tests"),
     ("bench/", "tests"),
@@ -71,6 +72,7 @@ DEPENDS = {
     "runtime-tools": {"cli", "runtime-api", "artifact", "support"},
     "tools": {"driver", "codegen-cuda", "graph-dialect", "exec-dialect", "passes", "support"},
     "example": {"runtime-api"},
+    "python": {"driver", "graph-dialect", "runtime-api", "artifact", "support"},
     "tests": None,  # anything
 }
 

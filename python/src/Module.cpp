@@ -1,0 +1,258 @@
+//===- Module.cpp - dlc._dlc, the nanobind extension module ---------------===//
+//
+// The thin layer between Python and the compiler (Model.h): NumPy arrays in
+// and out, dlc::UserError as dlc.Error carrying dlc's one-line message. The
+// Keras-like API (dlc/__init__.py) is written in Python on top of it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "artifact/Artifact.h"
+#include "python/src/Model.h"
+#include "support/Error.h"
+#include "support/File.h"
+
+#include <nanobind/nanobind.h>
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
+#include <nanobind/stl/unique_ptr.h>
+#include <nanobind/stl/vector.h>
+
+#include <cstring>
+
+namespace nb = nanobind;
+using namespace dlc;
+using namespace dlc::python;
+
+namespace {
+
+using CpuArray = nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>;
+
+DType dtypeOf(const nb::dlpack::dtype &t) {
+  using Code = nb::dlpack::dtype_code;
+  if (t.lanes == 1) {
+    switch (static_cast<Code>(t.code)) {
+    case Code::Float:
+      if (t.bits == 32)
+        return DType::F32;
+      if (t.bits == 16)
+        return DType::F16;
+      if (t.bits == 64)
+        return DType::F64;
+      break;
+    case Code::Bfloat:
+      if (t.bits == 16)
+        return DType::BF16;
+      break;
+    case Code::Int:
+      if (t.bits == 8)
+        return DType::I8;
+      if (t.bits == 16)
+        return DType::I16;
+      if (t.bits == 32)
+        return DType::I32;
+      if (t.bits == 64)
+        return DType::I64;
+      break;
+    case Code::UInt:
+      if (t.bits == 8)
+        return DType::U8;
+      if (t.bits == 16)
+        return DType::U16;
+      break;
+    case Code::Bool:
+      return DType::Bool;
+    default:
+      break;
+    }
+  }
+  throw UserError("an array of an element type dlc does not read (code " +
+                  std::to_string(t.code) + ", " + std::to_string(t.bits) +
+                  " bits)");
+}
+
+nb::dlpack::dtype dlpackOf(DType d) {
+  switch (d) {
+  case DType::F32:
+    return nb::dtype<float>();
+  case DType::F64:
+    return nb::dtype<double>();
+  case DType::F16:
+    return {uint8_t(nb::dlpack::dtype_code::Float), 16, 1};
+  case DType::BF16:
+    return {uint8_t(nb::dlpack::dtype_code::Bfloat), 16, 1};
+  case DType::I8:
+    return nb::dtype<int8_t>();
+  case DType::U8:
+    return nb::dtype<uint8_t>();
+  case DType::I16:
+    return nb::dtype<int16_t>();
+  case DType::U16:
+    return nb::dtype<uint16_t>();
+  case DType::I32:
+    return nb::dtype<int32_t>();
+  case DType::I64:
+    return nb::dtype<int64_t>();
+  case DType::Bool:
+    return nb::dtype<bool>();
+  }
+  return nb::dtype<float>();
+}
+
+Tensor tensorOf(const CpuArray &a) {
+  std::vector<int64_t> shape;
+  for (size_t i = 0; i < a.ndim(); ++i)
+    shape.push_back(static_cast<int64_t>(a.shape(i)));
+  Tensor t(dtypeOf(a.dtype()), shape);
+  if (t.bytes())
+    std::memcpy(t.raw(), a.data(), t.bytes());
+  return t;
+}
+
+/// A NumPy array that owns `t`.
+nb::object numpyOf(Tensor t) {
+  auto *owned = new Tensor(std::move(t));
+  nb::capsule owner(owned,
+                    [](void *p) noexcept { delete static_cast<Tensor *>(p); });
+  std::vector<size_t> shape(owned->shape().begin(), owned->shape().end());
+  nb::ndarray<nb::numpy> array(owned->raw(), shape.size(), shape.data(), owner,
+                               nullptr, dlpackOf(owned->dtype()));
+  return array.cast();
+}
+
+nb::list infoList(const std::vector<TensorInfo> &infos) {
+  nb::list list;
+  for (const TensorInfo &i : infos) {
+    nb::list shape;
+    for (int64_t d : i.shape)
+      shape.append(d < 0 ? nb::none() : nb::int_(d));
+    list.append(nb::make_tuple(i.name, nb::tuple(shape), i.dtype));
+  }
+  return list;
+}
+
+nb::list stepList(const std::vector<StepInfo> &steps) {
+  nb::list list;
+  for (const StepInfo &s : steps) {
+    nb::dict d;
+    d["name"] = s.name;
+    d["family"] = s.family;
+    d["tiling"] = s.tiling;
+    d["layers"] = s.layers;
+    d["library_call"] = s.libraryCall;
+    list.append(d);
+  }
+  return list;
+}
+
+nb::dict memoryDict(const MemoryInfo &info) {
+  nb::dict d;
+  d["arena_bytes"] = info.arenaBytes;
+  d["peak_live_bytes"] = info.peakLiveBytes;
+  d["weights_bytes"] = info.weightsBytes;
+  return d;
+}
+
+} // namespace
+
+NB_MODULE(_dlc, m) {
+  m.doc() = "dlc's compiler and reference executor (use the dlc package)";
+
+  static nb::object error =
+      nb::exception<UserError>(m, "Error", PyExc_Exception);
+  nb::register_exception_translator([](const std::exception_ptr &p, void *) {
+    try {
+      std::rethrow_exception(p);
+    } catch (const UserError &e) {
+      PyErr_SetString(error.ptr(), e.format().c_str());
+    }
+  });
+
+  nb::class_<Model>(m, "Model")
+      .def_prop_ro("inputs",
+                   [](const Model &model) { return infoList(model.inputs()); })
+      .def_prop_ro("outputs",
+                   [](const Model &model) { return infoList(model.outputs()); })
+      .def_prop_ro("fp16", &Model::fp16)
+      .def("memory",
+           [](const Model &model) { return memoryDict(model.memory()); })
+      .def("run_cpu",
+           [](Model &model, const std::vector<CpuArray> &arrays) {
+             std::vector<Tensor> inputs;
+             for (const CpuArray &a : arrays)
+               inputs.push_back(tensorOf(a));
+             std::vector<Tensor> results;
+             {
+               nb::gil_scoped_release release;
+               results = model.runCpu(std::move(inputs));
+             }
+             nb::list out;
+             for (Tensor &r : results)
+               out.append(numpyOf(std::move(r)));
+             return out;
+           })
+      .def("artifact",
+           [](Model &model) {
+             const std::string *bytes;
+             {
+               nb::gil_scoped_release release;
+               bytes = &model.artifactBytes();
+             }
+             return nb::bytes(bytes->data(), bytes->size());
+           })
+      .def("steps",
+           [](Model &model) {
+             const std::vector<StepInfo> *steps;
+             {
+               nb::gil_scoped_release release;
+               steps = &model.steps();
+             }
+             return stepList(*steps);
+           })
+      .def("take_warnings", &Model::takeWarnings);
+
+  m.def(
+      "compile_file",
+      [](const std::string &path, const std::string &weights,
+         const std::string &precision, std::optional<int64_t> batch,
+         const std::string &arch, const std::string &kernels,
+         const std::string &displayName) {
+        Options options;
+        options.precision = precision;
+        options.batch = batch;
+        options.arch = arch;
+        options.kernels = kernels;
+        nb::gil_scoped_release release;
+        return Model::compileFile(path, weights, options, displayName);
+      },
+      nb::arg("path"), nb::arg("weights"), nb::arg("precision"),
+      nb::arg("batch").none(), nb::arg("arch"), nb::arg("kernels"),
+      nb::arg("display_name"));
+
+  m.def(
+      "inspect_artifact",
+      [](nb::bytes bytes, const std::string &path) {
+        ArtifactInfo info;
+        try {
+          info = inspectArtifact(std::string(bytes.c_str(), bytes.size()));
+        } catch (const artifact::FormatError &e) {
+          throw UserError(e.what(), path);
+        }
+        nb::dict d;
+        d["inputs"] = infoList(info.inputs);
+        d["outputs"] = infoList(info.outputs);
+        d["steps"] = stepList(info.steps);
+        d["memory"] = memoryDict(info.memory);
+        d["precision"] = info.precision;
+        return d;
+      },
+      nb::arg("data"), nb::arg("path"));
+
+  m.def(
+      "write_file",
+      [](const std::string &path, nb::bytes bytes) {
+        writeFileAtomic(path, std::string(bytes.c_str(), bytes.size()));
+      },
+      nb::arg("path"), nb::arg("data"));
+}
