@@ -36,6 +36,7 @@ __all__ = [
     "Memory",
     "TensorSpec",
     "compile",
+    "cuda_available",
     "load",
 ]
 
@@ -98,6 +99,7 @@ class CompiledModel:
         self._source = source
         self._model = model  # _dlc.Model, when compiled here
         self._artifact = artifact
+        self._gpu: dict[int | None, Any] = {}  # _dlc.GpuModel by batch
         if model is not None:
             self._inputs = _specs(model.inputs)
             self._outputs = _specs(model.outputs)
@@ -153,48 +155,106 @@ class CompiledModel:
         return Memory(m["arena_bytes"], m["peak_live_bytes"], m["weights_bytes"])
 
     def artifact(self) -> bytes:
-        """The .dlcm artifact's bytes (compiled on first use: every kernel through NVRTC)."""
+        """The .dlcm artifact's bytes for the compile batch (compiled on first use: every
+        kernel through NVRTC)."""
         if self._artifact is None:
-            self._artifact = self._call(self._model.artifact)
+            self._artifact = self._call(self._model.artifact, None)
         return self._artifact
 
     def save(self, path: str | os.PathLike[str]) -> None:
         """Writes the .dlcm artifact to `path` (through a temporary file renamed into place)."""
         _dlc.write_file(os.fspath(path), self.artifact())
 
-    def __call__(self, *inputs: Any, device: str | None = None,
-                 stream: Any = None) -> np.ndarray | list[np.ndarray]:
+    def __call__(self, *inputs: Any, device: str | None = None, stream: Any = None) -> Any:
         """Same as `run`."""
         return self.run(*inputs, device=device, stream=stream)
 
     def run(self, *inputs: Any, device: str | None = None,
-            stream: Any = None) -> np.ndarray | list[np.ndarray]:
+            stream: Any = None) -> Any:
         """Runs the model: `run(x)`, `run(x1, x2)`, `run([x1, x2])` or `run({"name": x})`.
 
-        Inputs are NumPy arrays or any DLPack producer on the host (PyTorch, JAX, CuPy host
-        arrays: no copy until the executor's own); the batch comes from the inputs (with
-        `compile(batch=N)`, it must be N). float64 arrays are converted to float32, as Keras
-        does. Returns one array per output (a single array for a single-output model).
+        device="cpu": the CPU reference executor, exactly as `dlc run --device cpu` (the
+        pipeline runs once per set of input shapes). Inputs are NumPy arrays or host arrays of
+        any DLPack producer (JAX, PyTorch, CuPy host arrays: read in place); float64 arrays are
+        converted to float32, as Keras does. Returns NumPy arrays.
 
-        device: "cpu" runs the CPU reference executor (the pipeline runs once per set of
-        input shapes); None means "cpu".
+        device="cuda": the runtime on the GPU, with the kernels compiled for the inputs' batch
+        (on first use per batch). NumPy inputs are copied to the GPU and the outputs back.
+        GPU arrays of any DLPack producer (PyTorch, CuPy, JAX) are read in place, with no copy,
+        and the outputs are new GPU arrays of the same framework, enqueued on `stream` (a
+        cudaStream_t as an int, or an object with `cuda_stream` or `ptr`: torch.cuda.Stream,
+        cupy.cuda.Stream; None: the legacy default stream) without waiting. Without a GPU it
+        raises dlc.Error ("no CUDA device").
+
+        device=None: "cuda" for a loaded artifact or when a CUDA device is present, else "cpu".
+        The batch comes from the inputs (with `compile(batch=N)`, it must be N). Returns one
+        array per output (a single array for a single-output model).
         """
         if device is None:
-            device = "cpu"
+            device = "cuda" if self._model is None or cuda_available() else "cpu"
         if device not in ("cpu", "cuda"):
             raise _error(self._source, "device must be 'cpu' or 'cuda', not %r" % (device,))
         arrays = self._bind(inputs)
         if device == "cuda":
-            raise _error(self._source, "device 'cuda' is not available in this build of the "
-                         "Python package")
-        if stream is not None:
-            raise _error(self._source, "a stream is for device 'cuda'")
-        if self._model is None:
-            raise _error(self._source, "an artifact runs on the GPU only (device='cuda'); "
-                         "compile the Keras model to run it on the CPU reference executor")
-        host = [self._host_array(i, a) for i, a in enumerate(arrays)]
-        outs = self._call(self._model.run_cpu, host)
+            outs = self._run_cuda(arrays, stream)
+        else:
+            if stream is not None:
+                raise _error(self._source, "a stream is for device 'cuda'")
+            if self._model is None:
+                raise _error(self._source, "an artifact runs on the GPU only (device='cuda'); "
+                             "compile the Keras model to run it on the CPU reference executor")
+            host = [self._host_array(i, a) for i, a in enumerate(arrays)]
+            outs = self._call(self._model.run_cpu, host)
         return outs[0] if len(outs) == 1 else list(outs)
+
+    def _gpu_model(self, batch: int | None) -> Any:
+        """The runtime's model for `batch` (an artifact per batch, compiled on first use)."""
+        key = None if self._model is None else batch
+        gm = self._gpu.get(key)
+        if gm is None:
+            data = self._artifact if self._model is None else self._call(
+                self._model.artifact, batch)
+            gm = self._gpu[key] = _dlc.GpuModel(data, self._source)
+        return gm
+
+    def _run_cuda(self, arrays: list[Any], stream: Any) -> list[Any]:
+        ok, why = _dlc.cuda_available()
+        if not ok:
+            raise _error(self._source, "no CUDA device" + (" (%s)" % why if why else ""))
+        on_gpu = [_cuda_device_of(a) for a in arrays]
+        if any(d is not None for d in on_gpu):
+            if any(d is None for d in on_gpu) or len(set(on_gpu)) != 1:
+                raise _error(self._source, "the inputs must all be GPU arrays on one device, "
+                             "or all host arrays")
+            batch = _batch_of(arrays)
+            gm = self._gpu_model(batch)
+            self._check_exact(gm, arrays)
+            outs = self._call(gm.run_device, on_gpu[0], list(arrays), _stream_handle(stream))
+            return [_like(arrays[0], o) for o in outs]
+        if stream is not None:
+            raise _error(self._source, "a stream is for GPU arrays (NumPy inputs run "
+                         "synchronously)")
+        host = [self._host_array(i, a) for i, a in enumerate(arrays)]
+        gm = self._gpu_model(_batch_of(host))
+        host = [a.astype(spec[2]) if str(a.dtype) != spec[2] and _safe_cast(a.dtype, spec[2])
+                else a for a, spec in zip(host, gm.inputs)]
+        self._check_exact(gm, host)
+        return self._call(gm.run_host, [np.ascontiguousarray(a) for a in host])
+
+    def _check_exact(self, gm: Any, arrays: list[Any]) -> None:
+        specs = gm.inputs
+        if len(arrays) != len(specs):
+            raise _error(self._source, "the model has %d input%s, %d given" % (
+                len(specs), "" if len(specs) == 1 else "s", len(arrays)))
+        for i, (a, (name, shape, dtype)) in enumerate(zip(arrays, specs)):
+            got_shape = tuple(int(d) for d in a.shape)
+            got_dtype = _dtype_name(a)
+            if got_shape != tuple(shape):
+                raise _error(self._source, "input %d (%s) has shape %s, the model expects %s" % (
+                    i, name, list(got_shape), list(shape)))
+            if got_dtype != dtype:
+                raise _error(self._source, "input %d (%s) has dtype %s, the model expects %s" % (
+                    i, name, got_dtype, dtype))
 
     # -- helpers ------------------------------------------------------------------------------
 
@@ -243,6 +303,69 @@ class CompiledModel:
             raise _error(self._source, "%s has dtype %s, which dlc does not read" % (
                 self._label(i), a.dtype))
         return np.ascontiguousarray(a)
+
+
+_KDL_CUDA = 2  # DLPack's kDLCUDA
+
+
+def cuda_available() -> bool:
+    """Whether the runtime sees a CUDA device (device="cuda" can run)."""
+    return bool(_dlc.cuda_available()[0])
+
+
+def _cuda_device_of(x: Any) -> int | None:
+    """The CUDA device id of a DLPack GPU array; None for anything else."""
+    if isinstance(x, np.ndarray) or not hasattr(x, "__dlpack_device__"):
+        return None
+    kind, index = x.__dlpack_device__()
+    return int(index) if int(kind) == _KDL_CUDA else None
+
+
+def _dtype_name(a: Any) -> str:
+    d = a.dtype
+    name = str(d).replace("torch.", "")
+    return {"float": "float32", "half": "float16", "int": "int32", "long": "int64"}.get(name, name)
+
+
+def _safe_cast(src: Any, dst: str) -> bool:
+    """float64 -> float32 as Keras does, and the integer conversions bindInputs makes."""
+    if np.dtype(src) == np.float64 and dst == "float32":
+        return True
+    return np.dtype(src).kind in "iu" and dst in ("int32", "int64")
+
+
+def _batch_of(arrays: list[Any]) -> int | None:
+    for a in arrays:
+        if len(a.shape) > 0:
+            return int(a.shape[0])
+    return None
+
+
+def _stream_handle(stream: Any) -> int:
+    if stream is None:
+        return 0
+    if isinstance(stream, int):
+        return stream
+    for attr in ("cuda_stream", "ptr", "handle"):
+        if hasattr(stream, attr):
+            return int(getattr(stream, attr))
+    raise TypeError("stream must be an int (cudaStream_t) or have cuda_stream or ptr, not %s"
+                    % type(stream).__name__)
+
+
+def _like(x: Any, out: Any) -> Any:
+    """A GPU output (a DLPack capsule owner) as an array of the framework of input `x`."""
+    framework = type(x).__module__.split(".")[0]
+    if framework == "torch":
+        import torch
+        return torch.from_dlpack(out)
+    if framework == "cupy":
+        import cupy
+        return cupy.from_dlpack(out)
+    if framework in ("jax", "jaxlib"):
+        import jax.dlpack
+        return jax.dlpack.from_dlpack(out)
+    return out
 
 
 def _is_keras_model(obj: Any) -> bool:

@@ -67,7 +67,8 @@ struct Model::Impl {
     std::vector<DType> argDTypes;
   };
   std::map<Signature, Plan> plans;
-  std::optional<std::string> artifact;
+  /// The artifacts by batch (0: the compile batch).
+  std::map<int64_t, std::string> artifacts;
   std::vector<StepInfo> steps;
   std::vector<std::string> warnings;
   /// One MLIR context is not to be used by two threads at once.
@@ -215,25 +216,35 @@ std::vector<Tensor> Model::runCpu(std::vector<Tensor> inputs) {
   }
 }
 
-const std::string &Model::artifactBytes() {
+const std::string &Model::artifactBytes(std::optional<int64_t> batch) {
   Impl &m = *impl_;
   std::lock_guard<std::mutex> lock(m.mutex);
-  if (!m.artifact) {
-    OwningOpRef<ModuleOp> module = m.clone();
-    try {
-      driver::CompileResult result =
-          driver::compile(*module, m.name, m.options);
-      m.artifact = result.output();
+  if (batch && m.options.batch && *batch != *m.options.batch)
+    throw UserError("inputs of batch size " + std::to_string(*batch) +
+                        ", the model was compiled for batch " +
+                        std::to_string(*m.options.batch),
+                    m.name);
+  const int64_t key = batch && !m.options.batch ? *batch : 0;
+  auto it = m.artifacts.find(key);
+  if (it != m.artifacts.end())
+    return it->second;
+  OwningOpRef<ModuleOp> module = m.clone();
+  driver::CompileOptions options = m.options;
+  if (key)
+    options.batch = key;
+  try {
+    driver::CompileResult result = driver::compile(*module, m.name, options);
+    if (key == 0) {
       m.steps.clear();
       for (const driver::StepSummary &s : result.steps)
         m.steps.push_back(stepInfo(s));
       if (result.memory)
         m.memory = result.memory;
-    } catch (const UserError &e) {
-      throw m.renamed(e.inFile(m.name));
     }
+    return m.artifacts.emplace(key, result.output()).first->second;
+  } catch (const UserError &e) {
+    throw m.renamed(e.inFile(m.name));
   }
-  return *m.artifact;
 }
 
 const std::vector<StepInfo> &Model::steps() {

@@ -72,9 +72,10 @@ public:
   /// Outputs in bfloat16 come back as float32 (as `dlc run` writes them).
   std::vector<Tensor> runCpu(std::vector<Tensor> inputs);
 
-  /// The .dlcm artifact (every kernel compiled by NVRTC), built on first
-  /// use, for the compile batch.
-  const std::string &artifactBytes();
+  /// The .dlcm artifact (every kernel compiled by NVRTC) for `batch`, else
+  /// the compile batch, built on first use. A batch other than the one
+  /// compile() fixed is a UserError.
+  const std::string &artifactBytes(std::optional<int64_t> batch = {});
   /// Its program's steps.
   const std::vector<StepInfo> &steps();
 

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "artifact/Artifact.h"
+#include "python/src/Gpu.h"
 #include "python/src/Model.h"
 #include "support/Error.h"
 #include "support/File.h"
@@ -28,6 +29,25 @@ using namespace dlc::python;
 namespace {
 
 using CpuArray = nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>;
+using CudaArray = nb::ndarray<nb::c_contig, nb::device::cuda>;
+
+DType dtypeOf(dlcDType t) {
+  switch (t) {
+  case DLC_DTYPE_FLOAT32:
+    return DType::F32;
+  case DLC_DTYPE_FLOAT16:
+    return DType::F16;
+  case DLC_DTYPE_BFLOAT16:
+    return DType::BF16;
+  case DLC_DTYPE_INT32:
+    return DType::I32;
+  case DLC_DTYPE_INT64:
+    return DType::I64;
+  case DLC_DTYPE_BOOL:
+    return DType::Bool;
+  }
+  return DType::F32;
+}
 
 DType dtypeOf(const nb::dlpack::dtype &t) {
   using Code = nb::dlpack::dtype_code;
@@ -192,15 +212,17 @@ NB_MODULE(_dlc, m) {
                out.append(numpyOf(std::move(r)));
              return out;
            })
-      .def("artifact",
-           [](Model &model) {
-             const std::string *bytes;
-             {
-               nb::gil_scoped_release release;
-               bytes = &model.artifactBytes();
-             }
-             return nb::bytes(bytes->data(), bytes->size());
-           })
+      .def(
+          "artifact",
+          [](Model &model, std::optional<int64_t> batch) {
+            const std::string *bytes;
+            {
+              nb::gil_scoped_release release;
+              bytes = &model.artifactBytes(batch);
+            }
+            return nb::bytes(bytes->data(), bytes->size());
+          },
+          nb::arg("batch").none() = nb::none())
       .def("steps",
            [](Model &model) {
              const std::vector<StepInfo> *steps;
@@ -211,6 +233,87 @@ NB_MODULE(_dlc, m) {
              return stepList(*steps);
            })
       .def("take_warnings", &Model::takeWarnings);
+
+  m.def("cuda_available", []() {
+    std::string why;
+    bool ok = cudaAvailable(&why);
+    return nb::make_tuple(ok, why);
+  });
+
+  nb::class_<GpuModel>(m, "GpuModel")
+      .def(
+          "__init__",
+          [](GpuModel *self, nb::bytes bytes, const std::string &source) {
+            new (self)
+                GpuModel(std::string(bytes.c_str(), bytes.size()), source);
+          },
+          nb::arg("data"), nb::arg("source"))
+      .def_prop_ro(
+          "inputs",
+          [](const GpuModel &g) {
+            std::vector<TensorInfo> infos;
+            for (const runtime::TensorInfo &t : g.inputs())
+              infos.push_back({t.name, t.shape, dlcGetDTypeName(t.dtype)});
+            return infoList(infos);
+          })
+      .def_prop_ro(
+          "outputs",
+          [](const GpuModel &g) {
+            std::vector<TensorInfo> infos;
+            for (const runtime::TensorInfo &t : g.outputs())
+              infos.push_back({t.name, t.shape, dlcGetDTypeName(t.dtype)});
+            return infoList(infos);
+          })
+      .def("run_host",
+           [](GpuModel &g, const std::vector<CpuArray> &arrays) {
+             std::vector<const void *> in;
+             for (const CpuArray &a : arrays)
+               in.push_back(a.data());
+             std::vector<Tensor> results;
+             std::vector<void *> out;
+             for (const runtime::TensorInfo &t : g.outputs())
+               results.emplace_back(dtypeOf(t.dtype), t.shape);
+             for (Tensor &r : results)
+               out.push_back(r.raw());
+             {
+               nb::gil_scoped_release release;
+               g.runHost(in, out);
+             }
+             nb::list list;
+             for (Tensor &r : results)
+               list.append(numpyOf(std::move(r)));
+             return list;
+           })
+      .def("run_device", [](GpuModel &g, int device,
+                            const std::vector<CudaArray> &arrays,
+                            uintptr_t stream) {
+        std::vector<const void *> in;
+        for (size_t i = 0; i < arrays.size(); ++i) {
+          if (reinterpret_cast<uintptr_t>(arrays[i].data()) % 256)
+            throw UserError("input " + std::to_string(i) +
+                            ": the runtime needs GPU buffers aligned to "
+                            "256 bytes (a slice of a larger array is not)");
+          in.push_back(arrays[i].data());
+        }
+        nb::list list;
+        std::vector<void *> out;
+        for (const runtime::TensorInfo &t : g.outputs()) {
+          void *p = g.allocate(device, t.bytes);
+          nb::capsule owner(p, [](void *q) noexcept { GpuModel::release(q); });
+          std::vector<size_t> shape(t.shape.begin(), t.shape.end());
+          list.append(nb::ndarray<nb::device::cuda>(
+                          p, shape.size(), shape.data(), owner, nullptr,
+                          dlpackOf(dtypeOf(t.dtype)), nb::device::cuda::value,
+                          device)
+                          .cast());
+          out.push_back(p);
+        }
+        {
+          nb::gil_scoped_release release;
+          g.runDevice(device, in, out, stream);
+        }
+        return list;
+      });
 
   m.def(
       "compile_file",
