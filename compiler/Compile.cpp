@@ -2,6 +2,8 @@
 
 #include "compiler/Compile.h"
 
+#include "compiler/Compare.h"
+
 #include "compiler/Autotune.h"
 #include "compiler/Backend.h"
 #include "dialects/exec/ExecDialect.h"
@@ -168,6 +170,8 @@ void driver::runPipeline(ModuleOp module, const CompileOptions &options,
     if (failed(pm.run(module)))
       error.raise("the compilation pipeline failed in stage '" + stage.name +
                   "'");
+    if (stage.name == "simplify")
+      applyDebugPerturbation(module, modelPath); // tests only (Compare.h)
     lowered |= stage.name == "fp16";
     if (options.verifyInputs) {
       std::vector<Tensor> actual =

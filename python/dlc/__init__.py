@@ -22,6 +22,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from . import _dlc
+from ._compare import Comparison, LayerError, compare
 
 __version__ = "0.1.0"
 
@@ -30,11 +31,14 @@ Error.__doc__ = "A bad model, bad input or unusable option: str(e) is dlc's one-
 
 __all__ = [
     "CompiledModel",
+    "Comparison",
     "DlcWarning",
     "Error",
     "Kernel",
+    "LayerError",
     "Memory",
     "TensorSpec",
+    "compare",
     "compile",
     "cuda_available",
     "load",

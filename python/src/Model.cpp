@@ -3,6 +3,7 @@
 #include "python/src/Model.h"
 
 #include "artifact/Artifact.h"
+#include "compiler/Compare.h"
 #include "compiler/Compile.h"
 #include "compiler/Driver.h"
 #include "dialects/graph/GraphDialect.h"
@@ -214,6 +215,41 @@ std::vector<Tensor> Model::runCpu(std::vector<Tensor> inputs) {
   } catch (const UserError &e) {
     throw m.renamed(e.inFile(m.name));
   }
+}
+
+LayerOutputs Model::compare(std::vector<Tensor> inputs,
+                            const std::string &stage, double threshold) {
+  Impl &m = *impl_;
+  std::lock_guard<std::mutex> lock(m.mutex);
+  std::vector<std::string> names;
+  for (const TensorInfo &info : m.inputs)
+    names.push_back(info.name);
+  names.resize(inputs.size(), "extra");
+  driver::CompileOptions options = m.options;
+  options.stopAfter = stage;
+  try {
+    driver::Comparison c = driver::compareLayers(
+        *m.imported, std::move(inputs), names, options, m.name, threshold);
+    LayerOutputs out;
+    out.stage = c.stage;
+    for (driver::LayerValue &v : c.reference)
+      out.reference.push_back({v.layer, v.layerClass, std::move(v.value)});
+    for (driver::LayerValue &v : c.compiled)
+      out.compiled.push_back({v.layer, v.layerClass, std::move(v.value)});
+    return out;
+  } catch (const UserError &e) {
+    throw m.renamed(e.inFile(m.name));
+  }
+}
+
+std::optional<LayerDiffInfo> python::diffLayer(const Tensor &actual,
+                                               const Tensor &expected,
+                                               double threshold) {
+  std::optional<driver::LayerDiff> d =
+      driver::diffLayer(actual, expected, threshold);
+  if (!d)
+    return std::nullopt;
+  return LayerDiffInfo{d->shape, d->maxAbs, d->relL2, d->exceeds};
 }
 
 const std::string &Model::artifactBytes(std::optional<int64_t> batch) {

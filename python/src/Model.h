@@ -47,6 +47,28 @@ struct MemoryInfo {
   uint64_t arenaBytes = 0, peakLiveBytes = 0, weightsBytes = 0;
 };
 
+/// One Keras layer's output as a run computed it (compiler/Compare.h).
+struct LayerOutput {
+  std::string layer, layerClass;
+  Tensor value;
+};
+
+/// What Model::compare computed: every layer's output on the imported model
+/// and after the pipeline's graph stages up to `stage`.
+struct LayerOutputs {
+  std::string stage;
+  std::vector<LayerOutput> reference, compiled;
+};
+
+/// How far one layer's output is from another (driver::diffLayer).
+struct LayerDiffInfo {
+  std::vector<int64_t> shape;
+  double maxAbs = 0, relL2 = 0;
+  bool exceeds = false;
+};
+std::optional<LayerDiffInfo>
+diffLayer(const Tensor &actual, const Tensor &expected, double threshold);
+
 class Model {
 public:
   /// Reads and imports the model file (`weights`: of a model.to_json()
@@ -71,6 +93,11 @@ public:
   /// runs once per set of input shapes, and the execution plan runs.
   /// Outputs in bfloat16 come back as float32 (as `dlc run` writes them).
   std::vector<Tensor> runCpu(std::vector<Tensor> inputs);
+
+  /// The per-layer outputs of driver::compareLayers on `inputs`, the
+  /// compiled side run to `stage` ("" the default).
+  LayerOutputs compare(std::vector<Tensor> inputs, const std::string &stage,
+                       double threshold);
 
   /// The .dlcm artifact (every kernel compiled by NVRTC) for `batch`, else
   /// the compile batch, built on first use. A batch other than the one

@@ -232,7 +232,48 @@ NB_MODULE(_dlc, m) {
              }
              return stepList(*steps);
            })
+      .def("compare",
+           [](Model &model, const std::vector<CpuArray> &arrays,
+              const std::string &stage, double threshold) {
+             std::vector<Tensor> inputs;
+             for (const CpuArray &a : arrays)
+               inputs.push_back(tensorOf(a));
+             LayerOutputs outs;
+             {
+               nb::gil_scoped_release release;
+               outs = model.compare(std::move(inputs), stage, threshold);
+             }
+             auto rows = [](std::vector<LayerOutput> &values) {
+               nb::list list;
+               for (LayerOutput &v : values)
+                 list.append(nb::make_tuple(v.layer, v.layerClass,
+                                            numpyOf(std::move(v.value))));
+               return list;
+             };
+             nb::dict d;
+             d["stage"] = outs.stage;
+             d["reference"] = rows(outs.reference);
+             d["compiled"] = rows(outs.compiled);
+             return d;
+           })
       .def("take_warnings", &Model::takeWarnings);
+
+  m.def(
+      "diff_layer",
+      [](const CpuArray &actual, const CpuArray &expected,
+         double threshold) -> nb::object {
+        std::optional<LayerDiffInfo> d =
+            diffLayer(tensorOf(actual), tensorOf(expected), threshold);
+        if (!d)
+          return nb::none();
+        nb::dict r;
+        r["shape"] = d->shape;
+        r["max_abs"] = d->maxAbs;
+        r["rel_l2"] = d->relL2;
+        r["exceeds"] = d->exceeds;
+        return r;
+      },
+      nb::arg("actual"), nb::arg("expected"), nb::arg("threshold"));
 
   m.def("cuda_available", []() {
     std::string why;

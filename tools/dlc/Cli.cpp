@@ -131,9 +131,29 @@ std::vector<CommandSpec> buildCommands() {
                       {}};
   inspect.options = {weights};
 
-  for (CommandSpec *c : {&compile, &run, &bench, &inspect})
+  CommandSpec compare{"compare",
+                      "MODEL",
+                      "Find the first layer whose output the compiled model "
+                      "computes too far from the imported one",
+                      {}};
+  OptionSpec compareStage = value(
+      "--stop-after", "STAGE",
+      "The last stage run for the compiled side: import, simplify, layout, "
+      "fp16 (one output per layer) or fuse (one per kernel) (default: fp16 "
+      "in fp16, else layout)");
+  compare.options = {
+      input,
+      precision,
+      weights,
+      compareStage,
+      value("--threshold", "X",
+            "The relative L2 error a layer may have (default 1e-4 in fp32, "
+            "1e-2 in fp16)"),
+  };
+
+  for (CommandSpec *c : {&compile, &run, &bench, &inspect, &compare})
     c->options.push_back(flag("--help", "Show this help"));
-  return {compile, run, bench, inspect};
+  return {compile, run, bench, inspect, compare};
 }
 
 const CommandSpec *findCommand(const std::string &name) {

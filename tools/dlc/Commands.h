@@ -13,6 +13,8 @@ namespace dlc::cli {
 int runCompile(const Invocation &inv);
 int runRun(const Invocation &inv);
 int runInspect(const Invocation &inv);
+/// `dlc compare MODEL --input X.npy`: the per-layer table (compiler/Compare.h).
+int runCompare(const Invocation &inv);
 
 /// Whether a path names a compiled artifact (".dlcm").
 bool isArtifactPath(const std::string &path);

@@ -1,14 +1,15 @@
 //===- CompilerCommands.cpp - subcommands that need the compiler ----------===//
 //
-// compile (with --autotune), inspect MODEL and run MODEL: built only with
-// DLC_BUILD_COMPILER. They turn the invocation into driver::CompileOptions,
-// call the compiler (compiler/Compile.h) and write or print what it returns;
-// the compile policy is the compiler's.
+// compile (with --autotune), inspect MODEL, run MODEL and compare: built only
+// with DLC_BUILD_COMPILER. They turn the invocation into
+// driver::CompileOptions, call the compiler (compiler/Compile.h) and write or
+// print what it returns; the compile policy is the compiler's.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tools/dlc/Commands.h"
 
+#include "compiler/Compare.h"
 #include "compiler/Compile.h"
 #include "compiler/Driver.h"
 #include "support/Error.h"
@@ -120,5 +121,35 @@ int cli::runRun(const Invocation &inv) {
       r = r.cast(DType::F32);
     writeNpy(outputPaths[i], r);
   }
+  return 0;
+}
+
+int cli::runCompare(const Invocation &inv) {
+  const std::vector<std::string> &inputPaths = inv.values.at("--input");
+  std::vector<Tensor> inputs;
+  for (const std::string &p : inputPaths)
+    inputs.push_back(readNpy(p));
+  driver::CompileOptions options = compileOptions(inv);
+  auto context = driver::makeContext();
+  keras::ImportResult model =
+      keras::loadModel(*context, inv.positional, inv.get("--weights"));
+  const bool fp16 = driver::usesFp16(*model.module, options.precision);
+  double threshold = driver::defaultThreshold(fp16);
+  if (inv.has("--threshold")) {
+    const std::string &text = inv.get("--threshold");
+    size_t used = 0;
+    try {
+      threshold = std::stod(text, &used);
+    } catch (const std::exception &) {
+      used = 0;
+    }
+    if (used == 0 || used != text.size() || !(threshold >= 0))
+      throw UserError("invalid value '" + text +
+                      "' for --threshold (expected a number >= 0)");
+  }
+  driver::Comparison c =
+      driver::compareLayers(*model.module, std::move(inputs), inputPaths,
+                            options, inv.positional, threshold);
+  std::cout << driver::formatComparison(c.layers, c.firstBad, threshold);
   return 0;
 }

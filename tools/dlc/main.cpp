@@ -38,6 +38,8 @@ void checkPaths(const dlc::cli::Invocation &inv) {
   } else if (inv.command == "run") {
     outputs = inv.values.at("--output");
     inputs = inv.values.at("--input");
+  } else if (inv.command == "compare") {
+    inputs = inv.values.at("--input");
   } else {
     return;
   }
@@ -62,6 +64,8 @@ int dispatch(const dlc::cli::Invocation &inv) {
     return runRun(inv);
   if (inv.command == "inspect")
     return runInspect(inv);
+  if (inv.command == "compare")
+    return runCompare(inv);
 #else
   // Models (not artifacts) need the compiler.
   if (inv.command != "bench") {
