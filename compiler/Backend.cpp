@@ -306,6 +306,7 @@ artifact::Artifact driver::buildArtifact(ModuleOp module,
       kernels.push_back(s.kernel);
   codegen::NvrtcOptions nvrtc;
   nvrtc.archs = a.archs;
+  nvrtc.progress = options.progress;
   std::vector<codegen::CompiledKernel> code =
       codegen::compileKernels(kernels, nvrtc);
   size_t compiled = 0;

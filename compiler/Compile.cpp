@@ -121,6 +121,14 @@ driver::defaultOutputPath(const std::string &modelPath, Emit emit) {
   return defaultArtifactPath(modelPath);
 }
 
+driver::Progress driver::stderrProgress() {
+  return [](size_t done, size_t total) {
+    llvm::errs() << "\rdlc: compiling kernels " << done << "/" << total
+                 << (done == total ? "\n" : "");
+    llvm::errs().flush();
+  };
+}
+
 std::string driver::tuningCachePath(const CompileOptions &options) {
   return options.tuningCache ? *options.tuningCache
                              : codegen::defaultTuningCachePath();
@@ -307,6 +315,7 @@ CompileResult compileChecked(ModuleOp module, const std::string &modelPath,
   backend.fp16 = result.fp16;
   backend.kernels = options.kernels;
   backend.diagnostics = options.diagnostics;
+  backend.progress = options.progress;
   codegen::TuningCache cache;
   if (options.useTuningCache) {
     cache = codegen::TuningCache::load(

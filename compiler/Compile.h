@@ -26,6 +26,7 @@
 #include "mlir/IR/BuiltinOps.h"
 
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <map>
 #include <optional>
@@ -59,6 +60,14 @@ std::optional<KernelChoice> kernelChoiceNamed(std::string_view name);
 /// "sm_80,sm_90" -> {80, 90} (an "a" suffix, sm_90a, is accepted and
 /// dropped). Throws UserError for a list of another form.
 std::vector<uint32_t> parseArchs(const std::string &list);
+
+/// Called, one call at a time, as each kernel of an artifact is compiled:
+/// `done` of `total`.
+using Progress = std::function<void(size_t done, size_t total)>;
+
+/// The progress `dlc compile` and the Python package show on a terminal:
+/// one line on stderr, "dlc: compiling kernels N/M", redrawn, ended at M.
+Progress stderrProgress();
 
 /// Everything a compilation (and `dlc run`'s pipeline) is asked for.
 struct CompileOptions {
@@ -102,6 +111,9 @@ struct CompileOptions {
 
   /// Receives every warning and remark (Driver.h); empty: stderr.
   DiagnosticSink diagnostics;
+  /// Told how many of the kernels NVRTC has compiled (Emit::Artifact);
+  /// stderrProgress() draws it on a terminal.
+  Progress progress;
 };
 
 /// One step of a compiled program, in program order.

@@ -14,6 +14,7 @@ model or of the inputs raises `dlc.Error` whose message is dlc's one line,
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 import warnings
 from dataclasses import dataclass
@@ -378,7 +379,8 @@ def _is_keras_model(obj: Any) -> bool:
 
 def compile(model: Any, *, weights: str | os.PathLike[str] | None = None,
             precision: str | None = None, batch: int | None = None,
-            arch: str | Sequence[str] | None = None, kernels: str = "auto") -> CompiledModel:
+            arch: str | Sequence[str] | None = None, kernels: str = "auto",
+            progress: bool | None = None) -> CompiledModel:
     """Compiles a Keras model: an in-memory `keras.Model` or a path to any file dlc reads
     (`.keras`, `model.to_json()` JSON with `weights=` or weights beside it, legacy `.h5`,
     TF.js `model.json`).
@@ -391,6 +393,8 @@ def compile(model: Any, *, weights: str | os.PathLike[str] | None = None,
     batch: the batch size to compile for; None: the inputs' batch (1 for the artifact).
     arch: "sm_80,sm_90" or ["sm_80", "sm_90"]; None: sm_80 and sm_90.
     kernels: "auto", "generated" or "library" (cuBLASLt / cuDNN calls).
+    progress: draw "dlc: compiling kernels N/M" on stderr while NVRTC compiles the kernels;
+    None: when stderr is a terminal.
 
     Raises dlc.Error with dlc's one-line message for a model dlc cannot compile.
     """
@@ -399,9 +403,12 @@ def compile(model: Any, *, weights: str | os.PathLike[str] | None = None,
     if batch is not None and (isinstance(batch, bool) or not isinstance(batch, int)):
         raise TypeError("batch must be an int or None, not %s" % type(batch).__name__)
     opts = (precision or "", batch, arch or "", kernels)
+    if progress is None:
+        progress = bool(getattr(sys.stderr, "isatty", lambda: False)())
     if isinstance(model, (str, os.PathLike)):
         path = os.fspath(model)
-        impl = _dlc.compile_file(path, os.fspath(weights) if weights else "", *opts, "")
+        impl = _dlc.compile_file(path, os.fspath(weights) if weights else "", *opts, "",
+                                 progress)
         return _finish(CompiledModel(source=path, model=impl))
     if _is_keras_model(model):
         if weights is not None:
@@ -410,7 +417,7 @@ def compile(model: Any, *, weights: str | os.PathLike[str] | None = None,
         with tempfile.TemporaryDirectory(prefix="dlc-") as tmp:
             path = os.path.join(tmp, "model.keras")
             model.save(path)
-            impl = _dlc.compile_file(path, "", *opts, source)
+            impl = _dlc.compile_file(path, "", *opts, source, progress)
         return _finish(CompiledModel(source=source, model=impl))
     raise TypeError("dlc.compile takes a keras.Model or a path, not %s" % type(model).__name__)
 

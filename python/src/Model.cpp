@@ -122,6 +122,8 @@ std::unique_ptr<Model> Model::compileFile(const std::string &path,
                     m.name);
   o.kernels = *kernels;
   o.emit = driver::Emit::Artifact;
+  if (options.progress)
+    o.progress = driver::stderrProgress();
   Impl *impl = &m;
   o.diagnostics = [impl](const std::string &line) {
     impl->warnings.push_back(line);

@@ -27,6 +27,7 @@ struct Options {
   std::optional<int64_t> batch;
   std::string arch;             ///< "sm_80,sm_90"; "" the default
   std::string kernels = "auto"; ///< "auto", "generated", "library"
+  bool progress = false; ///< draw driver::stderrProgress() while compiling
 };
 
 /// A model input or output: -1 for a dim that is open (the batch).

@@ -361,8 +361,9 @@ NB_MODULE(_dlc, m) {
       [](const std::string &path, const std::string &weights,
          const std::string &precision, std::optional<int64_t> batch,
          const std::string &arch, const std::string &kernels,
-         const std::string &displayName) {
+         const std::string &displayName, bool progress) {
         Options options;
+        options.progress = progress;
         options.precision = precision;
         options.batch = batch;
         options.arch = arch;
@@ -372,7 +373,7 @@ NB_MODULE(_dlc, m) {
       },
       nb::arg("path"), nb::arg("weights"), nb::arg("precision"),
       nb::arg("batch").none(), nb::arg("arch"), nb::arg("kernels"),
-      nb::arg("display_name"));
+      nb::arg("display_name"), nb::arg("progress") = false);
 
   m.def(
       "inspect_artifact",

@@ -19,6 +19,8 @@
 #include <iostream>
 #include <optional>
 
+#include <unistd.h>
+
 using namespace dlc;
 
 namespace {
@@ -41,6 +43,9 @@ driver::CompileOptions compileOptions(const cli::Invocation &inv) {
     options.tuningCache = inv.get("--tuning-cache");
   options.printIRAfterAll = inv.has("--mlir-print-ir-after-all");
   options.reportFusion = inv.has("--report-fusion");
+  // Kernels compiled so far, on a terminal only.
+  if (isatty(STDERR_FILENO))
+    options.progress = driver::stderrProgress();
   return options;
 }
 
