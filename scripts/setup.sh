@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what dlc needs on a fresh Debian 12 machine and creates .venv for
 # the Keras test oracle. Idempotent; prints nothing when everything is there.
-#   - Debian packages: LLVM/MLIR 19, JSON, HDF5, zip, GoogleTest, Ninja, ccache
+#   - Debian packages: LLVM/MLIR 19, JSON, HDF5, zip, GoogleTest, Ninja, ccache,
+#     clang 14 with its sanitizer and libFuzzer runtimes (fuzz/sanitized/)
 #   - .venv: the test oracles (Keras 3 on JAX CPU, tf-keras on TensorFlow, the
 #     TF.js converter), pinned in scripts/requirements.txt
 #   - .venv also gets python/requirements.txt (nanobind, pytest: the Python
@@ -14,6 +15,7 @@ packages=(
   cmake ninja-build ccache g++ git python3-venv python3-dev clang-format
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
   nlohmann-json3-dev libhdf5-dev libzip-dev libgtest-dev
+  clang-14 libclang-rt-14-dev
 )
 missing=()
 for p in "${packages[@]}"; do

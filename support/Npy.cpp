@@ -126,7 +126,8 @@ Tensor dlc::parseNpy(std::string_view bytes) {
                     " (" + std::string(dtypeName(*dtype)) + formatShape(shape) +
                     ")");
   Tensor t(*dtype, shape);
-  std::memcpy(t.raw(), bytes.data() + offset, want);
+  if (want) // an empty tensor has no storage: memcpy(nullptr, ...) is UB
+    std::memcpy(t.raw(), bytes.data() + offset, want);
   return t;
 }
 

@@ -80,6 +80,61 @@ std::optional<int64_t> dlc::checkedNumel(const std::vector<int64_t> &shape,
   return n;
 }
 
+#if (defined(__clang__) && __clang_major__ < 15) || defined(DLC_SOFT_HALF)
+// Clang before 15 has no _Float16 on x86 (the fuzzing build, fuzz/sanitized/,
+// uses Debian's clang 14), and its __fp16 needs compiler-rt: convert by hand,
+// exactly as IEEE 754 does (round to nearest even). DLC_SOFT_HALF selects
+// this code elsewhere, to test it against _Float16.
+float dlc::halfToFloat(uint16_t bits) {
+  uint32_t sign = uint32_t(bits & 0x8000) << 16;
+  uint32_t exp = (bits >> 10) & 0x1f, mant = bits & 0x3ff;
+  uint32_t u;
+  if (exp == 0x1f) {
+    u = sign | 0x7f800000 | (mant << 13);
+  } else if (exp != 0) {
+    u = sign | ((exp + 112) << 23) | (mant << 13);
+  } else if (mant == 0) {
+    u = sign;
+  } else { // subnormal: normalize
+    int e = -1;
+    do {
+      ++e;
+      mant <<= 1;
+    } while (!(mant & 0x400));
+    u = sign | uint32_t(112 - e) << 23 | ((mant & 0x3ff) << 13);
+  }
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+uint16_t dlc::floatToHalf(float value) {
+  uint32_t u;
+  std::memcpy(&u, &value, 4);
+  uint16_t sign = static_cast<uint16_t>((u >> 16) & 0x8000);
+  uint32_t absu = u & 0x7fffffff;
+  if (absu >= 0x7f800000) // inf or NaN (quiet)
+    return sign | 0x7c00 | (absu > 0x7f800000 ? 0x200 : 0);
+  if (absu >= 0x477ff000) // rounds past the largest half
+    return sign | 0x7c00;
+  if (absu < 0x38800000) { // below the smallest normal half
+    if (absu < 0x33000000)
+      return sign;
+    uint32_t mant = (absu & 0x7fffff) | 0x800000;
+    int shift = 126 - int(absu >> 23);
+    uint32_t half = mant >> shift, rest = mant & ((1u << shift) - 1);
+    uint32_t mid = 1u << (shift - 1);
+    if (rest > mid || (rest == mid && (half & 1)))
+      ++half;
+    return sign | static_cast<uint16_t>(half);
+  }
+  uint32_t half = ((absu >> 13) - (112u << 10));
+  uint32_t rest = absu & 0x1fff;
+  if (rest > 0x1000 || (rest == 0x1000 && (half & 1)))
+    ++half;
+  return sign | static_cast<uint16_t>(half);
+}
+#else
 float dlc::halfToFloat(uint16_t bits) {
   _Float16 h;
   std::memcpy(&h, &bits, 2);
@@ -92,6 +147,7 @@ uint16_t dlc::floatToHalf(float value) {
   std::memcpy(&bits, &h, 2);
   return bits;
 }
+#endif
 
 float dlc::bf16ToFloat(uint16_t bits) {
   uint32_t u = static_cast<uint32_t>(bits) << 16;

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "frontends/keras/reader/Isolation.h"
 #include "frontends/keras/reader/KerasModel.h"
 #include "frontends/keras/reader/ModelConfig.h"
 #include "frontends/keras/reader/Weights.h"
@@ -19,8 +20,10 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
@@ -474,6 +477,79 @@ TEST(KerasReader, CustomObjectKeepsItsModule) {
 TEST(KerasReader, MissingFileNamesIt) {
   EXPECT_EQ(errorOf([] { readKerasModel("/nonexistent/model.keras"); }),
             "dlc: error: /nonexistent/model.keras: No such file or directory");
+}
+
+//===----------------------------------------------------------------------===//
+// The isolated reader's limits
+//===----------------------------------------------------------------------===//
+
+TEST(KerasIsolation, WallClockLimitKillsAReaderThatNeverEnds) {
+  IsolationLimits limits;
+  limits.seconds = 1;
+  limits.timeSource = "test";
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(errorOf([&] {
+              runIsolated(
+                  []() -> KerasModel {
+                    for (;;)
+                      ::pause();
+                  },
+                  limits);
+            }),
+            "dlc: error: reading the model took longer than 1 s, the time "
+            "limit (test)");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+}
+
+TEST(KerasIsolation, MemoryLimitStopsARunawayReader) {
+  IsolationLimits limits;
+  limits.memoryBytes = uint64_t(64) << 20;
+  limits.memorySource = "test";
+  limits.seconds = 60;
+  // Touches 1 GiB, 1 MiB at a time: RLIMIT_AS refuses it (bad_alloc) or,
+  // under AddressSanitizer, the parent's polling of the resident memory
+  // kills it; both name the limit.
+  std::string error = errorOf([&] {
+    runIsolated(
+        []() -> KerasModel {
+          std::vector<std::unique_ptr<char[]>> blocks;
+          for (int i = 0; i < 1024; ++i) {
+            blocks.emplace_back(new char[1 << 20]);
+            std::memset(blocks.back().get(), 1, 1 << 20);
+          }
+          return KerasModel();
+        },
+        limits);
+  });
+  EXPECT_EQ(error, "dlc: error: reading the model needed more than 64 MiB of "
+                   "memory, the limit (test)");
+}
+
+TEST(KerasIsolation, LimitsScaleWithTheInputAndComeFromTheEnvironment) {
+  ::unsetenv("DLC_READ_TIMEOUT");
+  ::unsetenv("DLC_READ_MEMORY");
+  IsolationLimits small = readerLimits(1000);
+  EXPECT_EQ(small.seconds, kDefaultSeconds);
+  EXPECT_EQ(small.memoryBytes, kDefaultMemory + 4000);
+  EXPECT_EQ(small.timeSource, "the default for an input of 1000 bytes; "
+                              "DLC_READ_TIMEOUT sets another");
+  IsolationLimits big = readerLimits(uint64_t(800) << 20);
+  EXPECT_EQ(big.seconds, kDefaultSeconds + 100);
+  EXPECT_EQ(big.memoryBytes, kDefaultMemory + (uint64_t(3200) << 20));
+  EXPECT_EQ(formatBytes(uint64_t(3) << 29), "1.5 GiB");
+  EXPECT_EQ(formatBytes(18 * 1024 + 100), "18 KiB");
+  ::setenv("DLC_READ_TIMEOUT", "3", 1);
+  ::setenv("DLC_READ_MEMORY", "2G", 1);
+  IsolationLimits set = readerLimits(uint64_t(800) << 20);
+  EXPECT_EQ(set.seconds, 3u);
+  EXPECT_EQ(set.memoryBytes, uint64_t(2) << 30);
+  EXPECT_EQ(set.memorySource, "DLC_READ_MEMORY");
+  ::setenv("DLC_READ_MEMORY", "lots", 1);
+  EXPECT_EQ(errorOf([] { readerLimits(1); }),
+            "dlc: error: DLC_READ_MEMORY='lots' is not a memory size of at "
+            "least 64 MiB (bytes, optionally with a K, M, G or T suffix)");
+  ::unsetenv("DLC_READ_TIMEOUT");
+  ::unsetenv("DLC_READ_MEMORY");
 }
 
 //===----------------------------------------------------------------------===//

@@ -214,7 +214,14 @@ std::string dlc::cli::helpText(const std::string &command) {
        << "                  that other users can write to\n"
        << "  DLC_MAX_MEMORY  The most memory an artifact may need per "
           "session (bytes, or 16G,\n"
-       << "                  512M...; default 64G)\n";
+       << "                  512M...; default 64G)\n"
+       << "  DLC_READ_TIMEOUT  Seconds the model reader may run (default: 8 "
+          "plus 1 per 8 MiB\n"
+       << "                    of model files)\n"
+       << "  DLC_READ_MEMORY   Memory the model reader may use (bytes, or "
+          "2G, 512M...; at\n"
+       << "                    least 64M; default: 1G plus 4 times the model "
+          "files' size)\n";
     return os.str();
   }
   os << "Usage: dlc " << spec->name;

@@ -222,20 +222,42 @@ KerasModel readAny(const std::string &path, const std::string &weightsPath) {
 
 } // namespace
 
+KerasModel dlc::keras::readKerasModelInProcess(const std::string &path,
+                                               const std::string &weightsPath) {
+  try {
+    KerasModel model = readAny(path, weightsPath);
+    model.path = path;
+    return model;
+  } catch (const json::exception &e) {
+    throw UserError(std::string("malformed model config: ") + e.what(), path);
+  } catch (const UserError &e) {
+    throw UserError(e.reason(), path, e.layer(), e.layerClass());
+  }
+}
+
 KerasModel dlc::keras::readKerasModel(const std::string &path,
                                       const std::string &weightsPath) {
   try {
-    // HDF5 can crash on corrupt files: read in a child process.
-    return runIsolated([&] {
-      try {
-        KerasModel model = readAny(path, weightsPath);
-        model.path = path;
-        return model;
-      } catch (const json::exception &e) {
-        // A config value of an unexpected type that no check caught.
-        throw UserError(std::string("malformed model config: ") + e.what());
-      }
-    });
+    // HDF5 can crash or loop on corrupt files: read in a child process,
+    // with limits scaled to the size of the files it reads.
+    uint64_t inputBytes = 0;
+    for (const std::string &file : modelFiles(path, weightsPath)) {
+      struct stat st;
+      if (::stat(file.c_str(), &st) == 0 && S_ISREG(st.st_mode))
+        inputBytes += static_cast<uint64_t>(st.st_size);
+    }
+    return runIsolated(
+        [&] {
+          try {
+            KerasModel model = readAny(path, weightsPath);
+            model.path = path;
+            return model;
+          } catch (const json::exception &e) {
+            // A config value of an unexpected type that no check caught.
+            throw UserError(std::string("malformed model config: ") + e.what());
+          }
+        },
+        readerLimits(inputBytes));
   } catch (const UserError &e) {
     // Errors name the model as given, whatever file they arose in.
     throw UserError(e.reason(), path, e.layer(), e.layerClass());

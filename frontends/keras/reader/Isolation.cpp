@@ -14,10 +14,14 @@
 #include "support/Error.h"
 
 #include <cerrno>
+#include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
 #include <new>
+#include <poll.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -33,10 +37,12 @@ constexpr uint64_t kMaxHeaderBytes = uint64_t(1) << 30;
 constexpr uint64_t kMaxWeightBytes = uint64_t(64) << 30;
 constexpr int kMaxDepth = 64;
 
+// AddressSanitizer reserves terabytes of address space: RLIMIT_AS cannot
+// bound a sanitized child, whose memory the parent's polling bounds alone.
 #if defined(__SANITIZE_ADDRESS__)
 constexpr bool kSanitized = true;
 #elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
+#if __has_feature(address_sanitizer) || __has_feature(memory_sanitizer)
 constexpr bool kSanitized = true;
 #else
 constexpr bool kSanitized = false;
@@ -44,6 +50,29 @@ constexpr bool kSanitized = false;
 #else
 constexpr bool kSanitized = false;
 #endif
+
+/// A field of /proc/PID/statm in bytes (0: the address space, 1: resident);
+/// 0 when it cannot be read.
+uint64_t statmBytes(const std::string &path, int field) {
+  long values[2] = {0, 0};
+  if (FILE *f = std::fopen(path.c_str(), "r")) {
+    if (std::fscanf(f, "%ld %ld", &values[0], &values[1]) != 2)
+      values[0] = values[1] = 0;
+    std::fclose(f);
+  }
+  return static_cast<uint64_t>(values[field]) *
+         static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+}
+
+uint64_t residentBytes(const std::string &statm) {
+  return statmBytes(statm, 1);
+}
+
+UserError memoryExceeded(const IsolationLimits &limits) {
+  return UserError("reading the model needed more than " +
+                   formatBytes(limits.memoryBytes) + " of memory, the limit (" +
+                   limits.memorySource + ")");
+}
 
 //===----------------------------------------------------------------------===//
 // Serialization
@@ -137,24 +166,93 @@ bool writeError(int fd, const UserError &e) {
                       {});
 }
 
-/// Reads exactly `size` bytes; false at a premature end of the stream.
-bool readAll(int fd, void *data, size_t size) {
-  char *p = static_cast<char *>(data);
-  while (size) {
-    ssize_t n = ::read(fd, p, size);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return false;
-    p += n;
-    size -= static_cast<size_t>(n);
+/// The limit the child exceeded; the parent has killed it.
+struct LimitExceeded {
+  std::string message;
+};
+
+/// The parent's end of the pipe. Every read waits for the child with poll()
+/// in short slices, and between them checks the wall clock and the child's
+/// resident memory against the limits: a child past either is killed and
+/// LimitExceeded thrown.
+class ChildStream {
+public:
+  ChildStream(int fd, pid_t pid, const IsolationLimits &limits,
+              uint64_t baseResident)
+      : fd_(fd), pid_(pid), limits_(limits), baseResident_(baseResident),
+        start_(std::chrono::steady_clock::now()) {}
+
+  /// Reads exactly `size` bytes; false at a premature end of the stream.
+  bool read(void *data, size_t size) {
+    char *p = static_cast<char *>(data);
+    while (size) {
+      checkLimits();
+      pollfd pfd{fd_, POLLIN, 0};
+      int ready = ::poll(&pfd, 1, kPollMilliseconds);
+      if (ready < 0 && errno != EINTR)
+        return false;
+      if (ready <= 0)
+        continue;
+      ssize_t n = ::read(fd_, p, size);
+      if (n < 0 && (errno == EINTR || errno == EAGAIN))
+        continue;
+      if (n <= 0)
+        return false;
+      p += n;
+      size -= static_cast<size_t>(n);
+    }
+    return true;
   }
-  return true;
-}
+
+  /// Waits for the child to exit (after the end of its stream), under the
+  /// same limits; returns its wait status.
+  int wait() {
+    for (;;) {
+      int status = 0;
+      pid_t r = ::waitpid(pid_, &status, WNOHANG);
+      if (r == pid_)
+        return status;
+      if (r < 0 && errno != EINTR)
+        return 0;
+      checkLimits();
+      ::usleep(kPollMilliseconds * 1000);
+    }
+  }
+
+private:
+  static constexpr int kPollMilliseconds = 20;
+
+  void checkLimits() {
+    if (limits_.seconds) {
+      auto elapsed = std::chrono::steady_clock::now() - start_;
+      if (elapsed > std::chrono::seconds(limits_.seconds)) {
+        ::kill(pid_, SIGKILL);
+        throw LimitExceeded{"reading the model took longer than " +
+                            std::to_string(limits_.seconds) +
+                            " s, the time limit (" + limits_.timeSource + ")"};
+      }
+    }
+    if (limits_.memoryBytes) {
+      uint64_t resident =
+          residentBytes("/proc/" + std::to_string(pid_) + "/statm");
+      if (resident > baseResident_ &&
+          resident - baseResident_ > limits_.memoryBytes) {
+        ::kill(pid_, SIGKILL);
+        throw memoryExceeded(limits_);
+      }
+    }
+  }
+
+  int fd_;
+  pid_t pid_;
+  const IsolationLimits &limits_;
+  uint64_t baseResident_;
+  std::chrono::steady_clock::time_point start_;
+};
 
 class Reader {
 public:
-  explicit Reader(int fd) : fd_(fd) {}
+  explicit Reader(ChildStream &in) : in_(in) {}
 
   std::shared_ptr<Model> model(const json &j, int depth) {
     if (depth > kMaxDepth || !j.is_object())
@@ -205,26 +303,26 @@ private:
       throw std::runtime_error("too many weight bytes");
     total_ += bytes;
     Tensor t(dtype, shape);
-    if (bytes && !readAll(fd_, t.raw(), bytes))
+    if (bytes && !in_.read(t.raw(), bytes))
       throw std::runtime_error("truncated weights");
     return t;
   }
 
-  int fd_;
+  ChildStream &in_;
   uint64_t total_ = 0;
 };
 
 /// Reads the child's message: the model, or its UserError rethrown. Any
 /// other failure throws another std::exception (the child died mid-way, or
 /// wrote nonsense).
-KerasModel readMessage(int fd) {
+KerasModel readMessage(ChildStream &in) {
   char magic[8];
   uint64_t size = 0;
-  if (!readAll(fd, magic, 8) || std::memcmp(magic, kMagic, 8) != 0 ||
-      !readAll(fd, &size, 8) || size > kMaxHeaderBytes)
+  if (!in.read(magic, 8) || std::memcmp(magic, kMagic, 8) != 0 ||
+      !in.read(&size, 8) || size > kMaxHeaderBytes)
     throw std::runtime_error("no result");
   std::string text(static_cast<size_t>(size), '\0');
-  if (!readAll(fd, text.data(), text.size()))
+  if (!in.read(text.data(), text.size()))
     throw std::runtime_error("truncated result");
   json header = json::parse(text);
   if (header.contains("error")) {
@@ -242,7 +340,7 @@ KerasModel readMessage(int fd) {
   out.format = static_cast<FileFormat>(format);
   out.path = header.at("path").get<std::string>();
   out.kerasVersion = header.at("kerasVersion").get<std::string>();
-  Reader reader(fd);
+  Reader reader(in);
   out.model = reader.model(header.at("model"), 0);
   return out;
 }
@@ -251,19 +349,10 @@ KerasModel readMessage(int fd) {
 // The child
 //===----------------------------------------------------------------------===//
 
-uint64_t currentAddressSpace() {
-  long pages = 0;
-  if (FILE *f = std::fopen("/proc/self/statm", "r")) {
-    if (std::fscanf(f, "%ld", &pages) != 1)
-      pages = 0;
-    std::fclose(f);
-  }
-  return static_cast<uint64_t>(pages) *
-         static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
-}
-
 [[noreturn]] void child(int fd, const std::function<KerasModel()> &read,
                         const IsolationLimits &limits) {
+  // Die with the parent, which enforces the limits.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   // Die quietly on a crash: no inherited crash handler (LLVM's prints a
   // stack dump), nothing on the user's terminal.
   for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGALRM, SIGPIPE})
@@ -271,14 +360,13 @@ uint64_t currentAddressSpace() {
   int devnull = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
   if (devnull >= 0)
     ::dup2(devnull, STDERR_FILENO);
-  ::alarm(limits.seconds);
-  if (!kSanitized) {
-    uint64_t extra = limits.extraMemoryBytes;
-    if (!extra)
-      extra = static_cast<uint64_t>(::sysconf(_SC_PHYS_PAGES)) *
-              static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  // Backstops: the parent kills the child at the limits.
+  if (limits.seconds)
+    ::alarm(limits.seconds + 5);
+  if (!kSanitized && limits.memoryBytes) {
     rlimit rl;
-    rl.rlim_cur = rl.rlim_max = currentAddressSpace() + extra;
+    rl.rlim_cur = rl.rlim_max =
+        statmBytes("/proc/self/statm", 0) + limits.memoryBytes;
     ::setrlimit(RLIMIT_AS, &rl);
   }
 
@@ -296,10 +384,20 @@ uint64_t currentAddressSpace() {
                      {"model", modelJson(*m.model, tensors, 0)}};
       ok = writeMessage(fd, header, tensors);
     } catch (const UserError &e) {
-      ok = writeError(fd, e);
+      // HDF5 reports a failed allocation (RLIMIT_AS, or a corrupt size) as
+      // its own error: name the limit.
+      if (limits.memoryBytes &&
+          e.reason().find("memory allocation failed") != std::string::npos)
+        ok = writeError(
+            fd, UserError(memoryExceeded(limits).reason() + ": " + e.reason(),
+                          e.file(), e.layer(), e.layerClass()));
+      else
+        ok = writeError(fd, e);
     } catch (const std::bad_alloc &) {
-      ok = writeError(fd, UserError("reading the model needs more memory "
-                                    "than is available"));
+      ok = writeError(fd, limits.memoryBytes
+                              ? memoryExceeded(limits)
+                              : UserError("reading the model needs more "
+                                          "memory than is available"));
     } catch (const std::exception &e) {
       ok = writeError(fd, UserError(e.what()));
     }
@@ -314,6 +412,7 @@ uint64_t currentAddressSpace() {
 
 KerasModel dlc::keras::runIsolated(const std::function<KerasModel()> &read,
                                    const IsolationLimits &limits) {
+  uint64_t baseResident = residentBytes("/proc/self/statm");
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0)
     throw UserError(std::string("cannot create a pipe: ") +
@@ -336,45 +435,136 @@ KerasModel dlc::keras::runIsolated(const std::function<KerasModel()> &read,
   struct Reaper {
     pid_t pid;
     int fd;
-    int status = 0;
     bool done = false;
-    int wait() {
-      if (!done) {
-        while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-        }
-        done = true;
-      }
-      return status;
-    }
     ~Reaper() {
-      ::close(fd);
+      if (fd >= 0)
+        ::close(fd);
       if (!done) {
         ::kill(pid, SIGKILL);
-        wait();
+        while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+        }
       }
     }
   } reaper{pid, fds[0]};
 
+  ChildStream in(fds[0], pid, limits, baseResident);
   KerasModel result;
   std::string failure;
+  int status = 0;
   try {
-    result = readMessage(fds[0]);
-  } catch (const UserError &) {
-    throw;
-  } catch (const std::exception &e) {
-    failure = e.what();
+    try {
+      result = readMessage(in);
+    } catch (const UserError &) {
+      throw;
+    } catch (const std::exception &e) {
+      failure = e.what();
+    }
+    ::close(fds[0]);
+    reaper.fd = -1;
+    status = in.wait();
+    reaper.done = true;
+  } catch (const LimitExceeded &e) {
+    throw UserError(e.message);
   }
-  ::close(fds[0]);
-  reaper.fd = -1;
-  int status = reaper.wait();
   if (failure.empty() && WIFEXITED(status) && WEXITSTATUS(status) == 0)
     return result;
   if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
     throw UserError("reading the model took longer than " +
-                    std::to_string(limits.seconds) + " seconds");
+                    std::to_string(limits.seconds) + " s, the time limit (" +
+                    limits.timeSource + ")");
   if (WIFSIGNALED(status))
     throw UserError("the file is corrupt: the reader crashed on it (signal " +
                     std::to_string(WTERMSIG(status)) + ", " +
                     strsignal(WTERMSIG(status)) + ")");
   throw UserError("the file is corrupt: the reader stopped without a result");
+}
+
+std::string dlc::keras::formatBytes(uint64_t bytes) {
+  static const char *units[] = {"bytes", "KiB", "MiB", "GiB", "TiB"};
+  int unit = 0;
+  uint64_t scaled = bytes;
+  while (unit < 4 && scaled >= 1024) {
+    scaled /= 1024;
+    ++unit;
+  }
+  if (unit == 0)
+    return std::to_string(bytes) + " bytes";
+  // One decimal when the value is not whole and below 10.
+  uint64_t base = uint64_t(1) << (10 * unit);
+  uint64_t tenths = (bytes % base) * 10 / base;
+  std::string text = std::to_string(scaled);
+  if (scaled < 10 && tenths)
+    text += "." + std::to_string(tenths);
+  return text + " " + units[unit];
+}
+
+namespace {
+
+/// A positive integer with an optional K, M, G or T suffix (powers of 1024,
+/// optionally followed by "iB"), or "B"; nullopt otherwise.
+std::optional<uint64_t> parseSize(const std::string &text) {
+  size_t digits = 0;
+  uint64_t value = 0;
+  while (digits < text.size() && std::isdigit((unsigned char)text[digits])) {
+    unsigned d = unsigned(text[digits++] - '0');
+    if (value > (UINT64_MAX - d) / 10)
+      return std::nullopt;
+    value = value * 10 + d;
+  }
+  std::string suffix = text.substr(digits);
+  int shift = -1;
+  for (auto [name, bits] :
+       {std::pair{"", 0}, std::pair{"B", 0}, std::pair{"K", 10},
+        std::pair{"KiB", 10}, std::pair{"M", 20}, std::pair{"MiB", 20},
+        std::pair{"G", 30}, std::pair{"GiB", 30}, std::pair{"T", 40},
+        std::pair{"TiB", 40}})
+    if (suffix == name)
+      shift = bits;
+  if (digits == 0 || shift < 0 || value == 0 || value > (UINT64_MAX >> shift))
+    return std::nullopt;
+  return value << shift;
+}
+
+} // namespace
+
+IsolationLimits dlc::keras::readerLimits(uint64_t inputBytes) {
+  IsolationLimits limits;
+  std::string forInput =
+      "the default for an input of " + formatBytes(inputBytes) + "; DLC_READ_";
+  const char *time = std::getenv("DLC_READ_TIMEOUT");
+  if (time && *time) {
+    std::optional<uint64_t> s = parseSize(time);
+    if (!s ||
+        std::string(time).find_first_not_of("0123456789") !=
+            std::string::npos ||
+        *s > 1'000'000)
+      throw UserError(std::string("DLC_READ_TIMEOUT='") + time +
+                      "' is not a time limit (whole seconds, 1 to 1000000)");
+    limits.seconds = static_cast<unsigned>(*s);
+    limits.timeSource = "DLC_READ_TIMEOUT";
+  } else {
+    limits.seconds =
+        kDefaultSeconds + static_cast<unsigned>(std::min<uint64_t>(
+                              inputBytes / kBytesPerExtraSecond, 1'000'000));
+    limits.timeSource = forInput + "TIMEOUT sets another";
+  }
+  const char *memory = std::getenv("DLC_READ_MEMORY");
+  if (memory && *memory) {
+    std::optional<uint64_t> m = parseSize(memory);
+    if (!m || *m < kMinimumMemory)
+      throw UserError(std::string("DLC_READ_MEMORY='") + memory +
+                      "' is not a memory size of at least " +
+                      formatBytes(kMinimumMemory) +
+                      " (bytes, optionally with a K, M, G or T suffix)");
+    limits.memoryBytes = *m;
+    limits.memorySource = "DLC_READ_MEMORY";
+  } else {
+    uint64_t scaled =
+        inputBytes > (UINT64_MAX - kDefaultMemory) / kMemoryPerInputByte
+            ? UINT64_MAX
+            : kDefaultMemory + inputBytes * kMemoryPerInputByte;
+    limits.memoryBytes = scaled;
+    limits.memorySource = forInput + "MEMORY sets another";
+  }
+  return limits;
 }

@@ -6,7 +6,9 @@
 // process: whatever happens there (a crash, an abort, a runaway allocation
 // against its memory limit, a hang past its time limit) comes back to the
 // caller as a UserError, and a successful read comes back as the KerasModel,
-// serialized through a pipe.
+// serialized through a pipe. The parent enforces the limits itself (it
+// polls the pipe, the clock and the child's resident memory), so they hold
+// under sanitizers too; the child's RLIMIT_AS and alarm() are a backstop.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,20 +19,45 @@
 
 #include <cstdint>
 #include <functional>
+#include <string>
 
 namespace dlc::keras {
 
 struct IsolationLimits {
-  /// Address space the child may add to what it inherits; 0: as much as
-  /// the machine has physical memory.
-  uint64_t extraMemoryBytes = 0;
-  /// Wall-clock seconds before the child is killed.
-  unsigned seconds = 600;
+  /// Memory the child may use on top of what it inherits from the parent:
+  /// its address space (RLIMIT_AS, in builds without AddressSanitizer, which
+  /// reserves terabytes of address space) and its resident memory, which the
+  /// parent polls. 0: no limit.
+  uint64_t memoryBytes = 0;
+  /// Wall-clock seconds before the parent kills the child. 0: no limit.
+  unsigned seconds = 0;
+  /// Where each limit comes from, for messages: "DLC_READ_MEMORY", or "the
+  /// default for an input of 31 KiB; DLC_READ_MEMORY sets another".
+  std::string memorySource, timeSource;
 };
+
+/// The limits for reading model files of `inputBytes` bytes in all:
+/// $DLC_READ_TIMEOUT (whole seconds) and $DLC_READ_MEMORY (bytes, or 2G,
+/// 512M...; at least kMinimumMemory) when set, else kDefaultSeconds plus a
+/// second per kBytesPerExtraSecond of input and kDefaultMemory plus
+/// kMemoryPerInputByte times the input. Throws UserError for a malformed
+/// variable.
+IsolationLimits readerLimits(uint64_t inputBytes);
+constexpr unsigned kDefaultSeconds = 8;
+constexpr uint64_t kBytesPerExtraSecond = uint64_t(8) << 20;
+constexpr uint64_t kDefaultMemory = uint64_t(1) << 30;
+constexpr uint64_t kMemoryPerInputByte = 4;
+/// Below this, the child could not even start reading.
+constexpr uint64_t kMinimumMemory = uint64_t(64) << 20;
+
+/// "31 KiB", "1 GiB", "1.5 GiB", "17 bytes": for messages.
+std::string formatBytes(uint64_t bytes);
 
 /// Runs `read` in a child process and returns what it returned; its
 /// UserError is rethrown as is; anything else that stops it becomes a
-/// UserError saying so. The child's stderr goes to /dev/null.
+/// UserError saying so: a crash, or a limit of `limits` exceeded ("reading
+/// the model took longer than 8 s, the time limit (...)"), after which the
+/// child is killed. The child's stderr goes to /dev/null.
 KerasModel runIsolated(const std::function<KerasModel()> &read,
                        const IsolationLimits &limits = IsolationLimits());
 

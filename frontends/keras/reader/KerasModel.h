@@ -111,6 +111,12 @@ struct KerasModel {
 KerasModel readKerasModel(const std::string &path,
                           const std::string &weightsPath = "");
 
+/// readKerasModel in this process, without the child process and its
+/// limits: for the fuzz targets (fuzz/), which run the readers under
+/// sanitizers and their own limits. dlc itself never calls it.
+KerasModel readKerasModelInProcess(const std::string &path,
+                                   const std::string &weightsPath = "");
+
 const char *generationName(Generation generation);
 const char *fileFormatName(FileFormat format);
 

@@ -66,11 +66,13 @@ ZipArchive::ZipArchive(std::string_view bytes) : archiveSize_(bytes.size()) {
   zip_error_fini(&err);
 
   zip_int64_t count = zip_get_num_entries(archive_, 0);
-  if (count < 0 || static_cast<uint64_t>(count) > kMaxMembers) {
+  // Each member takes at least a 46-byte central directory entry.
+  if (count < 0 || static_cast<uint64_t>(count) > kMaxMembers ||
+      static_cast<uint64_t>(count) > archiveSize_ / 46) {
     zip_discard(archive_);
     throw UserError("zip archive has " + std::to_string(count) +
                     " members, more than the limit of " +
-                    std::to_string(kMaxMembers));
+                    std::to_string(kMaxMembers) + " or than its size can hold");
   }
   for (zip_int64_t i = 0; i < count; ++i) {
     zip_stat_t st;
