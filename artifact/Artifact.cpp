@@ -363,6 +363,15 @@ std::vector<BufferRef> readRefs(const Json &object, const std::string &where) {
   return out;
 }
 
+/// The optional `cost` of a kernel or library call (absent in older files).
+std::optional<StepCost> readCost(const Json &j, const std::string &where) {
+  if (!j.contains("cost"))
+    return std::nullopt;
+  const Json &cost = objectAt(j, "cost", where);
+  const std::string at = where + ".cost";
+  return StepCost{unsignedAt(cost, "flops", at), unsignedAt(cost, "bytes", at)};
+}
+
 Kernel readKernel(const Json &j, const std::string &where,
                   const std::vector<uint32_t> &archs, DataSection &data) {
   if (!j.is_object())
@@ -402,6 +411,7 @@ Kernel readKernel(const Json &j, const std::string &where,
   }
   if (!member(j, "ptx", where).is_null())
     k.ptx = data.blobAt(j, "ptx", where);
+  k.cost = readCost(j, where);
   return k;
 }
 
@@ -416,6 +426,7 @@ LibraryCall readLibraryCall(const Json &j, const std::string &where) {
   c.descriptor = objectAt(j, "descriptor", where).dump();
   c.params = readRefs(j, where);
   c.workspaceBytes = unsignedAt(j, "workspace_bytes", where);
+  c.cost = readCost(j, where);
   return c;
 }
 
@@ -537,6 +548,10 @@ OrderedJson writeRefs(const std::vector<BufferRef> &refs) {
     list.push_back(j);
   }
   return list;
+}
+
+OrderedJson writeCost(const StepCost &c) {
+  return {{"flops", c.flops}, {"bytes", c.bytes}};
 }
 
 } // namespace
@@ -758,18 +773,23 @@ std::string dlc::artifact::serialize(const Artifact &input) {
                                {"spill_load_bytes", r.spillLoadBytes}}}});
     }
     j["ptx"] = k.ptx.empty() ? OrderedJson() : data.add(k.ptx);
+    if (k.cost)
+      j["cost"] = writeCost(*k.cost);
     m["kernels"].push_back(j);
   }
   m["library_calls"] = OrderedJson::array();
-  for (const LibraryCall &c : a.libraryCalls)
-    m["library_calls"].push_back(
-        {{"name", c.name},
-         {"library", c.library},
-         {"op", c.op},
-         {"layers", c.layers},
-         {"descriptor", OrderedJson::parse(c.descriptor)},
-         {"params", writeRefs(c.params)},
-         {"workspace_bytes", c.workspaceBytes}});
+  for (const LibraryCall &c : a.libraryCalls) {
+    OrderedJson j = {{"name", c.name},
+                     {"library", c.library},
+                     {"op", c.op},
+                     {"layers", c.layers},
+                     {"descriptor", OrderedJson::parse(c.descriptor)},
+                     {"params", writeRefs(c.params)},
+                     {"workspace_bytes", c.workspaceBytes}};
+    if (c.cost)
+      j["cost"] = writeCost(*c.cost);
+    m["library_calls"].push_back(j);
+  }
   m["program"] = OrderedJson::array();
   for (const Step &s : a.program)
     m["program"].push_back(

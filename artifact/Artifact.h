@@ -123,6 +123,19 @@ struct KernelResources {
   }
 };
 
+/// The work of one step of the program (compiler/codegen/Cost.h counts it):
+/// floating-point operations (a multiply-add is 2) and the bytes its
+/// parameters hold, each read or written once. For `dlc bench`'s achieved
+/// FLOP/s and bandwidth; informational, not validated against the kernels.
+struct StepCost {
+  uint64_t flops = 0;
+  uint64_t bytes = 0;
+
+  friend bool operator==(const StepCost &a, const StepCost &b) {
+    return a.flops == b.flops && a.bytes == b.bytes;
+  }
+};
+
 /// One generated kernel: launch parameters, code for every arch, resources.
 struct Kernel {
   std::string name;   ///< "k3_conv2d"
@@ -142,6 +155,8 @@ struct Kernel {
   std::vector<KernelResources> resources;
   /// PTX for the artifact's ptxArch (JIT on newer GPUs); "" when it has none.
   std::string ptx;
+  /// The manifest's optional `cost`; none in artifacts older than it.
+  std::optional<StepCost> cost;
 };
 
 /// A cuBLASLt / cuDNN call. The format carries any library and op with any
@@ -159,6 +174,8 @@ struct LibraryCall {
   std::string descriptor;
   std::vector<BufferRef> params;
   uint64_t workspaceBytes = 0;
+  /// The manifest's optional `cost`; none in artifacts older than it.
+  std::optional<StepCost> cost;
 };
 
 /// One step of the program: a kernel launch or a library call.

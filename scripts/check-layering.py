@@ -60,7 +60,7 @@ DEPENDS = {
     "keras-importer": {"keras-reader", "graph-dialect", "support"},
     "passes": {"graph-dialect", "exec-dialect", "artifact", "support"},
     "reference": {"graph-dialect", "exec-dialect", "support"},
-    "codegen": {"graph-dialect", "artifact", "support"},
+    "codegen": {"graph-dialect", "exec-dialect", "artifact", "support"},
     "codegen-library": {"codegen", "graph-dialect", "exec-dialect", "artifact", "support"},
     "codegen-cuda": {"codegen", "graph-dialect", "exec-dialect", "artifact", "cuda-driver",
                      "support"},

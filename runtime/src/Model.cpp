@@ -169,6 +169,45 @@ Model::Model(artifact::Artifact artifact, std::vector<LibraryCallSpec> calls)
     inputs_.push_back(info(t));
   for (const artifact::TensorSpec &t : artifact_.outputs)
     outputs_.push_back(info(t));
+
+  auto join = [](const std::vector<std::string> &parts) {
+    std::string out;
+    for (const std::string &p : parts)
+      out += (out.empty() ? "" : ", ") + p;
+    return out;
+  };
+  // Every string first: the infos point into stepText_, which must not grow
+  // afterwards.
+  stepText_.reserve(2 * artifact_.program.size());
+  for (const artifact::Step &step : artifact_.program) {
+    if (step.kind == artifact::Step::Kind::Kernel) {
+      const artifact::Kernel &k = artifact_.kernels[step.index];
+      stepText_.push_back(k.family);
+      stepText_.push_back(join(k.layers));
+    } else {
+      const artifact::LibraryCall &c = artifact_.libraryCalls[step.index];
+      stepText_.push_back(c.library + " " + c.op);
+      stepText_.push_back(join(c.layers));
+    }
+  }
+  for (size_t i = 0; i < artifact_.program.size(); ++i) {
+    const artifact::Step &step = artifact_.program[i];
+    const bool kernel = step.kind == artifact::Step::Kind::Kernel;
+    const std::string &name = kernel ? artifact_.kernels[step.index].name
+                                     : artifact_.libraryCalls[step.index].name;
+    const std::optional<artifact::StepCost> &cost =
+        kernel ? artifact_.kernels[step.index].cost
+               : artifact_.libraryCalls[step.index].cost;
+    dlcStepInfo s{};
+    s.name = name.c_str();
+    s.kind = kernel ? DLC_STEP_KERNEL : DLC_STEP_LIBRARY_CALL;
+    s.what = stepText_[2 * i].c_str();
+    s.layers = stepText_[2 * i + 1].c_str();
+    s.hasCost = cost ? 1 : 0;
+    s.flops = cost ? cost->flops : 0;
+    s.bytes = cost ? cost->bytes : 0;
+    steps_.push_back(s);
+  }
 }
 
 std::shared_ptr<DeviceImage> Model::acquire(int device) const {
