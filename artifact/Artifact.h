@@ -199,12 +199,23 @@ struct Artifact {
   std::vector<TensorSpec> inputs, outputs;
   uint64_t arenaBytes = 0;
   std::string weights; ///< the weight region's initial bytes
+  /// Non-zero: the file carries no weight bytes (`dlc compile --no-weights`,
+  /// for timing): `weights` is empty and the weight region has this size.
+  /// The runtime fills it with zeros only when asked (DLC_WEIGHTS_SYNTHETIC).
+  uint64_t omittedWeightsBytes = 0;
   std::vector<Kernel> kernels;
   std::vector<LibraryCall> libraryCalls;
   /// The order of execution. The writer fills in every kernel in order when
   /// it is empty.
   std::vector<Step> program;
 };
+
+/// The size of the weight region: the weights' bytes, or
+/// omittedWeightsBytes.
+uint64_t weightRegionBytes(const Artifact &artifact);
+
+/// The furthest byte of the weight region that a step reads.
+uint64_t weightsReached(const Artifact &artifact);
 
 /// Checks an artifact's internal consistency (what the reader checks after
 /// parsing): archs, shapes, launch dimensions, every buffer inside its

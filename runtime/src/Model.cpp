@@ -2,6 +2,7 @@
 
 #include "runtime/src/Model.h"
 
+#include <cstdlib>
 #include <cstring>
 
 using namespace dlc;
@@ -59,6 +60,13 @@ DeviceImage::DeviceImage(const Model &model, int device) : device_(device) {
       checkCuda(cudaMemcpy(weights_, a.weights.data(), a.weights.size(),
                            cudaMemcpyHostToDevice),
                 "uploading the weights");
+    } else if (a.omittedWeightsBytes) {
+      // --no-weights, and DLC_WEIGHTS_SYNTHETIC=1 (Model::load checked).
+      checkCuda(cudaMalloc(reinterpret_cast<void **>(&weights_),
+                           a.omittedWeightsBytes),
+                "allocating the weights");
+      checkCuda(cudaMemset(weights_, 0, a.omittedWeightsBytes),
+                "zeroing the synthetic weights");
     }
     loadKernels(a);
   } catch (...) {
@@ -154,6 +162,16 @@ std::shared_ptr<Model> Model::load(std::string_view bytes, uint64_t memoryLimit,
     artifact::checkMemoryLimit(a, memoryLimit, limitSource);
   } catch (const artifact::FormatError &e) {
     raise(DLC_STATUS_INVALID_ARTIFACT, std::string("manifest: ") + e.what());
+  }
+  if (a.omittedWeightsBytes) {
+    const char *synthetic = std::getenv("DLC_WEIGHTS_SYNTHETIC");
+    if (!synthetic || std::string(synthetic) != "1")
+      raise(DLC_STATUS_INVALID_ARTIFACT,
+            "compiled with --no-weights: its " +
+                std::to_string(a.omittedWeightsBytes) +
+                " bytes of weights are not in the file (set "
+                "DLC_WEIGHTS_SYNTHETIC=1 to run it on zero weights, for "
+                "timing only)");
   }
   std::vector<LibraryCallSpec> calls = parseLibraryCalls(a);
   return std::shared_ptr<Model>(new Model(std::move(a), std::move(calls)));

@@ -77,6 +77,7 @@ void expectEqual(const Artifact &a, const Artifact &b) {
     }
   EXPECT_EQ(a.arenaBytes, b.arenaBytes);
   EXPECT_EQ(a.weights, b.weights);
+  EXPECT_EQ(a.omittedWeightsBytes, b.omittedWeightsBytes);
   ASSERT_EQ(a.kernels.size(), b.kernels.size());
   for (size_t i = 0; i < a.kernels.size(); ++i) {
     const Kernel &x = a.kernels[i], &y = b.kernels[i];
@@ -194,6 +195,41 @@ TEST(Artifact, StepCostsRoundTripAndAreOptional) {
           << e.what();
     }
   }
+}
+
+TEST(Artifact, OmittedWeights) {
+  Artifact a = test::syntheticArtifact();
+  a.dlcVersion = libraryVersion();
+  // k0 reads the 40 weight bytes; the region keeps its size, not its bytes.
+  const uint64_t size = a.weights.size();
+  a.weights.clear();
+  a.omittedWeightsBytes = size;
+  std::string bytes = serialize(a);
+  EXPECT_NE(bytes.find("\"weights_omitted\": 40"), std::string::npos);
+  Artifact b = parse(bytes);
+  a.program = b.program; // the writer fills in the default program
+  expectEqual(a, b);
+  EXPECT_EQ(b.omittedWeightsBytes, 40u);
+  EXPECT_EQ(weightRegionBytes(b), 40u);
+  EXPECT_EQ(weightsReached(b), 40u);
+  EXPECT_EQ(memoryUse(b).weights, 40u);
+  EXPECT_THROW(checkMemoryLimit(b, 39), FormatError);
+  // Without it, none written.
+  EXPECT_EQ(serialize(test::syntheticArtifact()).find("weights_omitted"),
+            std::string::npos);
+
+  // A size the program does not read, or with weight bytes too: refused.
+  a.omittedWeightsBytes = 1 << 20;
+  try {
+    serialize(a);
+    ADD_FAILURE() << "no error";
+  } catch (const FormatError &e) {
+    EXPECT_STREQ(e.what(), "weights_omitted: 1048576 bytes, but the program "
+                           "reads only 40");
+  }
+  a.omittedWeightsBytes = 40;
+  a.weights = std::string(40, '\0');
+  EXPECT_THROW(serialize(a), FormatError);
 }
 
 uint64_t manifestSize(const std::string &bytes) {

@@ -146,6 +146,36 @@ TEST(RuntimeModel, StepInfo) {
   dlcModelDestroy(model);
 }
 
+TEST(RuntimeModel, OmittedWeightsOnlyWhenAsked) {
+  dlc::artifact::Artifact a = dlc::test::syntheticArtifact();
+  a.omittedWeightsBytes = a.weights.size();
+  a.weights.clear();
+  std::string bytes = dlc::artifact::serialize(a);
+  const char *saved = std::getenv("DLC_WEIGHTS_SYNTHETIC");
+  std::optional<std::string> previous =
+      saved ? std::optional<std::string>(saved) : std::nullopt;
+  unsetenv("DLC_WEIGHTS_SYNTHETIC");
+  dlcModel model = nullptr;
+  EXPECT_EQ(dlcModelLoadFromMemory(bytes.data(), bytes.size(), &model),
+            DLC_STATUS_INVALID_ARTIFACT);
+  EXPECT_STREQ(dlcGetLastErrorMessage(),
+               "compiled with --no-weights: its 40 bytes of weights are not "
+               "in the file (set DLC_WEIGHTS_SYNTHETIC=1 to run it on zero "
+               "weights, for timing only)");
+  setenv("DLC_WEIGHTS_SYNTHETIC", "yes", 1);
+  EXPECT_EQ(dlcModelLoadFromMemory(bytes.data(), bytes.size(), &model),
+            DLC_STATUS_INVALID_ARTIFACT);
+  setenv("DLC_WEIGHTS_SYNTHETIC", "1", 1);
+  EXPECT_EQ(dlcModelLoadFromMemory(bytes.data(), bytes.size(), &model),
+            DLC_STATUS_SUCCESS)
+      << dlcGetLastErrorMessage();
+  dlcModelDestroy(model);
+  if (previous)
+    setenv("DLC_WEIGHTS_SYNTHETIC", previous->c_str(), 1);
+  else
+    unsetenv("DLC_WEIGHTS_SYNTHETIC");
+}
+
 TEST(RuntimeModel, LoadFromFile) {
   std::string path = ::testing::TempDir() + "runtime-test.dlcm";
   std::ofstream(path, std::ios::binary) << syntheticBytes();

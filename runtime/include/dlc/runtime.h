@@ -86,8 +86,11 @@ dlcStatus dlcGetDeviceCount(int *count);
  * FIFO, a device or a directory is DLC_STATUS_IO_ERROR; opening never
  * blocks). An artifact whose sizes exceed the memory limit (dlcLoadOptions)
  * is DLC_STATUS_INVALID_ARTIFACT, refused before anything is allocated for
- * it. The checksum detects corruption, not tampering: load artifacts from
- * trusted sources only (docs/security.md). */
+ * it. An artifact compiled with --no-weights (no weight bytes in the file)
+ * is DLC_STATUS_INVALID_ARTIFACT unless the environment has
+ * DLC_WEIGHTS_SYNTHETIC=1: its weights are then zeros (for timing only). The
+ * checksum detects corruption, not tampering: load artifacts from trusted
+ * sources only (docs/security.md). */
 dlcStatus dlcModelLoadFromFile(const char *path, dlcModel *model);
 dlcStatus dlcModelLoadFromMemory(const void *data, size_t size,
                                  dlcModel *model);
