@@ -26,7 +26,7 @@ baseline. --device cpu is the check that CI runs without a GPU: the same model l
 inputs, the model computed by Keras on the JAX backend on the CPU (torch-library: each layer's
 convolution or GEMM computed by NumPy on the layer's real input and compared with Keras's
 output of that layer), and each output compared with --expected by relative L2 error (<= --rtol,
-default 1e-4): the GPU runs compute the same functions. Exit 1 when a check fails.
+default 1e-4, fp16 1e-2): the GPU runs compute the same functions. Exit 1 when a check fails.
 
 Needs Keras 3 (pinned: bench/baselines/requirements.txt) with JAX, or PyTorch for the torch
 tools; the device machine has PyTorch and JAX but not Keras: bench/baselines/fetch_wheels.sh.
@@ -55,7 +55,8 @@ def parse_args(argv):
     ap.add_argument("--device", choices=("gpu", "cpu"), default="gpu")
     ap.add_argument("--inputs", nargs="*", default=[])
     ap.add_argument("--expected", nargs="*", default=[])
-    ap.add_argument("--rtol", type=float, default=1e-4)
+    ap.add_argument("--rtol", type=float, default=None,
+                    help="default 1e-4 (fp32), 1e-2 (fp16)")
     return ap.parse_args(argv)
 
 
@@ -313,6 +314,8 @@ def torch_layer_fn(torch, layer, keras, batch, in_shape, dtype):
 
 
 def run(args):
+    if args.rtol is None:
+        args.rtol = 1e-2 if args.precision == "fp16" else 1e-4
     os.environ["KERAS_BACKEND"] = backend_for(args)
     if args.device == "cpu":
         os.environ.setdefault("JAX_PLATFORMS", "cpu")
