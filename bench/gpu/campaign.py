@@ -10,7 +10,8 @@ pack: DIR holds what campaign.sh prepare compiled: MODEL.P.K.bB.dlcm (--no-weigh
 MODEL.json (the architectures) and plan.json (the work items in priority order: every dlc bench,
 then the baselines). Items are packed in order into batches OUT/1, OUT/2, ... each within BYTES
 (the first within --first-capacity: it travels beside the correctness batch carry/gpu/1) and
-within an estimated --budget seconds of device time; each batch gets nlohmann's prefix (to build
+within an estimated --budget seconds of device time (an artifact that did not compile is an
+item with its `compile_error`, reported as such); each batch gets nlohmann's prefix (to build
 the runtime) and the model architectures its baselines need, and a manifest.json.
 
 device: runs one batch on the device machine: `dlc bench` on each artifact
@@ -72,7 +73,12 @@ def cmd_pack(args):
 
     batch = new_batch()
     for item in plan["items"]:
-        files = [item["artifact"]] if item["kind"] == "dlc" else [item["model"] + ".json"]
+        if item.get("compile_error"):
+            files = []
+        elif item["kind"] == "dlc":
+            files = [item["artifact"]]
+        else:
+            files = [item["model"] + ".json"]
         cost = sum(blocks(os.path.getsize(os.path.join(args.stage, f)))
                    for f in files if f not in batch["files"])
         est = EST_DLC if item["kind"] == "dlc" else EST_BASELINE[item["tool"]]
@@ -148,6 +154,10 @@ def cmd_device(args):
         est = EST_DLC if item["kind"] == "dlc" else EST_BASELINE[item["tool"]]
         row = dict(item, status="skipped", seconds=0, result=None, error=None)
         rows.append(row)
+        if item.get("compile_error"):
+            row["status"] = "error"
+            row["error"] = "dlc compile: " + item["compile_error"]
+            continue
         if left < min(est, 30):
             row["error"] = "skipped: %d s of the call's budget left" % max(left, 0)
             continue

@@ -73,10 +73,10 @@ prepare() {
   done | xargs -P "${JOBS:-2}" -L 1 sh -c 'o="$2/$3.$4.$5.b$6"
     "$0" compile "$1/$3/model.keras" --arch sm_90 --no-weights --precision "$4" --kernels "$5" \
       --batch "$6" -o "$o.dlcm" >"$o.log" 2>&1 ||
-      { echo "campaign.sh: error: compiling $3 $4 $5 batch $6: $(tail -1 "$o.log")" >&2; exit 255; }' \
+      { tail -1 "$o.log" >"$o.error"; echo "campaign.sh: compiling $3 $4 $5 batch $6 failed: $(cat "$o.error")" >&2; }' \
       "$dlc" "$models_dir" "$stage"
   "$python" - "$stage" "$models" "$precisions" "$batches" "$kernels" "$compile_at" <<'PY'
-import json, sys
+import json, os, sys
 stage, models, precisions, batches, kernels, compile_at = sys.argv[1:]
 models, precisions, kernels = models.split(), precisions.split(), kernels.split()
 batches = [int(b) for b in batches.split()]
@@ -85,8 +85,12 @@ for m in models:
     for p in precisions:
         for b in batches:
             for k in kernels:
-                items.append({"kind": "dlc", "model": m, "precision": p, "batch": b,
-                              "kernels": k, "artifact": "%s.%s.%s.b%d.dlcm" % (m, p, k, b)})
+                item = {"kind": "dlc", "model": m, "precision": p, "batch": b,
+                        "kernels": k, "artifact": "%s.%s.%s.b%d.dlcm" % (m, p, k, b)}
+                error = "%s/%s.%s.%s.b%d.error" % (stage, m, p, k, b)
+                if os.path.exists(error):  # a row that says so, nothing to carry
+                    item["compile_error"] = open(error).read().strip()
+                items.append(item)
 for tool in ("keras-torch-eager", "torch-library", "keras-jax-xla", "keras-torch-compile"):
     for m in models:
         for p in precisions:
