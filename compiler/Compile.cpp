@@ -224,6 +224,10 @@ Checked checkOptions(const CompileOptions &options,
     throw UserError("--autotune times the CUDA kernels: it needs --emit cuda "
                     "or artifact",
                     modelPath);
+  if (options.noWeights && options.emit != Emit::Artifact)
+    throw UserError("--no-weights applies to artifacts: it needs --emit "
+                    "artifact",
+                    modelPath);
   Checked checked;
   checked.cachePath = tuningCachePath(options);
   if (options.tuningCache && !options.autotune &&
@@ -365,6 +369,13 @@ CompileResult compileChecked(ModuleOp module, const std::string &modelPath,
     result.artifact = buildArtifact(module, backend, modelPath);
     result.steps = stepsOf(*result.artifact);
     result.memory->weightsBytes = result.artifact->weights.size();
+    if (options.noWeights && !result.artifact->weights.empty()) {
+      // The region the steps read (weights no step reads need no room).
+      artifact::Artifact &a = *result.artifact;
+      a.omittedWeightsBytes =
+          std::min<uint64_t>(a.weights.size(), artifact::weightsReached(a));
+      a.weights.clear();
+    }
   }
   return result;
 }

@@ -81,6 +81,10 @@ struct CompileOptions {
   /// Emit::Cuda generates every kernel).
   KernelChoice kernels = KernelChoice::Auto;
   Emit emit = Emit::Artifact;
+  /// Emit::Artifact: leave the weight bytes out of the file (the manifest's
+  /// `weights_omitted` records the region's size), for timing on a machine
+  /// the weights need not travel to.
+  bool noWeights = false;
   /// A stage of the pipeline to stop after (passes/Pipelines.h); "" runs
   /// them all. Anything but Emit::Mlir needs "" or "plan".
   std::string stopAfter;

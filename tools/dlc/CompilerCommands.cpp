@@ -37,6 +37,7 @@ driver::CompileOptions compileOptions(const cli::Invocation &inv) {
     options.archs = driver::parseArchs(inv.get("--arch"));
   options.kernels = *driver::kernelChoiceNamed(inv.get("--kernels", "auto"));
   options.emit = *driver::emitNamed(inv.get("--emit", "artifact"));
+  options.noWeights = inv.has("--no-weights");
   options.stopAfter = inv.get("--stop-after");
   options.autotune = inv.has("--autotune");
   if (inv.has("--tuning-cache"))
@@ -66,6 +67,13 @@ int cli::runCompile(const Invocation &inv) {
   else
     std::cout << result.output();
   return 0;
+}
+
+int cli::runBench(const Invocation &inv) {
+  driver::CompileOptions options = compileOptions(inv);
+  driver::CompileResult compiled =
+      driver::compileFile(inv.positional, options, inv.get("--weights"));
+  return benchArtifactBytes(inv, compiled.output(), inv.positional);
 }
 
 int cli::runInspect(const Invocation &inv) {

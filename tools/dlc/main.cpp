@@ -40,6 +40,9 @@ void checkPaths(const dlc::cli::Invocation &inv) {
     inputs = inv.values.at("--input");
   } else if (inv.command == "compare") {
     inputs = inv.values.at("--input");
+  } else if (inv.command == "bench") {
+    if (inv.has("--json"))
+      outputs.push_back(inv.get("--json"));
   } else {
     return;
   }
@@ -57,6 +60,8 @@ int dispatch(const dlc::cli::Invocation &inv) {
     return runArtifact(inv);
   if (isArtifactPath(inv.positional) && inv.command == "inspect")
     return inspectArtifact(inv);
+  if (isArtifactPath(inv.positional) && inv.command == "bench")
+    return benchArtifact(inv);
 #ifdef DLC_HAVE_COMPILER
   if (inv.command == "compile")
     return runCompile(inv);
@@ -66,14 +71,17 @@ int dispatch(const dlc::cli::Invocation &inv) {
     return runInspect(inv);
   if (inv.command == "compare")
     return runCompare(inv);
+  if (inv.command == "bench")
+    return runBench(inv);
 #else
   // Models (not artifacts) need the compiler.
-  if (inv.command != "bench") {
-    std::cerr << "dlc: error: this dlc was built without the compiler "
-                 "(DLC_BUILD_COMPILER=OFF): 'dlc "
-              << inv.command << "' needs it\n";
-    return 2;
-  }
+  std::cerr << "dlc: error: this dlc was built without the compiler "
+               "(DLC_BUILD_COMPILER=OFF): 'dlc "
+            << inv.command << "' needs it"
+            << (inv.command == "bench" ? " for a model (bench an artifact)"
+                                       : "")
+            << "\n";
+  return 2;
 #endif
   return notImplemented(inv.command);
 }
