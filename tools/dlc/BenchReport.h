@@ -87,10 +87,9 @@ struct BenchResult {
   std::vector<StepResult> steps;
 };
 
-/// "generated" when every step is a kernel, "library" when every step that
-/// a library can take is a library call... as the artifact shows it:
-/// "generated" (no library call), "library" (no kernel of a family that
-/// cuDNN/cuBLASLt take: gemm_*, conv_*), else "mixed".
+/// Which kernels the artifact runs, as its steps show it: "generated" (no
+/// library call), "library" (library calls and no generated GEMM or conv
+/// kernel), else "mixed" (what --kernels auto usually gives).
 std::string kernelsOf(const std::vector<StepResult> &steps);
 
 /// The JSON document (bench/README.md gives the schema), 2-space indented.
