@@ -418,9 +418,31 @@ TEST(GemmHeuristic, CandidatesStartWithTheRuleAndFit) {
           EXPECT_GE(t.threads(), 16) << t.str();
           const std::array<uint32_t, 3> grid = t.grid(shape.m, shape.n);
           EXPECT_GE(int64_t(grid[0]) * t.bn, shape.n) << t.str();
-          EXPECT_GE(int64_t(grid[1]) * t.bm, shape.m) << t.str();
+          EXPECT_GE(int64_t(grid[1]) * grid[2] * t.bm, shape.m) << t.str();
         }
       }
+}
+
+// CUDA bounds grid y by 65,535: more M tiles (MobileNetV2's first conv at
+// batch 256 on 224x224: 3.2M output pixels) are split over y and z, with no
+// z slice wholly past the last tile; fewer keep z = 1.
+TEST(GemmHeuristic, GridSplitsManyRowTilesOverZ) {
+  for (bool tensorCores : {false, true})
+    for (int64_t m : {int64_t(1), int64_t(50176), int64_t(256) * 112 * 112,
+                      int64_t(2048) * 224 * 224}) {
+      const GemmTiling t = chooseTiling(m, 32, 32, 80, tensorCores);
+      const std::array<uint32_t, 3> grid = t.grid(m, 32);
+      const int64_t tiles = (m + t.bm - 1) / t.bm;
+      EXPECT_LE(grid[1], 65535u) << m << " " << t.str();
+      EXPECT_LE(grid[2], 65535u) << m << " " << t.str();
+      EXPECT_GE(int64_t(grid[1]) * grid[2], tiles) << m << " " << t.str();
+      EXPECT_LT(int64_t(grid[1]) * (grid[2] - 1), tiles) << m << " " << t.str();
+      if (tiles <= 65535) {
+        EXPECT_EQ(grid[1], uint32_t(tiles)) << m << " " << t.str();
+        EXPECT_EQ(grid[2], 1u) << m << " " << t.str();
+      } else
+        EXPECT_GT(grid[2], 1u) << m << " " << t.str();
+    }
 }
 
 } // namespace

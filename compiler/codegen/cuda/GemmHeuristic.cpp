@@ -141,8 +141,15 @@ int GemmTiling::sharedBytes() const {
 }
 
 std::array<uint32_t, 3> GemmTiling::grid(int64_t m, int64_t n) const {
+  // N tiles on x; M tiles on y, which CUDA bounds by 65,535: more M tiles (a
+  // conv at batch 256 on 112x112 has 3.2M output pixels) are split into z
+  // slices of at most that many, and the templates index tile y + Y * z.
+  constexpr int64_t kMaxGridY = 65535;
+  int64_t tilesM = ceilDiv(m, bm);
+  int64_t slices = ceilDiv(tilesM, kMaxGridY);
   return {static_cast<uint32_t>(ceilDiv(n, bn)),
-          static_cast<uint32_t>(ceilDiv(m, bm)), 1};
+          static_cast<uint32_t>(ceilDiv(tilesM, slices)),
+          static_cast<uint32_t>(slices)};
 }
 
 std::string GemmTiling::templateArgs() const {

@@ -19,7 +19,8 @@
 // a/b are called only for m < M, n < N, k < K, epilogue only for m < M,
 // n < N.
 //
-// Launch: grid (ceil(N/BN), ceil(M/BM)), dlc_gemm_simt_threads<BM,BN,TM,TN>()
+// Launch: grid (ceil(N/BN), ceil(M/BM)) (M tiles beyond 65,535 split over
+// y and z, GemmTiling::grid), dlc_gemm_simt_threads<BM,BN,TM,TN>()
 // threads (declare them in __launch_bounds__), no dynamic shared memory
 // (dlc_gemm_simt_smem_bytes<BM,BN,BK>() bytes of static shared memory).
 #ifndef DLC_GEMM_SIMT_CUH
@@ -54,7 +55,12 @@ __device__ __forceinline__ void dlc_gemm_simt(const Problem &p) {
   __shared__ __align__(16) float bs[2][BK][BN];
 
   const int tid = threadIdx.x, tx = tid % TX, ty = tid / TX;
-  const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+  // M tiles over (y, z): more than 65,535 of them are split into z slices
+  // (GemmTiling::grid); the blocks past the last tile leave at once.
+  const int m0 = (blockIdx.y + gridDim.y * blockIdx.z) * BM,
+            n0 = blockIdx.x * BN;
+  if (m0 >= M)
+    return;
 
   // Element j of a thread's share of a slice: A element (tid + j*THREADS)
   // with k fastest (consecutive threads read along a row of A), B element

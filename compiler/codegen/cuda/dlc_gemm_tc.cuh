@@ -28,7 +28,8 @@
 // a_ptr/b_ptr are called only for m < M, n < N, k < K; epilogue only for
 // m < M, n < N (n even): it checks n + 1 < N itself.
 //
-// Launch: grid (ceil(N/BN), ceil(M/BM)), dlc_gemm_tc_threads<BM,BN,WM,WN>()
+// Launch: grid (ceil(N/BN), ceil(M/BM)) (M tiles beyond 65,535 split over
+// y and z, GemmTiling::grid), dlc_gemm_tc_threads<BM,BN,WM,WN>()
 // threads (declare them in __launch_bounds__), and
 // dlc_gemm_tc_smem_bytes<BM,BN,BK,STAGES,Elem>() bytes of dynamic shared
 // memory (above 48 KiB only after cuFuncSetAttribute(...,
@@ -151,7 +152,12 @@ __device__ __forceinline__ void dlc_gemm_tc(const Problem &p) {
 
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int warp_m = warp / WARPS_N, warp_n = warp % WARPS_N;
-  const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+  // M tiles over (y, z): more than 65,535 of them are split into z slices
+  // (GemmTiling::grid); the blocks past the last tile leave at once.
+  const int m0 = (blockIdx.y + gridDim.y * blockIdx.z) * BM,
+            n0 = blockIdx.x * BN;
+  if (m0 >= M)
+    return;
 
   // Copies k-tile `kt` into pipeline stage `stage` (one cp.async per chunk).
   auto load_tile = [&](int stage, int kt) {
