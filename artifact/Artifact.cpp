@@ -79,7 +79,7 @@ uint64_t regionBytes(const Artifact &a, const BufferRef &ref,
   case Region::Arena:
     return a.arenaBytes;
   case Region::Weights:
-    return a.weights.size();
+    return weightRegionBytes(a);
   case Region::Input:
   case Region::Output: {
     const auto &list = ref.region == Region::Input ? a.inputs : a.outputs;
@@ -159,6 +159,29 @@ void validateKernel(const Artifact &a, const Kernel &k,
                               "PTX arch"));
 }
 
+} // namespace
+
+uint64_t dlc::artifact::weightRegionBytes(const Artifact &a) {
+  return a.omittedWeightsBytes ? a.omittedWeightsBytes : a.weights.size();
+}
+
+uint64_t dlc::artifact::weightsReached(const Artifact &a) {
+  uint64_t used = 0;
+  auto reach = [&](const BufferRef &ref) {
+    if (ref.region == Region::Weights)
+      used = std::max(used, ref.offset + ref.bytes);
+  };
+  for (const Kernel &k : a.kernels)
+    for (const BufferRef &ref : k.params)
+      reach(ref);
+  for (const LibraryCall &c : a.libraryCalls)
+    for (const BufferRef &ref : c.params)
+      reach(ref);
+  return used;
+}
+
+namespace {
+
 /// Bounds the sizes nothing in the file backs by what the program reaches
 /// (validate()'s comment in Artifact.h). Every reference is already inside
 /// its region, so no end below overflows.
@@ -182,6 +205,16 @@ void checkExtents(const Artifact &a) {
     for (const TensorSpec &t : *list)
       if (t.arenaOffset >= 0)
         arenaUsed = std::max(arenaUsed, uint64_t(t.arenaOffset) + t.bytes());
+  if (a.omittedWeightsBytes) {
+    if (!a.weights.empty())
+      fail("weights_omitted: " + std::to_string(a.omittedWeightsBytes) +
+           " bytes, but the file has " + std::to_string(a.weights.size()) +
+           " weight bytes");
+    const uint64_t used = weightsReached(a);
+    if (a.omittedWeightsBytes > alignUp(used))
+      fail("weights_omitted: " + std::to_string(a.omittedWeightsBytes) +
+           " bytes, but the program reads only " + std::to_string(used));
+  }
   if (a.arenaBytes > alignUp(arenaUsed))
     fail("arena_bytes: " + std::to_string(a.arenaBytes) +
          " bytes, but the program uses only " + std::to_string(arenaUsed));
@@ -363,6 +396,15 @@ std::vector<BufferRef> readRefs(const Json &object, const std::string &where) {
   return out;
 }
 
+/// The optional `cost` of a kernel or library call (absent in older files).
+std::optional<StepCost> readCost(const Json &j, const std::string &where) {
+  if (!j.contains("cost"))
+    return std::nullopt;
+  const Json &cost = objectAt(j, "cost", where);
+  const std::string at = where + ".cost";
+  return StepCost{unsignedAt(cost, "flops", at), unsignedAt(cost, "bytes", at)};
+}
+
 Kernel readKernel(const Json &j, const std::string &where,
                   const std::vector<uint32_t> &archs, DataSection &data) {
   if (!j.is_object())
@@ -402,6 +444,7 @@ Kernel readKernel(const Json &j, const std::string &where,
   }
   if (!member(j, "ptx", where).is_null())
     k.ptx = data.blobAt(j, "ptx", where);
+  k.cost = readCost(j, where);
   return k;
 }
 
@@ -416,6 +459,7 @@ LibraryCall readLibraryCall(const Json &j, const std::string &where) {
   c.descriptor = objectAt(j, "descriptor", where).dump();
   c.params = readRefs(j, where);
   c.workspaceBytes = unsignedAt(j, "workspace_bytes", where);
+  c.cost = readCost(j, where);
   return c;
 }
 
@@ -484,6 +528,8 @@ void readManifest(Artifact &a, std::string_view text, DataSection &data) {
         readTensor(outputs[i], root + ".outputs[" + std::to_string(i) + "]"));
   a.arenaBytes = unsignedAt(m, "arena_bytes", root);
   a.weights = data.blobAt(m, "weights", root);
+  if (m.contains("weights_omitted"))
+    a.omittedWeightsBytes = unsignedAt(m, "weights_omitted", root);
   const Json &kernels = arrayAt(m, "kernels", root);
   for (size_t i = 0; i < kernels.size(); ++i)
     a.kernels.push_back(readKernel(kernels[i],
@@ -537,6 +583,10 @@ OrderedJson writeRefs(const std::vector<BufferRef> &refs) {
     list.push_back(j);
   }
   return list;
+}
+
+OrderedJson writeCost(const StepCost &c) {
+  return {{"flops", c.flops}, {"bytes", c.bytes}};
 }
 
 } // namespace
@@ -668,7 +718,7 @@ uint64_t MemoryUse::total() const {
 MemoryUse dlc::artifact::memoryUse(const Artifact &a) {
   MemoryUse use;
   use.arena = a.arenaBytes;
-  use.weights = a.weights.size();
+  use.weights = weightRegionBytes(a);
   auto add = [](uint64_t &sum, uint64_t part) {
     sum = part > UINT64_MAX - sum ? UINT64_MAX : sum + part;
   };
@@ -692,7 +742,7 @@ void dlc::artifact::checkMemoryLimit(const Artifact &a, uint64_t limit,
       fail(what + " " + std::to_string(bytes) + " bytes, " + over);
   };
   check(a.arenaBytes, "arena_bytes:");
-  check(a.weights.size(), "weights:");
+  check(weightRegionBytes(a), "weights:");
   for (const auto &[list, name] :
        {std::pair{&a.inputs, "inputs"}, std::pair{&a.outputs, "outputs"}})
     for (size_t i = 0; i < list->size(); ++i) {
@@ -737,6 +787,8 @@ std::string dlc::artifact::serialize(const Artifact &input) {
     m["outputs"].push_back(writeTensor(t));
   m["arena_bytes"] = a.arenaBytes;
   m["weights"] = data.add(a.weights);
+  if (a.omittedWeightsBytes)
+    m["weights_omitted"] = a.omittedWeightsBytes;
   m["kernels"] = OrderedJson::array();
   for (const Kernel &k : a.kernels) {
     OrderedJson j = {
@@ -758,18 +810,23 @@ std::string dlc::artifact::serialize(const Artifact &input) {
                                {"spill_load_bytes", r.spillLoadBytes}}}});
     }
     j["ptx"] = k.ptx.empty() ? OrderedJson() : data.add(k.ptx);
+    if (k.cost)
+      j["cost"] = writeCost(*k.cost);
     m["kernels"].push_back(j);
   }
   m["library_calls"] = OrderedJson::array();
-  for (const LibraryCall &c : a.libraryCalls)
-    m["library_calls"].push_back(
-        {{"name", c.name},
-         {"library", c.library},
-         {"op", c.op},
-         {"layers", c.layers},
-         {"descriptor", OrderedJson::parse(c.descriptor)},
-         {"params", writeRefs(c.params)},
-         {"workspace_bytes", c.workspaceBytes}});
+  for (const LibraryCall &c : a.libraryCalls) {
+    OrderedJson j = {{"name", c.name},
+                     {"library", c.library},
+                     {"op", c.op},
+                     {"layers", c.layers},
+                     {"descriptor", OrderedJson::parse(c.descriptor)},
+                     {"params", writeRefs(c.params)},
+                     {"workspace_bytes", c.workspaceBytes}};
+    if (c.cost)
+      j["cost"] = writeCost(*c.cost);
+    m["library_calls"].push_back(j);
+  }
   m["program"] = OrderedJson::array();
   for (const Step &s : a.program)
     m["program"].push_back(

@@ -123,6 +123,19 @@ struct KernelResources {
   }
 };
 
+/// The work of one step of the program (compiler/codegen/Cost.h counts it):
+/// floating-point operations (a multiply-add is 2) and the bytes its
+/// parameters hold, each read or written once. For `dlc bench`'s achieved
+/// FLOP/s and bandwidth; informational, not validated against the kernels.
+struct StepCost {
+  uint64_t flops = 0;
+  uint64_t bytes = 0;
+
+  friend bool operator==(const StepCost &a, const StepCost &b) {
+    return a.flops == b.flops && a.bytes == b.bytes;
+  }
+};
+
 /// One generated kernel: launch parameters, code for every arch, resources.
 struct Kernel {
   std::string name;   ///< "k3_conv2d"
@@ -142,6 +155,8 @@ struct Kernel {
   std::vector<KernelResources> resources;
   /// PTX for the artifact's ptxArch (JIT on newer GPUs); "" when it has none.
   std::string ptx;
+  /// The manifest's optional `cost`; none in artifacts older than it.
+  std::optional<StepCost> cost;
 };
 
 /// A cuBLASLt / cuDNN call. The format carries any library and op with any
@@ -159,6 +174,8 @@ struct LibraryCall {
   std::string descriptor;
   std::vector<BufferRef> params;
   uint64_t workspaceBytes = 0;
+  /// The manifest's optional `cost`; none in artifacts older than it.
+  std::optional<StepCost> cost;
 };
 
 /// One step of the program: a kernel launch or a library call.
@@ -182,12 +199,23 @@ struct Artifact {
   std::vector<TensorSpec> inputs, outputs;
   uint64_t arenaBytes = 0;
   std::string weights; ///< the weight region's initial bytes
+  /// Non-zero: the file carries no weight bytes (`dlc compile --no-weights`,
+  /// for timing): `weights` is empty and the weight region has this size.
+  /// The runtime fills it with zeros only when asked (DLC_WEIGHTS_SYNTHETIC).
+  uint64_t omittedWeightsBytes = 0;
   std::vector<Kernel> kernels;
   std::vector<LibraryCall> libraryCalls;
   /// The order of execution. The writer fills in every kernel in order when
   /// it is empty.
   std::vector<Step> program;
 };
+
+/// The size of the weight region: the weights' bytes, or
+/// omittedWeightsBytes.
+uint64_t weightRegionBytes(const Artifact &artifact);
+
+/// The furthest byte of the weight region that a step reads.
+uint64_t weightsReached(const Artifact &artifact);
 
 /// Checks an artifact's internal consistency (what the reader checks after
 /// parsing): archs, shapes, launch dimensions, every buffer inside its

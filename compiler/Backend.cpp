@@ -4,6 +4,7 @@
 
 #include "artifact/LibraryCall.h"
 #include "compiler/Driver.h"
+#include "compiler/codegen/Cost.h"
 #include "compiler/codegen/ElementTypes.h"
 #include "compiler/codegen/cuda/Emitter.h"
 #include "compiler/codegen/cuda/Nvrtc.h"
@@ -134,6 +135,8 @@ struct Step {
   /// the weight region by buildArtifact.
   std::vector<std::pair<size_t, std::string>> constants;
   std::vector<artifact::BufferRef> params;
+  /// Its FLOPs and bytes (compiler/codegen/Cost.h).
+  artifact::StepCost cost;
 };
 
 /// The library call step of `kernel`: its buffers, and its constants to be
@@ -198,6 +201,7 @@ std::vector<Step> emitSteps(ModuleOp module, const std::string &modelPath,
       if (std::optional<driver::LibraryCallPlan> call =
               driver::planLibraryCall(kernel, choice)) {
         steps.push_back(libraryStep(kernel, std::move(*call), plan));
+        steps.back().cost = codegen::kernelCost(kernel);
         continue;
       }
       FailureOr<codegen::CudaKernel> emitted =
@@ -210,6 +214,7 @@ std::vector<Step> emitSteps(ModuleOp module, const std::string &modelPath,
         step.params.push_back(bufferOf(v, plan));
       for (Value v : kernel.getOuts())
         step.params.push_back(bufferOf(v, plan));
+      step.cost = codegen::kernelCost(kernel);
       steps.push_back(std::move(step));
     } else if (auto copy = dyn_cast<exec::CopyOp>(op)) {
       Step step;
@@ -217,6 +222,8 @@ std::vector<Step> emitSteps(ModuleOp module, const std::string &modelPath,
           copyKernel(copies++, exec::byteSize(copy.getTarget().getType()));
       step.params = {bufferOf(copy.getSource(), plan),
                      bufferOf(copy.getTarget(), plan)};
+      step.cost = codegen::copyCost(
+          uint64_t(exec::byteSize(copy.getTarget().getType())));
       steps.push_back(std::move(step));
     }
   }
@@ -306,12 +313,14 @@ artifact::Artifact driver::buildArtifact(ModuleOp module,
       kernels.push_back(s.kernel);
   codegen::NvrtcOptions nvrtc;
   nvrtc.archs = a.archs;
+  nvrtc.progress = options.progress;
   std::vector<codegen::CompiledKernel> code =
       codegen::compileKernels(kernels, nvrtc);
   size_t compiled = 0;
   for (Step &s : steps) {
     if (s.call) {
       s.call->params = std::move(s.params);
+      s.call->cost = s.cost;
       a.program.push_back({artifact::Step::Kind::LibraryCall,
                            static_cast<uint32_t>(a.libraryCalls.size())});
       a.libraryCalls.push_back(std::move(*s.call));
@@ -320,6 +329,7 @@ artifact::Artifact driver::buildArtifact(ModuleOp module,
                            static_cast<uint32_t>(a.kernels.size())});
       a.kernels.push_back(codegen::makeArtifactKernel(
           s.kernel, std::move(code[compiled++]), std::move(s.params)));
+      a.kernels.back().cost = s.cost;
     }
   }
   return a;

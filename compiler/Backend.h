@@ -26,6 +26,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -39,6 +40,8 @@ struct BackendOptions {
   const codegen::TuningCache *tuning = nullptr;
   /// Receives the code generator's warnings (Driver.h); empty: stderr.
   DiagnosticSink diagnostics;
+  /// Kernels compiled by NVRTC so far, of all (codegen::NvrtcOptions).
+  std::function<void(size_t done, size_t total)> progress;
 };
 
 /// One CUDA kernel per step of the planned entry function, in program order

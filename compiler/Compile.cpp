@@ -2,6 +2,8 @@
 
 #include "compiler/Compile.h"
 
+#include "compiler/Compare.h"
+
 #include "compiler/Autotune.h"
 #include "compiler/Backend.h"
 #include "dialects/exec/ExecDialect.h"
@@ -119,6 +121,14 @@ driver::defaultOutputPath(const std::string &modelPath, Emit emit) {
   return defaultArtifactPath(modelPath);
 }
 
+driver::Progress driver::stderrProgress() {
+  return [](size_t done, size_t total) {
+    llvm::errs() << "\rdlc: compiling kernels " << done << "/" << total
+                 << (done == total ? "\n" : "");
+    llvm::errs().flush();
+  };
+}
+
 std::string driver::tuningCachePath(const CompileOptions &options) {
   return options.tuningCache ? *options.tuningCache
                              : codegen::defaultTuningCachePath();
@@ -168,6 +178,8 @@ void driver::runPipeline(ModuleOp module, const CompileOptions &options,
     if (failed(pm.run(module)))
       error.raise("the compilation pipeline failed in stage '" + stage.name +
                   "'");
+    if (stage.name == "simplify")
+      applyDebugPerturbation(module, modelPath); // tests only (Compare.h)
     lowered |= stage.name == "fp16";
     if (options.verifyInputs) {
       std::vector<Tensor> actual =
@@ -212,6 +224,10 @@ Checked checkOptions(const CompileOptions &options,
     throw UserError("--autotune times the CUDA kernels: it needs --emit cuda "
                     "or artifact",
                     modelPath);
+  if (options.noWeights && options.emit != Emit::Artifact)
+    throw UserError("--no-weights applies to artifacts: it needs --emit "
+                    "artifact",
+                    modelPath);
   Checked checked;
   checked.cachePath = tuningCachePath(options);
   if (options.tuningCache && !options.autotune &&
@@ -237,8 +253,13 @@ std::string archList(const std::vector<uint32_t> &archs) {
   return list;
 }
 
-/// The memory plan's sizes, when `module` has one.
-std::optional<MemorySummary> memoryOf(ModuleOp module) {
+StepSummary summaryOf(const codegen::CudaKernel &k) {
+  return {k.name, k.family, k.tiling, k.layers, false};
+}
+
+} // namespace
+
+std::optional<MemorySummary> driver::memoryOf(ModuleOp module) {
   func::FuncOp plan = mainFunction(module);
   auto attr = [&](const char *name) -> std::optional<uint64_t> {
     if (auto v = plan->getAttrOfType<IntegerAttr>(name))
@@ -255,12 +276,7 @@ std::optional<MemorySummary> memoryOf(ModuleOp module) {
   return memory;
 }
 
-StepSummary summaryOf(const codegen::CudaKernel &k) {
-  return {k.name, k.family, k.tiling, k.layers, false};
-}
-
-/// The program's steps, in order.
-std::vector<StepSummary> stepsOf(const artifact::Artifact &a) {
+std::vector<StepSummary> driver::stepsOf(const artifact::Artifact &a) {
   std::vector<StepSummary> steps;
   for (const artifact::Step &step : a.program) {
     if (step.kind == artifact::Step::Kind::Kernel) {
@@ -273,6 +289,8 @@ std::vector<StepSummary> stepsOf(const artifact::Artifact &a) {
   }
   return steps;
 }
+
+namespace {
 
 /// compile() once the options are checked.
 CompileResult compileChecked(ModuleOp module, const std::string &modelPath,
@@ -301,6 +319,7 @@ CompileResult compileChecked(ModuleOp module, const std::string &modelPath,
   backend.fp16 = result.fp16;
   backend.kernels = options.kernels;
   backend.diagnostics = options.diagnostics;
+  backend.progress = options.progress;
   codegen::TuningCache cache;
   if (options.useTuningCache) {
     cache = codegen::TuningCache::load(
@@ -350,6 +369,13 @@ CompileResult compileChecked(ModuleOp module, const std::string &modelPath,
     result.artifact = buildArtifact(module, backend, modelPath);
     result.steps = stepsOf(*result.artifact);
     result.memory->weightsBytes = result.artifact->weights.size();
+    if (options.noWeights && !result.artifact->weights.empty()) {
+      // The region the steps read (weights no step reads need no room).
+      artifact::Artifact &a = *result.artifact;
+      a.omittedWeightsBytes =
+          std::min<uint64_t>(a.weights.size(), artifact::weightsReached(a));
+      a.weights.clear();
+    }
   }
   return result;
 }

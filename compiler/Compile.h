@@ -26,6 +26,7 @@
 #include "mlir/IR/BuiltinOps.h"
 
 #include <cstdint>
+#include <functional>
 #include <iosfwd>
 #include <map>
 #include <optional>
@@ -60,6 +61,14 @@ std::optional<KernelChoice> kernelChoiceNamed(std::string_view name);
 /// dropped). Throws UserError for a list of another form.
 std::vector<uint32_t> parseArchs(const std::string &list);
 
+/// Called, one call at a time, as each kernel of an artifact is compiled:
+/// `done` of `total`.
+using Progress = std::function<void(size_t done, size_t total)>;
+
+/// The progress `dlc compile` and the Python package show on a terminal:
+/// one line on stderr, "dlc: compiling kernels N/M", redrawn, ended at M.
+Progress stderrProgress();
+
 /// Everything a compilation (and `dlc run`'s pipeline) is asked for.
 struct CompileOptions {
   Precision precision = Precision::FromModel;
@@ -72,6 +81,10 @@ struct CompileOptions {
   /// Emit::Cuda generates every kernel).
   KernelChoice kernels = KernelChoice::Auto;
   Emit emit = Emit::Artifact;
+  /// Emit::Artifact: leave the weight bytes out of the file (the manifest's
+  /// `weights_omitted` records the region's size), for timing on a machine
+  /// the weights need not travel to.
+  bool noWeights = false;
   /// A stage of the pipeline to stop after (passes/Pipelines.h); "" runs
   /// them all. Anything but Emit::Mlir needs "" or "plan".
   std::string stopAfter;
@@ -102,6 +115,9 @@ struct CompileOptions {
 
   /// Receives every warning and remark (Driver.h); empty: stderr.
   DiagnosticSink diagnostics;
+  /// Told how many of the kernels NVRTC has compiled (Emit::Artifact);
+  /// stderrProgress() draws it on a terminal.
+  Progress progress;
 };
 
 /// One step of a compiled program, in program order.
@@ -115,6 +131,9 @@ struct StepSummary {
   bool libraryCall = false;
 };
 
+/// The steps of an artifact's program, in order.
+std::vector<StepSummary> stepsOf(const artifact::Artifact &artifact);
+
 /// The memory plan of a planned module (dlc-plan-memory).
 struct MemorySummary {
   uint64_t arenaBytes = 0;    ///< the one arena of intermediate buffers
@@ -123,6 +142,9 @@ struct MemorySummary {
   /// calls' constants after them.
   uint64_t weightsBytes = 0;
 };
+
+/// The memory plan's sizes of `module`, when the pipeline ran to the plan.
+std::optional<MemorySummary> memoryOf(mlir::ModuleOp module);
 
 /// What compile() made.
 struct CompileResult {

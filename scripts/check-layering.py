@@ -42,6 +42,7 @@ COMPONENTS = [
     ("tools/dlc-cuda-translate/", "tools"),
     ("tools/dlc-stress/", "runtime-tools"),
     ("examples/embed/", "example"),
+    ("python/", "python"),
     ("test/", "tests"),
     ("fuzz/", "tests"),
     ("bench/", "tests"),
@@ -60,7 +61,7 @@ DEPENDS = {
     "keras-importer": {"keras-reader", "graph-dialect", "support"},
     "passes": {"graph-dialect", "exec-dialect", "artifact", "support"},
     "reference": {"graph-dialect", "exec-dialect", "support"},
-    "codegen": {"graph-dialect", "artifact", "support"},
+    "codegen": {"graph-dialect", "exec-dialect", "artifact", "support"},
     "codegen-library": {"codegen", "graph-dialect", "exec-dialect", "artifact", "support"},
     "codegen-cuda": {"codegen", "graph-dialect", "exec-dialect", "artifact", "cuda-driver",
                      "support"},
@@ -71,6 +72,7 @@ DEPENDS = {
     "runtime-tools": {"cli", "runtime-api", "artifact", "support"},
     "tools": {"driver", "codegen-cuda", "graph-dialect", "exec-dialect", "passes", "support"},
     "example": {"runtime-api"},
+    "python": {"driver", "graph-dialect", "runtime-api", "artifact", "support"},
     "tests": None,  # anything
 }
 
@@ -80,7 +82,8 @@ NO_LLVM = {"support", "artifact", "runtime-api", "cuda-driver", "runtime", "kera
 # Files of the CLI that the runtime-only build compiles.
 NO_LLVM_FILES = {"tools/dlc/main.cpp", "tools/dlc/RuntimeCommands.cpp",
                  "tools/dlc/RuntimeInputs.cpp", "tools/dlc/RuntimeInputs.h", "tools/dlc/Cli.cpp",
-                 "tools/dlc/Cli.h", "tools/dlc/Commands.h"}
+                 "tools/dlc/Cli.h", "tools/dlc/Commands.h", "tools/dlc/BenchCommand.cpp",
+                 "tools/dlc/BenchReport.cpp", "tools/dlc/BenchReport.h"}
 # Components that never touch CUDA: the compiler's host side and the plain libraries.
 NO_CUDA = {"support", "artifact", "graph-dialect", "exec-dialect", "keras-reader",
            "keras-importer", "passes", "reference", "codegen", "codegen-library"}

@@ -5,12 +5,14 @@
 #     clang 14 with its sanitizer and libFuzzer runtimes (fuzz/sanitized/)
 #   - .venv: the test oracles (Keras 3 on JAX CPU, tf-keras on TensorFlow, the
 #     TF.js converter), pinned in scripts/requirements.txt
+#   - .venv also gets python/requirements.txt (nanobind, pytest: the Python
+#     package's build and tests), under a stamp of its own
 #   - the CUDA toolkit is checked, not installed (it does not come from Debian)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
 packages=(
-  cmake ninja-build ccache g++ git python3-venv clang-format
+  cmake ninja-build ccache g++ git python3-venv python3-dev clang-format
   llvm-19-dev llvm-19-tools libmlir-19-dev mlir-19-tools
   nlohmann-json3-dev libhdf5-dev libzip-dev libgtest-dev
   clang-14 libclang-rt-14-dev
@@ -36,6 +38,15 @@ if [ ! -x "$venv/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; 
   python3 -m venv "$venv"
   "$venv/bin/pip" install -q --disable-pip-version-check -r "$root/scripts/requirements.txt"
   echo "$want" > "$stamp"
+fi
+# The Python package's build and test requirements, stamped separately so that
+# changing them does not recreate the oracles (nor invalidate the fixtures).
+pystamp=$venv/.python-requirements.sha256
+want=$(sha256sum "$root/python/requirements.txt" | cut -d' ' -f1)
+if [ "$(cat "$pystamp" 2>/dev/null)" != "$want" ]; then
+  echo "setup: installing python/requirements.txt into .venv (nanobind, pytest)"
+  "$venv/bin/pip" install -q --disable-pip-version-check -r "$root/python/requirements.txt"
+  echo "$want" > "$pystamp"
 fi
 
 if ! command -v nvcc >/dev/null 2>&1 && [ ! -x /usr/local/cuda/bin/nvcc ]; then

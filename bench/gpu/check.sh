@@ -43,29 +43,10 @@ logs=$work/logs
 python=${PYTHON:-python3} # with NumPy
 rm -rf "$work" && mkdir -p "$work/carried" "$logs" "$stash" "$out"
 
-# cuDNN: beside the toolkit, or PyTorch's (nvidia.cudnn) on the device image.
-# (the folder above the cudnn_graph.h found under the nvidia namespace package).
-cudnn=$(python3 - 2>/dev/null <<'EOF'
-import glob, os
-import nvidia
-for root in nvidia.__path__:
-    for h in sorted(glob.glob(os.path.join(root, "**", "cudnn_graph.h"), recursive=True)):
-        print(os.path.dirname(os.path.dirname(h)))
-        raise SystemExit
-EOF
-)
-[ -n "$cudnn" ] && export LD_LIBRARY_PATH=$cudnn/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-export PATH=$PATH:/usr/local/cuda/bin
-{ nvidia-smi; nvcc --version; echo "cudnn: ${cudnn:-beside the toolkit}"; } >"$logs/device.log" 2>&1
-
-# nlohmann-json at a fixed place: the build caches its path.
-# (copied once: new timestamps would rebuild everything that includes it).
-mkdir -p "$build/deps"
-[ -d "$build/deps/nlohmann" ] || cp -r "$batch/nlohmann" "$build/deps/nlohmann"
-if cmake -S "$root" -B "$build" -G Ninja -DDLC_BUILD_COMPILER=OFF -DDLC_BUILD_TESTS=OFF \
-    -DCMAKE_PREFIX_PATH="$build/deps/nlohmann" ${cudnn:+-DDLC_CUDNN_ROOT="$cudnn"} \
-    >"$logs/configure.log" 2>&1 &&
-  cmake --build "$build" -j "$(nproc)" >"$logs/build.log" 2>&1; then
+# The runtime-only build (bench/gpu/build_runtime.sh, shared with campaign.sh).
+# shellcheck source=bench/gpu/build_runtime.sh
+. "$root/bench/gpu/build_runtime.sh"
+if build_runtime "$root" "$build" "$batch/nlohmann" "$logs"; then
   echo "check.sh: runtime-only build ok ($(($(date +%s) - start)) s)"
 else
   echo "check.sh: error: the runtime-only build failed; every row below fails with it:"

@@ -2,6 +2,7 @@
 
 #include "runtime/src/Model.h"
 
+#include <cstdlib>
 #include <cstring>
 
 using namespace dlc;
@@ -59,6 +60,13 @@ DeviceImage::DeviceImage(const Model &model, int device) : device_(device) {
       checkCuda(cudaMemcpy(weights_, a.weights.data(), a.weights.size(),
                            cudaMemcpyHostToDevice),
                 "uploading the weights");
+    } else if (a.omittedWeightsBytes) {
+      // --no-weights, and DLC_WEIGHTS_SYNTHETIC=1 (Model::load checked).
+      checkCuda(cudaMalloc(reinterpret_cast<void **>(&weights_),
+                           a.omittedWeightsBytes),
+                "allocating the weights");
+      checkCuda(cudaMemset(weights_, 0, a.omittedWeightsBytes),
+                "zeroing the synthetic weights");
     }
     loadKernels(a);
   } catch (...) {
@@ -155,6 +163,16 @@ std::shared_ptr<Model> Model::load(std::string_view bytes, uint64_t memoryLimit,
   } catch (const artifact::FormatError &e) {
     raise(DLC_STATUS_INVALID_ARTIFACT, std::string("manifest: ") + e.what());
   }
+  if (a.omittedWeightsBytes) {
+    const char *synthetic = std::getenv("DLC_WEIGHTS_SYNTHETIC");
+    if (!synthetic || std::string(synthetic) != "1")
+      raise(DLC_STATUS_INVALID_ARTIFACT,
+            "compiled with --no-weights: its " +
+                std::to_string(a.omittedWeightsBytes) +
+                " bytes of weights are not in the file (set "
+                "DLC_WEIGHTS_SYNTHETIC=1 to run it on zero weights, for "
+                "timing only)");
+  }
   std::vector<LibraryCallSpec> calls = parseLibraryCalls(a);
   return std::shared_ptr<Model>(new Model(std::move(a), std::move(calls)));
 }
@@ -169,6 +187,45 @@ Model::Model(artifact::Artifact artifact, std::vector<LibraryCallSpec> calls)
     inputs_.push_back(info(t));
   for (const artifact::TensorSpec &t : artifact_.outputs)
     outputs_.push_back(info(t));
+
+  auto join = [](const std::vector<std::string> &parts) {
+    std::string out;
+    for (const std::string &p : parts)
+      out += (out.empty() ? "" : ", ") + p;
+    return out;
+  };
+  // Every string first: the infos point into stepText_, which must not grow
+  // afterwards.
+  stepText_.reserve(2 * artifact_.program.size());
+  for (const artifact::Step &step : artifact_.program) {
+    if (step.kind == artifact::Step::Kind::Kernel) {
+      const artifact::Kernel &k = artifact_.kernels[step.index];
+      stepText_.push_back(k.family);
+      stepText_.push_back(join(k.layers));
+    } else {
+      const artifact::LibraryCall &c = artifact_.libraryCalls[step.index];
+      stepText_.push_back(c.library + " " + c.op);
+      stepText_.push_back(join(c.layers));
+    }
+  }
+  for (size_t i = 0; i < artifact_.program.size(); ++i) {
+    const artifact::Step &step = artifact_.program[i];
+    const bool kernel = step.kind == artifact::Step::Kind::Kernel;
+    const std::string &name = kernel ? artifact_.kernels[step.index].name
+                                     : artifact_.libraryCalls[step.index].name;
+    const std::optional<artifact::StepCost> &cost =
+        kernel ? artifact_.kernels[step.index].cost
+               : artifact_.libraryCalls[step.index].cost;
+    dlcStepInfo s{};
+    s.name = name.c_str();
+    s.kind = kernel ? DLC_STEP_KERNEL : DLC_STEP_LIBRARY_CALL;
+    s.what = stepText_[2 * i].c_str();
+    s.layers = stepText_[2 * i + 1].c_str();
+    s.hasCost = cost ? 1 : 0;
+    s.flops = cost ? cost->flops : 0;
+    s.bytes = cost ? cost->bytes : 0;
+    steps_.push_back(s);
+  }
 }
 
 std::shared_ptr<DeviceImage> Model::acquire(int device) const {

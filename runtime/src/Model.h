@@ -58,6 +58,8 @@ public:
   const artifact::Artifact &artifact() const { return artifact_; }
   const std::vector<dlcTensorInfo> &inputs() const { return inputs_; }
   const std::vector<dlcTensorInfo> &outputs() const { return outputs_; }
+  /// One per program step, in order (strings owned by `stepText_`).
+  const std::vector<dlcStepInfo> &steps() const { return steps_; }
   /// The library calls' descriptors, parsed and checked at load.
   const std::vector<LibraryCallSpec> &libraryCalls() const {
     return libraryCalls_;
@@ -71,6 +73,8 @@ private:
 
   artifact::Artifact artifact_;
   std::vector<dlcTensorInfo> inputs_, outputs_;
+  std::vector<std::string> stepText_; ///< per step: what, layers
+  std::vector<dlcStepInfo> steps_;
   std::vector<LibraryCallSpec> libraryCalls_;
   mutable std::mutex mutex_;
   mutable std::map<int, std::weak_ptr<DeviceImage>> images_;

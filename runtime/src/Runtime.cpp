@@ -287,6 +287,27 @@ extern "C" dlcStatus dlcModelGetOutputInfo(dlcModel model, size_t index,
   return tensorInfo(model, index, info, /*input=*/false);
 }
 
+extern "C" dlcStatus dlcModelGetStepCount(dlcModel model, size_t *count) {
+  return entry([&] {
+    require(model && count, "model and count must not be null");
+    *count = model->model->steps().size();
+  });
+}
+
+extern "C" dlcStatus dlcModelGetStepInfo(dlcModel model, size_t index,
+                                         dlcStepInfo *info) {
+  return entry([&] {
+    require(model && info, "model and info must not be null");
+    const std::vector<dlcStepInfo> &steps = model->model->steps();
+    if (index >= steps.size())
+      rt::raise(DLC_STATUS_INVALID_ARGUMENT,
+                "step " + std::to_string(index) +
+                    " does not exist (the program has " +
+                    std::to_string(steps.size()) + ")");
+    *info = steps[index];
+  });
+}
+
 extern "C" dlcStatus dlcSessionCreate(dlcModel model, dlcSession *session) {
   return entry([&] {
     require(model && session, "model and session must not be null");
@@ -307,6 +328,18 @@ extern "C" dlcStatus dlcSessionRun(dlcSession session,
   return entry([&] {
     require(session, "session must not be null");
     session->session->run(inputs, outputs, stream);
+  });
+}
+
+extern "C" dlcStatus dlcSessionProfile(dlcSession session,
+                                       const void *const *inputs,
+                                       void *const *outputs,
+                                       cudaStream_t stream,
+                                       double *milliseconds) {
+  return entry([&] {
+    require(session && milliseconds,
+            "session and milliseconds must not be null");
+    session->session->profile(inputs, outputs, stream, milliseconds);
   });
 }
 

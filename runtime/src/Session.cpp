@@ -86,13 +86,14 @@ void Session::run(const void *const *inputs, void *const *outputs,
   guarded([&] { runOnDevice(inputs, outputs, stream); });
 }
 
-void Session::runOnDevice(const void *const *inputs, void *const *outputs,
-                          cudaStream_t stream) {
+void Session::bind(const void *const *inputs, void *const *outputs,
+                   std::vector<const void *> &ins,
+                   std::vector<void *> &outs) const {
   const artifact::Artifact &a = model_->artifact();
   if ((!inputs && !a.inputs.empty()) || (!outputs && !a.outputs.empty()))
     raise(DLC_STATUS_INVALID_ARGUMENT, "null inputs or outputs array");
-  std::vector<const void *> ins(inputs, inputs + a.inputs.size());
-  std::vector<void *> outs(outputs, outputs + a.outputs.size());
+  ins.assign(inputs, inputs + a.inputs.size());
+  outs.assign(outputs, outputs + a.outputs.size());
   auto checkPointer = [](const void *p, const char *kind, size_t i) {
     if (!p || uintptr_t(p) % kAlignment)
       raise(DLC_STATUS_INVALID_ARGUMENT,
@@ -104,6 +105,13 @@ void Session::runOnDevice(const void *const *inputs, void *const *outputs,
     checkPointer(ins[i], "input", i);
   for (size_t i = 0; i < outs.size(); ++i)
     checkPointer(outs[i], "output", i);
+}
+
+void Session::runOnDevice(const void *const *inputs, void *const *outputs,
+                          cudaStream_t stream) {
+  std::vector<const void *> ins;
+  std::vector<void *> outs;
+  bind(inputs, outputs, ins, outs);
 
   // Library plans are made outside any capture.
   if (library_)
@@ -174,8 +182,40 @@ bool Session::capture(const std::vector<const void *> &inputs,
   return true;
 }
 
+void Session::profile(const void *const *inputs, void *const *outputs,
+                      cudaStream_t stream, double *milliseconds) {
+  guarded([&] {
+    std::vector<const void *> ins;
+    std::vector<void *> outs;
+    bind(inputs, outputs, ins, outs);
+    if (library_)
+      library_->prepare();
+    const size_t steps = model_->artifact().program.size();
+    std::vector<cudaEvent_t> events(steps + 1, nullptr);
+    struct Release {
+      std::vector<cudaEvent_t> &events;
+      ~Release() {
+        for (cudaEvent_t e : events)
+          if (e)
+            cudaEventDestroy(e);
+      }
+    } release{events};
+    for (cudaEvent_t &e : events)
+      checkCuda(cudaEventCreate(&e), "cudaEventCreate");
+    enqueue(ins, outs, stream, &events);
+    checkCuda(cudaStreamSynchronize(stream), "running the model");
+    for (size_t i = 0; i < steps; ++i) {
+      float ms = 0;
+      checkCuda(cudaEventElapsedTime(&ms, events[i], events[i + 1]),
+                "cudaEventElapsedTime");
+      milliseconds[i] = ms;
+    }
+  });
+}
+
 void Session::enqueue(const std::vector<const void *> &inputs,
-                      const std::vector<void *> &outputs, cudaStream_t stream) {
+                      const std::vector<void *> &outputs, cudaStream_t stream,
+                      const std::vector<cudaEvent_t> *events) {
   const artifact::Artifact &a = model_->artifact();
   for (size_t i = 0; i < a.inputs.size(); ++i)
     if (a.inputs[i].arenaOffset >= 0)
@@ -201,7 +241,13 @@ void Session::enqueue(const std::vector<const void *> &inputs,
   const DriverApi &driver = DriverApi::get();
   std::vector<void *> pointers;
   std::vector<void *> args;
-  for (const artifact::Step &step : a.program) {
+  auto mark = [&](size_t i) {
+    if (events)
+      checkCuda(cudaEventRecord((*events)[i], stream), "cudaEventRecord");
+  };
+  for (size_t s = 0; s < a.program.size(); ++s) {
+    const artifact::Step &step = a.program[s];
+    mark(s);
     if (step.kind == artifact::Step::Kind::LibraryCall) {
       const artifact::LibraryCall &call = a.libraryCalls[step.index];
       pointers.resize(call.params.size());
@@ -224,6 +270,7 @@ void Session::enqueue(const std::vector<const void *> &inputs,
                                      args.data(), nullptr),
                  ("launching kernel " + k.name).c_str());
   }
+  mark(a.program.size());
 
   for (size_t i = 0; i < a.outputs.size(); ++i)
     if (a.outputs[i].arenaOffset >= 0)

@@ -31,6 +31,10 @@ public:
   void run(const void *const *inputs, void *const *outputs,
            cudaStream_t stream);
   void runHost(const void *const *inputs, void *const *outputs);
+  /// One direct run with events around each step; waits, and writes each
+  /// step's milliseconds.
+  void profile(const void *const *inputs, void *const *outputs,
+               cudaStream_t stream, double *milliseconds);
 
 private:
   /// Runs `body` with the device current and the session locked, turning
@@ -38,9 +42,14 @@ private:
   template <typename Body> void guarded(Body &&body);
   void runOnDevice(const void *const *inputs, void *const *outputs,
                    cudaStream_t stream);
-  /// Enqueues the program (no graph).
+  /// The caller's pointers, checked (not null, kAlignment-aligned).
+  void bind(const void *const *inputs, void *const *outputs,
+            std::vector<const void *> &ins, std::vector<void *> &outs) const;
+  /// Enqueues the program (no graph); with `events` (one per step and one
+  /// more), records events[i] before step i and the last after the program.
   void enqueue(const std::vector<const void *> &inputs,
-               const std::vector<void *> &outputs, cudaStream_t stream);
+               const std::vector<void *> &outputs, cudaStream_t stream,
+               const std::vector<cudaEvent_t> *events = nullptr);
   /// Captures the program on `stream` into graphExec_; false if the stream
   /// cannot be captured (the caller then launches directly).
   bool capture(const std::vector<const void *> &inputs,

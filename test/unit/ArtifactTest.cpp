@@ -77,6 +77,7 @@ void expectEqual(const Artifact &a, const Artifact &b) {
     }
   EXPECT_EQ(a.arenaBytes, b.arenaBytes);
   EXPECT_EQ(a.weights, b.weights);
+  EXPECT_EQ(a.omittedWeightsBytes, b.omittedWeightsBytes);
   ASSERT_EQ(a.kernels.size(), b.kernels.size());
   for (size_t i = 0; i < a.kernels.size(); ++i) {
     const Kernel &x = a.kernels[i], &y = b.kernels[i];
@@ -93,6 +94,7 @@ void expectEqual(const Artifact &a, const Artifact &b) {
     EXPECT_EQ(x.cubins, y.cubins);
     EXPECT_EQ(x.resources, y.resources);
     EXPECT_EQ(x.ptx, y.ptx);
+    EXPECT_EQ(x.cost, y.cost);
   }
   ASSERT_EQ(a.libraryCalls.size(), b.libraryCalls.size());
   for (size_t i = 0; i < a.libraryCalls.size(); ++i) {
@@ -104,6 +106,7 @@ void expectEqual(const Artifact &a, const Artifact &b) {
     EXPECT_EQ(x.descriptor, y.descriptor);
     EXPECT_EQ(x.params, y.params);
     EXPECT_EQ(x.workspaceBytes, y.workspaceBytes);
+    EXPECT_EQ(x.cost, y.cost);
   }
   EXPECT_EQ(a.program, b.program);
 }
@@ -139,6 +142,94 @@ TEST(Artifact, RoundTripWithLibraryCallsAndAnExplicitProgram) {
                {Step::Kind::LibraryCall, 0},
                {Step::Kind::Kernel, 1}};
   expectEqual(a, parse(serialize(a)));
+}
+
+TEST(Artifact, StepCostsRoundTripAndAreOptional) {
+  Artifact a = test::syntheticArtifact();
+  a.dlcVersion = libraryVersion();
+  // Without costs (as every artifact before the field): none written, none
+  // read.
+  std::string bytes = serialize(a);
+  EXPECT_EQ(bytes.find("\"cost\""), std::string::npos);
+  Artifact old = parse(bytes);
+  EXPECT_FALSE(old.kernels[0].cost);
+  EXPECT_FALSE(old.kernels[1].cost);
+
+  a.kernels[0].cost = StepCost{20, 120};
+  a.kernels[1].cost = StepCost{0, (uint64_t(1) << 40) + 3};
+  LibraryCall call;
+  call.name = "l2_gemm";
+  call.library = "cublaslt";
+  call.op = "gemm";
+  call.descriptor = R"({"m":1})";
+  call.params = {{Region::Output, 0, 0, 40}};
+  call.cost = StepCost{5588480, 372000};
+  a.libraryCalls = {call};
+  a.program = {{Step::Kind::Kernel, 0},
+               {Step::Kind::LibraryCall, 0},
+               {Step::Kind::Kernel, 1}};
+  bytes = serialize(a);
+  Artifact b = parse(bytes);
+  expectEqual(a, b);
+  ASSERT_TRUE(b.libraryCalls[0].cost);
+  EXPECT_EQ(b.libraryCalls[0].cost->flops, 5588480u);
+  // The last key of its object, as docs/artifact.md says.
+  EXPECT_NE(bytes.find("\"workspace_bytes\": 0,\n   \"cost\": {\n    "
+                       "\"flops\": 5588480,\n    \"bytes\": 372000"),
+            std::string::npos);
+  EXPECT_EQ(serialize(b), bytes);
+
+  // A malformed cost is a clean error naming its path.
+  for (const char *bad : {R"("cost": {"flops": -1, "bytes": 0})",
+                          R"("cost": {"flops": 1})", R"("cost": [1, 2])"}) {
+    std::string manifest =
+        test::manifestOf(serialize(test::syntheticArtifact()));
+    const std::string key = "\"num_ins\"";
+    manifest.insert(manifest.find(key), std::string(bad) + ", ");
+    try {
+      parse(test::withManifest(serialize(test::syntheticArtifact()), manifest));
+      ADD_FAILURE() << bad;
+    } catch (const FormatError &e) {
+      EXPECT_NE(std::string(e.what()).find("manifest.kernels[0]"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
+TEST(Artifact, OmittedWeights) {
+  Artifact a = test::syntheticArtifact();
+  a.dlcVersion = libraryVersion();
+  // k0 reads the 40 weight bytes; the region keeps its size, not its bytes.
+  const uint64_t size = a.weights.size();
+  a.weights.clear();
+  a.omittedWeightsBytes = size;
+  std::string bytes = serialize(a);
+  EXPECT_NE(bytes.find("\"weights_omitted\": 40"), std::string::npos);
+  Artifact b = parse(bytes);
+  a.program = b.program; // the writer fills in the default program
+  expectEqual(a, b);
+  EXPECT_EQ(b.omittedWeightsBytes, 40u);
+  EXPECT_EQ(weightRegionBytes(b), 40u);
+  EXPECT_EQ(weightsReached(b), 40u);
+  EXPECT_EQ(memoryUse(b).weights, 40u);
+  EXPECT_THROW(checkMemoryLimit(b, 39), FormatError);
+  // Without it, none written.
+  EXPECT_EQ(serialize(test::syntheticArtifact()).find("weights_omitted"),
+            std::string::npos);
+
+  // A size the program does not read, or with weight bytes too: refused.
+  a.omittedWeightsBytes = 1 << 20;
+  try {
+    serialize(a);
+    ADD_FAILURE() << "no error";
+  } catch (const FormatError &e) {
+    EXPECT_STREQ(e.what(), "weights_omitted: 1048576 bytes, but the program "
+                           "reads only 40");
+  }
+  a.omittedWeightsBytes = 40;
+  a.weights = std::string(40, '\0');
+  EXPECT_THROW(serialize(a), FormatError);
 }
 
 uint64_t manifestSize(const std::string &bytes) {

@@ -251,4 +251,76 @@ TEST(CompileDiagnostics, WarningsGoToTheSink) {
                           "'batch_normalization' (a reshape separates them)");
 }
 
+// The FLOPs and bytes of each step (compiler/codegen/Cost.h), on real models.
+const std::string kMnist = DLC_FIXTURES "/mnist_cnn/model.keras";
+const std::string kLstm = DLC_FIXTURES "/text_lstm/model.keras";
+
+artifact::StepCost totalCost(const artifact::Artifact &a) {
+  artifact::StepCost total;
+  for (const artifact::Kernel &k : a.kernels) {
+    EXPECT_TRUE(k.cost) << k.name;
+    total.flops += k.cost ? k.cost->flops : 0;
+    total.bytes += k.cost ? k.cost->bytes : 0;
+  }
+  for (const artifact::LibraryCall &c : a.libraryCalls) {
+    EXPECT_TRUE(c.cost) << c.name;
+    total.flops += c.cost ? c.cost->flops : 0;
+    total.bytes += c.cost ? c.cost->bytes : 0;
+  }
+  return total;
+}
+
+artifact::Artifact compiled(const std::string &model, KernelChoice kernels,
+                            int64_t batch = 1) {
+  CompileOptions options;
+  options.archs = {90};
+  options.kernels = kernels;
+  options.batch = batch;
+  CompileResult result = compileFile(model, options);
+  // Through the file format, as the runtime reads it.
+  return artifact::parse(result.output());
+}
+
+TEST(CompileCost, MnistCnnFlopsAreItsMultiplyAdds) {
+  // Conv 26x26x32 x 9 taps, conv 11x11x64 x 288, conv 3x3x64 x 576, dense
+  // 576x64 and 64x10: 2794240 multiply-adds, 2 FLOPs each; bias, ReLU,
+  // pooling and softmax add a few per element (under 3%).
+  const uint64_t macs = 26 * 26 * 32 * 9 + 11 * 11 * 64 * 288 +
+                        3 * 3 * 64 * 576 + 576 * 64 + 64 * 10;
+  ASSERT_EQ(macs, 2794240u);
+  artifact::Artifact a = compiled(kMnist, KernelChoice::Generated);
+  artifact::StepCost total = totalCost(a);
+  EXPECT_GE(total.flops, 2 * macs);
+  EXPECT_LE(total.flops, 2 * macs + 2 * macs * 3 / 100);
+  // A generated kernel's bytes are its parameters' (each buffer once).
+  for (const artifact::Kernel &k : a.kernels) {
+    uint64_t bytes = 0;
+    for (const artifact::BufferRef &p : k.params)
+      bytes += p.bytes;
+    ASSERT_TRUE(k.cost);
+    EXPECT_EQ(k.cost->bytes, bytes) << k.name;
+  }
+  // The weights are read at least once: 93322 float32 parameters.
+  EXPECT_GE(total.bytes, 93322u * 4);
+
+  // The same computation through cuDNN/cuBLASLt costs the same; batch 4
+  // four times the FLOPs.
+  artifact::Artifact library = compiled(kMnist, KernelChoice::Library);
+  EXPECT_FALSE(library.libraryCalls.empty());
+  EXPECT_EQ(totalCost(library).flops, total.flops);
+  EXPECT_EQ(totalCost(compiled(kMnist, KernelChoice::Generated, 4)).flops,
+            4 * total.flops);
+}
+
+TEST(CompileCost, TextLstmCountsEveryStep) {
+  // Embedding 0; the LSTM's input projection 20x128x512 and its recurrence
+  // 20 steps x (128x512 + ~10 per gate element); dense 128x1000; softmax.
+  const uint64_t matmuls = 2 * (20 * 128 * 512 + 20 * 128 * 512 + 128 * 1000);
+  artifact::Artifact a = compiled(kLstm, KernelChoice::Generated);
+  artifact::StepCost total = totalCost(a);
+  EXPECT_GE(total.flops, matmuls);
+  EXPECT_LE(total.flops, matmuls + matmuls / 20);
+  EXPECT_EQ(totalCost(compiled(kLstm, KernelChoice::Auto)).flops, total.flops);
+}
+
 } // namespace

@@ -78,8 +78,9 @@ void runAndCompare(const std::string &library, const std::string &op,
   a.ptxArch = 80;
   a.source = "library.keras";
   a.precision = "fp32";
-  LibraryCall call{"l0_" + op, library,           op, {"layer"}, descriptor,
-                   {},         uint64_t(32) << 20};
+  LibraryCall call{"l0_" + op,         library,     op,
+                   {"layer"},          descriptor,  {},
+                   uint64_t(32) << 20, std::nullopt};
   for (size_t i = 0; i < ins.size(); ++i) {
     a.inputs.push_back({"in" + std::to_string(i), ins[i].type, ins[i].shape});
     call.params.push_back(

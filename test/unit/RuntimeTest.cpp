@@ -114,6 +114,68 @@ TEST(RuntimeModel, LoadFromMemoryAndQuery) {
   EXPECT_EQ(dlcModelDestroy(nullptr), DLC_STATUS_SUCCESS);
 }
 
+TEST(RuntimeModel, StepInfo) {
+  dlc::artifact::Artifact a = dlc::test::syntheticArtifact();
+  a.kernels[1].cost = dlc::artifact::StepCost{50, 80};
+  std::string bytes = dlc::artifact::serialize(a);
+  dlcModel model = nullptr;
+  ASSERT_EQ(dlcModelLoadFromMemory(bytes.data(), bytes.size(), &model),
+            DLC_STATUS_SUCCESS)
+      << dlcGetLastErrorMessage();
+  size_t steps = 0;
+  ASSERT_EQ(dlcModelGetStepCount(model, &steps), DLC_STATUS_SUCCESS);
+  ASSERT_EQ(steps, 2u);
+  dlcStepInfo info;
+  ASSERT_EQ(dlcModelGetStepInfo(model, 0, &info), DLC_STATUS_SUCCESS);
+  EXPECT_STREQ(info.name, "k0_scale");
+  EXPECT_EQ(info.kind, DLC_STEP_KERNEL);
+  EXPECT_STREQ(info.what, "elementwise");
+  EXPECT_STREQ(info.layers, "dense, scale");
+  EXPECT_EQ(info.hasCost, 0); // no cost recorded: unknown, not zero
+  ASSERT_EQ(dlcModelGetStepInfo(model, 1, &info), DLC_STATUS_SUCCESS);
+  EXPECT_STREQ(info.name, "k1_softmax");
+  EXPECT_EQ(info.hasCost, 1);
+  EXPECT_EQ(info.flops, 50u);
+  EXPECT_EQ(info.bytes, 80u);
+  EXPECT_EQ(dlcModelGetStepInfo(model, 2, &info), DLC_STATUS_INVALID_ARGUMENT);
+  EXPECT_STREQ(dlcGetLastErrorMessage(),
+               "step 2 does not exist (the program has 2)");
+  EXPECT_EQ(dlcModelGetStepInfo(model, 0, nullptr),
+            DLC_STATUS_INVALID_ARGUMENT);
+  EXPECT_EQ(dlcModelGetStepCount(nullptr, &steps), DLC_STATUS_INVALID_ARGUMENT);
+  dlcModelDestroy(model);
+}
+
+TEST(RuntimeModel, OmittedWeightsOnlyWhenAsked) {
+  dlc::artifact::Artifact a = dlc::test::syntheticArtifact();
+  a.omittedWeightsBytes = a.weights.size();
+  a.weights.clear();
+  std::string bytes = dlc::artifact::serialize(a);
+  const char *saved = std::getenv("DLC_WEIGHTS_SYNTHETIC");
+  std::optional<std::string> previous =
+      saved ? std::optional<std::string>(saved) : std::nullopt;
+  unsetenv("DLC_WEIGHTS_SYNTHETIC");
+  dlcModel model = nullptr;
+  EXPECT_EQ(dlcModelLoadFromMemory(bytes.data(), bytes.size(), &model),
+            DLC_STATUS_INVALID_ARTIFACT);
+  EXPECT_STREQ(dlcGetLastErrorMessage(),
+               "compiled with --no-weights: its 40 bytes of weights are not "
+               "in the file (set DLC_WEIGHTS_SYNTHETIC=1 to run it on zero "
+               "weights, for timing only)");
+  setenv("DLC_WEIGHTS_SYNTHETIC", "yes", 1);
+  EXPECT_EQ(dlcModelLoadFromMemory(bytes.data(), bytes.size(), &model),
+            DLC_STATUS_INVALID_ARTIFACT);
+  setenv("DLC_WEIGHTS_SYNTHETIC", "1", 1);
+  EXPECT_EQ(dlcModelLoadFromMemory(bytes.data(), bytes.size(), &model),
+            DLC_STATUS_SUCCESS)
+      << dlcGetLastErrorMessage();
+  dlcModelDestroy(model);
+  if (previous)
+    setenv("DLC_WEIGHTS_SYNTHETIC", previous->c_str(), 1);
+  else
+    unsetenv("DLC_WEIGHTS_SYNTHETIC");
+}
+
 TEST(RuntimeModel, LoadFromFile) {
   std::string path = ::testing::TempDir() + "runtime-test.dlcm";
   std::ofstream(path, std::ios::binary) << syntheticBytes();
@@ -358,7 +420,8 @@ dlcStatus loadWithCall(const std::string &library, const std::string &op,
                             {"layer"},
                             descriptor,
                             std::move(params),
-                            1 << 20});
+                            1 << 20,
+                            std::nullopt});
   a.program = {{Step::Kind::Kernel, 0},
                {Step::Kind::Kernel, 1},
                {Step::Kind::LibraryCall, 0}};
@@ -406,6 +469,35 @@ TEST(RuntimeLibraryCalls, WellFormedDescriptorsLoad) {
                          withBias),
             DLC_STATUS_SUCCESS)
       << dlcGetLastErrorMessage();
+}
+
+TEST(RuntimeLibraryCalls, StepInfo) {
+  using namespace dlc::artifact;
+  Artifact a = dlc::test::syntheticArtifact();
+  LibraryCall call{"l2_gemm", "cublaslt",  "gemm", {"dense", "head"},
+                   kGemm,     kGemmParams, 0,      StepCost{200, 84}};
+  a.libraryCalls = {call};
+  a.program = {{Step::Kind::LibraryCall, 0}, {Step::Kind::Kernel, 1}};
+  std::string bytes = serialize(a);
+  dlc::runtime::Model model =
+      dlc::runtime::Model::fromMemory(bytes.data(), bytes.size());
+  ASSERT_EQ(model.numSteps(), 2u);
+  dlc::runtime::StepInfo s = model.step(0);
+  EXPECT_EQ(s.name, "l2_gemm");
+  EXPECT_EQ(s.kind, DLC_STEP_LIBRARY_CALL);
+  EXPECT_EQ(s.what, "cublaslt gemm");
+  EXPECT_EQ(s.layers, "dense, head");
+  EXPECT_TRUE(s.hasCost);
+  EXPECT_EQ(s.flops, 200u);
+  EXPECT_EQ(s.bytes, 84u);
+  EXPECT_EQ(model.step(1).name, "k1_softmax");
+  EXPECT_FALSE(model.step(1).hasCost);
+  try {
+    model.step(2);
+    FAIL() << "no exception";
+  } catch (const dlc::runtime::Error &e) {
+    EXPECT_EQ(e.status(), DLC_STATUS_INVALID_ARGUMENT);
+  }
 }
 
 // Every rule of the schema is tested in LibraryCallTest.cpp; here, that the
@@ -477,6 +569,9 @@ TEST(RuntimeModel, NullArguments) {
   EXPECT_EQ(dlcSessionRun(nullptr, nullptr, nullptr, nullptr),
             DLC_STATUS_INVALID_ARGUMENT);
   EXPECT_EQ(dlcSessionRunHost(nullptr, nullptr, nullptr),
+            DLC_STATUS_INVALID_ARGUMENT);
+  double ms = 0;
+  EXPECT_EQ(dlcSessionProfile(nullptr, nullptr, nullptr, nullptr, &ms),
             DLC_STATUS_INVALID_ARGUMENT);
   size_t count;
   EXPECT_EQ(dlcModelGetInputCount(nullptr, &count),

@@ -73,6 +73,10 @@ std::vector<CommandSpec> buildCommands() {
             "What to write: the optimized IR, the CUDA sources, or the "
             "artifact (default artifact)",
             {"mlir", "cuda", "artifact"}),
+      flag("--no-weights",
+           "Leave the weights out of the artifact (its manifest keeps their "
+           "size): for timing where they need not travel; it runs only with "
+           "DLC_WEIGHTS_SYNTHETIC=1, on zero weights"),
       flag("--autotune",
            "Time every candidate tiling of each generated GEMM/conv kernel "
            "that the tuning cache lacks on this machine's GPU, record the "
@@ -115,14 +119,26 @@ std::vector<CommandSpec> buildCommands() {
            "lowering); one line per stage on stderr"),
   };
 
-  CommandSpec bench{"bench",
-                    "OUT.dlcm",
-                    "Time an artifact on the GPU, per kernel and whole model",
-                    {}};
+  CommandSpec bench{
+      "bench",
+      "OUT.dlcm|MODEL",
+      "Time an artifact (or a model, compiled first) on the GPU, whole "
+      "model and per step",
+      {}};
+  OptionSpec kernels = value("--kernels", "auto|generated|library",
+                             "A model's kernels, as for compile (default auto)",
+                             {"auto", "generated", "library"});
   bench.options = {
-      positiveInt("--batch", "Batch size (default: the artifact's)"),
-      positiveInt("--iters", "Timed runs after warm-up (default 100)"),
-      value("--json", "FILE", "Also write the results as JSON"),
+      positiveInt("--batch",
+                  "The batch: a model is compiled for it (default 1); an "
+                  "artifact must have been"),
+      positiveInt("--iters", "Timed runs after the warm-up (default 100)"),
+      positiveInt("--warmup", "Untimed runs first (default 10)"),
+      value("--json", "FILE",
+            "Also write the results as JSON (bench/README.md: the schema)"),
+      precision,
+      kernels,
+      weights,
   };
 
   CommandSpec inspect{"inspect",
@@ -131,9 +147,29 @@ std::vector<CommandSpec> buildCommands() {
                       {}};
   inspect.options = {weights};
 
-  for (CommandSpec *c : {&compile, &run, &bench, &inspect})
+  CommandSpec compare{"compare",
+                      "MODEL",
+                      "Find the first layer whose output the compiled model "
+                      "computes too far from the imported one",
+                      {}};
+  OptionSpec compareStage = value(
+      "--stop-after", "STAGE",
+      "The last stage run for the compiled side: import, simplify, layout, "
+      "fp16 (one output per layer) or fuse (one per kernel) (default: fp16 "
+      "in fp16, else layout)");
+  compare.options = {
+      input,
+      precision,
+      weights,
+      compareStage,
+      value("--threshold", "X",
+            "The relative L2 error a layer may have (default 1e-4 in fp32, "
+            "1e-2 in fp16)"),
+  };
+
+  for (CommandSpec *c : {&compile, &run, &bench, &inspect, &compare})
     c->options.push_back(flag("--help", "Show this help"));
-  return {compile, run, bench, inspect};
+  return {compile, run, bench, inspect, compare};
 }
 
 const CommandSpec *findCommand(const std::string &name) {
@@ -201,7 +237,11 @@ std::string dlc::cli::helpText(const std::string &command) {
        << "  DLC_READ_MEMORY   Memory the model reader may use (bytes, or "
           "2G, 512M...; at\n"
        << "                    least 64M; default: 1G plus 4 times the model "
-          "files' size)\n";
+          "files' size)\n"
+       << "  DLC_WEIGHTS_SYNTHETIC=1  Run artifacts compiled with "
+          "--no-weights on zero weights\n"
+       << "  DLC_COMMIT      The dlc commit that 'dlc bench --json' "
+          "records\n";
     return os.str();
   }
   os << "Usage: dlc " << spec->name;

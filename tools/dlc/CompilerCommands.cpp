@@ -1,14 +1,15 @@
 //===- CompilerCommands.cpp - subcommands that need the compiler ----------===//
 //
-// compile (with --autotune), inspect MODEL and run MODEL: built only with
-// DLC_BUILD_COMPILER. They turn the invocation into driver::CompileOptions,
-// call the compiler (compiler/Compile.h) and write or print what it returns;
-// the compile policy is the compiler's.
+// compile (with --autotune), inspect MODEL, run MODEL and compare: built only
+// with DLC_BUILD_COMPILER. They turn the invocation into
+// driver::CompileOptions, call the compiler (compiler/Compile.h) and write or
+// print what it returns; the compile policy is the compiler's.
 //
 //===----------------------------------------------------------------------===//
 
 #include "tools/dlc/Commands.h"
 
+#include "compiler/Compare.h"
 #include "compiler/Compile.h"
 #include "compiler/Driver.h"
 #include "support/Error.h"
@@ -17,6 +18,8 @@
 
 #include <iostream>
 #include <optional>
+
+#include <unistd.h>
 
 using namespace dlc;
 
@@ -34,12 +37,16 @@ driver::CompileOptions compileOptions(const cli::Invocation &inv) {
     options.archs = driver::parseArchs(inv.get("--arch"));
   options.kernels = *driver::kernelChoiceNamed(inv.get("--kernels", "auto"));
   options.emit = *driver::emitNamed(inv.get("--emit", "artifact"));
+  options.noWeights = inv.has("--no-weights");
   options.stopAfter = inv.get("--stop-after");
   options.autotune = inv.has("--autotune");
   if (inv.has("--tuning-cache"))
     options.tuningCache = inv.get("--tuning-cache");
   options.printIRAfterAll = inv.has("--mlir-print-ir-after-all");
   options.reportFusion = inv.has("--report-fusion");
+  // Kernels compiled so far, on a terminal only.
+  if (isatty(STDERR_FILENO))
+    options.progress = driver::stderrProgress();
   return options;
 }
 
@@ -60,6 +67,13 @@ int cli::runCompile(const Invocation &inv) {
   else
     std::cout << result.output();
   return 0;
+}
+
+int cli::runBench(const Invocation &inv) {
+  driver::CompileOptions options = compileOptions(inv);
+  driver::CompileResult compiled =
+      driver::compileFile(inv.positional, options, inv.get("--weights"));
+  return benchArtifactBytes(inv, compiled.output(), inv.positional);
 }
 
 int cli::runInspect(const Invocation &inv) {
@@ -120,5 +134,35 @@ int cli::runRun(const Invocation &inv) {
       r = r.cast(DType::F32);
     writeNpy(outputPaths[i], r);
   }
+  return 0;
+}
+
+int cli::runCompare(const Invocation &inv) {
+  const std::vector<std::string> &inputPaths = inv.values.at("--input");
+  std::vector<Tensor> inputs;
+  for (const std::string &p : inputPaths)
+    inputs.push_back(readNpy(p));
+  driver::CompileOptions options = compileOptions(inv);
+  auto context = driver::makeContext();
+  keras::ImportResult model =
+      keras::loadModel(*context, inv.positional, inv.get("--weights"));
+  const bool fp16 = driver::usesFp16(*model.module, options.precision);
+  double threshold = driver::defaultThreshold(fp16);
+  if (inv.has("--threshold")) {
+    const std::string &text = inv.get("--threshold");
+    size_t used = 0;
+    try {
+      threshold = std::stod(text, &used);
+    } catch (const std::exception &) {
+      used = 0;
+    }
+    if (used == 0 || used != text.size() || !(threshold >= 0))
+      throw UserError("invalid value '" + text +
+                      "' for --threshold (expected a number >= 0)");
+  }
+  driver::Comparison c =
+      driver::compareLayers(*model.module, std::move(inputs), inputPaths,
+                            options, inv.positional, threshold);
+  std::cout << driver::formatComparison(c.layers, c.firstBad, threshold);
   return 0;
 }

@@ -30,9 +30,9 @@ std::string plural(size_t n, const std::string &word) {
   return std::to_string(n) + " " + word + (n == 1 ? "" : "s");
 }
 
-/// Runtime failures: artifact, input and device problems are the user's
-/// (exit 1); CUDA failures and unsupported features are not (exit 2).
-int report(const runtime::Error &e, const std::string &path) {
+} // namespace
+
+int cli::reportRuntimeError(const runtime::Error &e, const std::string &path) {
   switch (e.status()) {
   case DLC_STATUS_IO_ERROR:
   case DLC_STATUS_INVALID_ARTIFACT:
@@ -45,6 +45,8 @@ int report(const runtime::Error &e, const std::string &path) {
     return 2;
   }
 }
+
+namespace {
 
 /// Fixed-width columns, left-aligned, two spaces apart.
 std::string table(const std::vector<std::vector<std::string>> &rows) {
@@ -92,8 +94,10 @@ std::string formatArtifact(const artifact::Artifact &a,
      << "  code: cubins for " << join(archs, ", ");
   if (a.ptxArch)
     os << "; PTX for compute_" << a.ptxArch;
-  os << "\n  arena: " << a.arenaBytes << " bytes, weights: " << a.weights.size()
-     << " bytes\n";
+  os << "\n  arena: " << a.arenaBytes
+     << " bytes, weights: " << artifact::weightRegionBytes(a) << " bytes"
+     << (a.omittedWeightsBytes ? " (not in the file: --no-weights)" : "")
+     << "\n";
   for (auto [title, list] :
        {std::pair{"Inputs", &a.inputs}, std::pair{"Outputs", &a.outputs}}) {
     os << title << ":\n";
@@ -235,6 +239,6 @@ int cli::runArtifactBytes(const Invocation &inv, std::string_view bytes,
     }
     return 0;
   } catch (const runtime::Error &e) {
-    return report(e, label);
+    return reportRuntimeError(e, label);
   }
 }

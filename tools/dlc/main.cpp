@@ -38,6 +38,11 @@ void checkPaths(const dlc::cli::Invocation &inv) {
   } else if (inv.command == "run") {
     outputs = inv.values.at("--output");
     inputs = inv.values.at("--input");
+  } else if (inv.command == "compare") {
+    inputs = inv.values.at("--input");
+  } else if (inv.command == "bench") {
+    if (inv.has("--json"))
+      outputs.push_back(inv.get("--json"));
   } else {
     return;
   }
@@ -55,6 +60,8 @@ int dispatch(const dlc::cli::Invocation &inv) {
     return runArtifact(inv);
   if (isArtifactPath(inv.positional) && inv.command == "inspect")
     return inspectArtifact(inv);
+  if (isArtifactPath(inv.positional) && inv.command == "bench")
+    return benchArtifact(inv);
 #ifdef DLC_HAVE_COMPILER
   if (inv.command == "compile")
     return runCompile(inv);
@@ -62,14 +69,19 @@ int dispatch(const dlc::cli::Invocation &inv) {
     return runRun(inv);
   if (inv.command == "inspect")
     return runInspect(inv);
+  if (inv.command == "compare")
+    return runCompare(inv);
+  if (inv.command == "bench")
+    return runBench(inv);
 #else
   // Models (not artifacts) need the compiler.
-  if (inv.command != "bench") {
-    std::cerr << "dlc: error: this dlc was built without the compiler "
-                 "(DLC_BUILD_COMPILER=OFF): 'dlc "
-              << inv.command << "' needs it\n";
-    return 2;
-  }
+  std::cerr << "dlc: error: this dlc was built without the compiler "
+               "(DLC_BUILD_COMPILER=OFF): 'dlc "
+            << inv.command << "' needs it"
+            << (inv.command == "bench" ? " for a model (bench an artifact)"
+                                       : "")
+            << "\n";
+  return 2;
 #endif
   return notImplemented(inv.command);
 }

@@ -375,6 +375,20 @@ dlc::codegen::compileKernels(const std::vector<CudaKernel> &kernels,
     cacheDir = usableCacheDir(
         options.cacheDir.empty() ? defaultCacheDir() : options.cacheDir, warn);
 
+  // Tasks left per kernel, and kernels done, for options.progress.
+  std::mutex progressMutex;
+  std::vector<size_t> left(kernels.size(), 0);
+  for (const Task &task : tasks)
+    ++left[task.kernel];
+  size_t kernelsDone = 0;
+  auto taskDone = [&](const Task &task) {
+    if (!options.progress)
+      return;
+    std::lock_guard<std::mutex> lock(progressMutex);
+    if (--left[task.kernel] == 0)
+      options.progress(++kernelsDone, kernels.size());
+  };
+
   std::vector<TaskResult> results(tasks.size());
   std::vector<std::exception_ptr> errors(tasks.size());
   std::atomic<size_t> next{0}, compiled{0}, hits{0}, rejected{0};
@@ -393,6 +407,7 @@ dlc::codegen::compileKernels(const std::vector<CudaKernel> &kernels,
                   readCache(path, key, task.arch, problem)) {
             results[i] = std::move(*hit);
             ++hits;
+            taskDone(task);
             continue;
           }
           if (!problem.empty()) {
@@ -407,6 +422,7 @@ dlc::codegen::compileKernels(const std::vector<CudaKernel> &kernels,
         ++compiled;
         if (!path.empty())
           writeCache(path, key, results[i]);
+        taskDone(task);
       } catch (...) {
         errors[i] = std::current_exception();
       }

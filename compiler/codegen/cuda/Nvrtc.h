@@ -42,6 +42,9 @@ struct NvrtcOptions {
   std::function<void(const std::string &)> warn;
   /// Parallel compilations; 0 for the hardware's thread count.
   unsigned jobs = 0;
+  /// Called, one call at a time, as each kernel's code (every arch, and the
+  /// PTX) is done, compiled or from the cache: `done` kernels of `total`.
+  std::function<void(size_t done, size_t total)> progress;
 };
 
 /// $DLC_CACHE_DIR, else $XDG_CACHE_HOME/dlc, else $HOME/.cache/dlc ("" when

@@ -86,8 +86,11 @@ dlcStatus dlcGetDeviceCount(int *count);
  * FIFO, a device or a directory is DLC_STATUS_IO_ERROR; opening never
  * blocks). An artifact whose sizes exceed the memory limit (dlcLoadOptions)
  * is DLC_STATUS_INVALID_ARTIFACT, refused before anything is allocated for
- * it. The checksum detects corruption, not tampering: load artifacts from
- * trusted sources only (docs/security.md). */
+ * it. An artifact compiled with --no-weights (no weight bytes in the file)
+ * is DLC_STATUS_INVALID_ARTIFACT unless the environment has
+ * DLC_WEIGHTS_SYNTHETIC=1: its weights are then zeros (for timing only). The
+ * checksum detects corruption, not tampering: load artifacts from trusted
+ * sources only (docs/security.md). */
 dlcStatus dlcModelLoadFromFile(const char *path, dlcModel *model);
 dlcStatus dlcModelLoadFromMemory(const void *data, size_t size,
                                  dlcModel *model);
@@ -126,6 +129,29 @@ dlcStatus dlcModelGetInputInfo(dlcModel model, size_t index,
 dlcStatus dlcModelGetOutputInfo(dlcModel model, size_t index,
                                 dlcTensorInfo *info);
 
+/* What one step of a model's program is, for profiling. The strings stay
+ * valid while the model lives. */
+typedef enum dlcStepKind {
+  DLC_STEP_KERNEL = 0,       /* a generated kernel */
+  DLC_STEP_LIBRARY_CALL = 1, /* a cuBLASLt or cuDNN call */
+} dlcStepKind;
+
+typedef struct dlcStepInfo {
+  const char *name; /* "k3_conv2d", "l4_conv2d", "c0_copy" */
+  dlcStepKind kind;
+  const char *what;   /* a kernel's family ("gemm_tc"), a call's
+                         "LIBRARY OP" ("cudnn conv2d") */
+  const char *layers; /* the Keras layers it computes, ", "-separated */
+  int hasCost;        /* 0: the artifact records no cost (older dlc) */
+  uint64_t flops;     /* floating-point operations, a multiply-add is 2 */
+  uint64_t bytes;     /* bytes of its parameters, each read/written once */
+} dlcStepInfo;
+
+/* The number of steps of the program, and one step's description (steps in
+ * the order they run). Needs no GPU. */
+dlcStatus dlcModelGetStepCount(dlcModel model, size_t *count);
+dlcStatus dlcModelGetStepInfo(dlcModel model, size_t index, dlcStepInfo *info);
+
 /* Creates a session on the calling thread's current CUDA device: allocates
  * its arena, uploads the weights if no other session of this model on this
  * device has, and loads the kernels (the cubin for the device's arch, else the
@@ -151,6 +177,16 @@ dlcStatus dlcSessionRun(dlcSession session, const void *const *inputs,
  * session's own stream, copies the outputs back and waits. */
 dlcStatus dlcSessionRunHost(dlcSession session, const void *const *inputs,
                             void *const *outputs);
+
+/* Profiles one run: like dlcSessionRun on the same device buffers, but
+ * launched directly (no CUDA graph) with a CUDA event recorded before and
+ * after every step, and waits for it. `milliseconds` receives one time per
+ * step (dlcModelGetStepCount entries): the time between the events around
+ * that step. The times add launch gaps a graph replay does not have; use
+ * them for each step's share, and dlcSessionRun for the whole model. */
+dlcStatus dlcSessionProfile(dlcSession session, const void *const *inputs,
+                            void *const *outputs, cudaStream_t stream,
+                            double *milliseconds);
 
 #ifdef __cplusplus
 }

@@ -45,6 +45,17 @@ struct TensorInfo {
   size_t bytes = 0;
 };
 
+/// dlcStepInfo, owning its strings.
+struct StepInfo {
+  std::string name;
+  dlcStepKind kind = DLC_STEP_KERNEL;
+  std::string what;
+  std::string layers;
+  bool hasCost = false;
+  uint64_t flops = 0;
+  uint64_t bytes = 0;
+};
+
 /// dlcLoadOptions; 0 for a default.
 struct LoadOptions {
   uint64_t maxMemoryBytes = 0;
@@ -105,6 +116,17 @@ public:
     return convert(info);
   }
 
+  size_t numSteps() const {
+    size_t n = 0;
+    check(dlcModelGetStepCount(model_, &n));
+    return n;
+  }
+  StepInfo step(size_t index) const {
+    dlcStepInfo s;
+    check(dlcModelGetStepInfo(model_, index, &s));
+    return {s.name, s.kind, s.what, s.layers, s.hasCost != 0, s.flops, s.bytes};
+  }
+
   dlcModel get() const { return model_; }
 
 private:
@@ -122,16 +144,19 @@ class Session {
 public:
   /// A session on the calling thread's current CUDA device.
   explicit Session(const Model &model)
-      : numInputs_(model.numInputs()), numOutputs_(model.numOutputs()) {
+      : numInputs_(model.numInputs()), numOutputs_(model.numOutputs()),
+        numSteps_(model.numSteps()) {
     check(dlcSessionCreate(model.get(), &session_));
   }
   Session(Session &&other) noexcept
       : session_(std::exchange(other.session_, nullptr)),
-        numInputs_(other.numInputs_), numOutputs_(other.numOutputs_) {}
+        numInputs_(other.numInputs_), numOutputs_(other.numOutputs_),
+        numSteps_(other.numSteps_) {}
   Session &operator=(Session &&other) noexcept {
     std::swap(session_, other.session_);
     std::swap(numInputs_, other.numInputs_);
     std::swap(numOutputs_, other.numOutputs_);
+    std::swap(numSteps_, other.numSteps_);
     return *this;
   }
   Session(const Session &) = delete;
@@ -151,6 +176,18 @@ public:
     check(dlcSessionRunHost(session_, inputs.data(), outputs.data()));
   }
 
+  /// One run on device buffers, each step timed with CUDA events; waits.
+  /// Milliseconds per step (see dlcSessionProfile).
+  std::vector<double> profile(const std::vector<const void *> &inputs,
+                              const std::vector<void *> &outputs,
+                              cudaStream_t stream) {
+    checkCounts(inputs.size(), outputs.size());
+    std::vector<double> ms(numSteps_);
+    check(dlcSessionProfile(session_, inputs.data(), outputs.data(), stream,
+                            ms.data()));
+    return ms;
+  }
+
   dlcSession get() const { return session_; }
 
 private:
@@ -164,7 +201,7 @@ private:
   }
 
   dlcSession session_ = nullptr;
-  size_t numInputs_ = 0, numOutputs_ = 0;
+  size_t numInputs_ = 0, numOutputs_ = 0, numSteps_ = 0;
 };
 
 } // namespace dlc::runtime

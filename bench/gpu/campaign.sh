@@ -1,0 +1,210 @@
+#!/usr/bin/env bash
+# The GPU benchmark campaign (issue 12): correctness (bench/gpu/check.sh), then
+# `dlc bench` and the baselines (bench/baselines/) on the seed models at their
+# real sizes, packed into device calls of at most ~9 minutes and 64 MiB.
+#
+#   campaign.sh prepare        here (full build): the correctness batch
+#                              (bench/gpu/prepare.sh), the models
+#                              (bench/models/gen_models.py), every artifact
+#                              (dlc compile --no-weights --arch sm_90), the
+#                              wheels (bench/baselines/fetch_wheels.sh), packed
+#                              into carry/bench/1..N; prints the device calls
+#   campaign.sh device N       device machine: call N (runtime-only build;
+#                              call 1 first runs check.sh on carry/gpu/1), its
+#                              dlc bench runs and baselines, results in $OUT
+#   campaign.sh report F...    here: campaign.bN.json files into
+#                              bench/results/DATE-GPU.json and .md
+#   campaign.sh --no-device    the dry run here (ctest bench/campaign_dry_run):
+#                              prepare with the small fixtures, every call's
+#                              device part without a GPU, the report
+#
+# Environment (prepare): MODELS (default: mnist_cnn text_lstm vgg16_transfer
+# resnet50 mobilenet_v2), MODELS_DIR (NAME/model.keras and model.json; default
+# BUILD/bench-models, written by gen_models.py), BATCHES (1 32 256),
+# PRECISIONS (fp32 fp16), KERNELS (generated library auto), COMPILE_AT (where
+# torch.compile max-autotune runs, MODEL:PRECISION:BATCH; default the targets
+# of bench/README.md), CHECK (1: the correctness batch too; CHECK_MODELS for
+# prepare.sh, default small), WHEELS (1: fetch them), JOBS (2),
+# DLC_BUILD_DIR (build), CARRY (carry). bench/README.md: the exact calls.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+build=${DLC_BUILD_DIR:-$root/build}
+carry=${CARRY:-$root/carry}
+python=$root/.venv/bin/python
+[ -x "$python" ] || python=python3
+limit=$((64 * 1024 * 1024))
+mib() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1048576 }'; }
+size_of() { if [ -e "$1" ]; then du -sb "$1" | cut -f1; else echo 0; fi; }
+
+tree_bytes() { # what travels with every call besides the carry (as prepare.sh counts)
+  (cd "$root" && { git ls-files -z --cached --others --exclude-standard
+    if [ -d shared ]; then find shared -type f -print0; fi; } | xargs -0 -r stat -c %s 2>/dev/null |
+    awk '{s += int(($1 + 4095) / 4096) * 4096} END {print s + 0}')
+}
+
+prepare() {
+  local models=${MODELS:-"mnist_cnn text_lstm vgg16_transfer resnet50 mobilenet_v2"}
+  local batches=${BATCHES:-"1 32 256"} precisions=${PRECISIONS:-"fp32 fp16"}
+  local kernels=${KERNELS:-"generated library auto"}
+  local compile_at=${COMPILE_AT:-"mnist_cnn:fp16:1 text_lstm:fp16:1 mobilenet_v2:fp16:1 vgg16_transfer:fp16:32 resnet50:fp16:256"}
+  local models_dir=${MODELS_DIR:-$build/bench-models} stage=${STAGE:-$build/bench-stage}
+  local dlc=$build/bin/dlc commit
+  [ -x "$dlc" ] || { echo "campaign.sh: error: no $dlc: run scripts/build.sh" >&2; exit 1; }
+  commit=$(git -C "$root" rev-parse HEAD)
+  git -C "$root" diff --quiet HEAD -- || commit=$commit-dirty
+  local first=$limit
+  if [ "${CHECK:-1}" = 1 ]; then
+    echo "campaign.sh: the correctness batch (bench/gpu/prepare.sh)"
+    MODELS=${CHECK_MODELS:-small} "$root/bench/gpu/prepare.sh"
+    first=$((limit - $(size_of "$carry/gpu/1")))
+  fi
+  [ -n "${MODELS_DIR:-}" ] || "$python" "$root/bench/models/gen_models.py" "$models_dir" --models $models
+  if [ "${WHEELS:-1}" = 1 ]; then # PyPI here; the dry run (CI) leaves them out
+    PYTHON=$python "$root/bench/baselines/fetch_wheels.sh" "$carry/wheels" >/dev/null
+  fi
+  rm -rf "$stage" && mkdir -p "$stage"
+  # Every artifact, JOBS at a time; then the plan, dlc first, baselines by cost.
+  local m p k b
+  for m in $models; do
+    cp "$models_dir/$m/model.json" "$stage/$m.json"
+    for p in $precisions; do for b in $batches; do for k in $kernels; do
+      echo "$m $p $k $b"
+    done; done; done
+  done | xargs -P "${JOBS:-2}" -L 1 sh -c 'o="$2/$3.$4.$5.b$6"
+    "$0" compile "$1/$3/model.keras" --arch sm_90 --no-weights --precision "$4" --kernels "$5" \
+      --batch "$6" -o "$o.dlcm" >"$o.log" 2>&1 ||
+      { tail -1 "$o.log" >"$o.error"; echo "campaign.sh: compiling $3 $4 $5 batch $6 failed: $(cat "$o.error")" >&2; }' \
+      "$dlc" "$models_dir" "$stage"
+  "$python" - "$stage" "$models" "$precisions" "$batches" "$kernels" "$compile_at" <<'PY'
+import json, os, sys
+stage, models, precisions, batches, kernels, compile_at = sys.argv[1:]
+models, precisions, kernels = models.split(), precisions.split(), kernels.split()
+batches = [int(b) for b in batches.split()]
+items = []
+for m in models:
+    for p in precisions:
+        for b in batches:
+            for k in kernels:
+                item = {"kind": "dlc", "model": m, "precision": p, "batch": b,
+                        "kernels": k, "artifact": "%s.%s.%s.b%d.dlcm" % (m, p, k, b)}
+                error = "%s/%s.%s.%s.b%d.error" % (stage, m, p, k, b)
+                if os.path.exists(error):  # a row that says so, nothing to carry
+                    item["compile_error"] = open(error).read().strip()
+                items.append(item)
+for tool in ("keras-torch-eager", "torch-library", "keras-jax-xla", "keras-torch-compile"):
+    for m in models:
+        for p in precisions:
+            for b in batches:
+                if tool == "keras-torch-compile" and "%s:%s:%d" % (m, p, b) not in compile_at.split():
+                    continue
+                items.append({"kind": "baseline", "tool": tool, "model": m, "precision": p,
+                              "batch": b})
+json.dump({"items": items}, open(stage + "/plan.json", "w"), indent=1)
+print("campaign.sh: %d items planned" % len(items))
+PY
+  local nl=$build/gpu-nlohmann/nlohmann
+  if [ ! -d "$nl" ]; then
+    mkdir -p "$nl/include" "$nl/share/cmake"
+    cp -r /usr/include/nlohmann "$nl/include/"
+    cp -r /usr/share/cmake/nlohmann_json "$nl/share/cmake/"
+  fi
+  local tree wheels capacity
+  tree=$(tree_bytes)
+  wheels=$(size_of "$carry/wheels")
+  capacity=$((limit - tree - wheels - 512 * 1024))
+  "$python" "$root/bench/gpu/campaign.py" pack --stage "$stage" --out "$carry/bench" \
+    --capacity "$capacity" --first-capacity "$((first - tree - wheels - 512 * 1024))" \
+    --extra "$nl" --budget "${CALL_BUDGET_S:-420}" --commit "$commit"
+  echo "campaign.sh: working tree $(mib "$tree") MiB, wheels $(mib "$wheels") MiB; device calls:"
+  local n status=0 total
+  for n in $(ls "$carry/bench" | sort -n); do
+    total=$((tree + wheels + $(size_of "$carry/bench/$n")))
+    local extra=""
+    if [ "$n" = 1 ] && [ -d "$carry/gpu/1" ]; then
+      total=$((total + $(size_of "$carry/gpu/1"))); extra=', "carry/gpu/1"'
+    fi
+    echo "  run(command=\"OUT=\$OUT bash bench/gpu/campaign.sh device $n\", carry=[\"carry/bench/$n\", \"carry/wheels\"$extra], timeout_s=600)   # $(mib "$total") MiB"
+    [ "$total" -le "$limit" ] || { echo "campaign.sh: error: call $n is over 64 MiB" >&2; status=1; }
+  done
+  return $status
+}
+
+device() {
+  local n=$1 start out build_gpu batch logs left
+  start=$(date +%s)
+  batch=$carry/bench/$n
+  [ -f "$batch/manifest.json" ] || { echo "campaign.sh: error: no $batch (carry it)" >&2; exit 1; }
+  out=${OUT:-$root/bench/results}
+  build_gpu=${DLC_GPU_BUILD_DIR:-$root/build-gpu}
+  logs=$build_gpu/work/campaign-b$n/logs
+  mkdir -p "$out" "$logs"
+  if [ "$n" = 1 ] && [ -f "$carry/gpu/1/manifest.json" ]; then
+    # The correctness checks first (they build the runtime too).
+    BUDGET_S=${CHECK_BUDGET_S:-200} bash "$root/bench/gpu/check.sh" "$carry/gpu/1" || true
+  fi
+  # shellcheck source=bench/gpu/build_runtime.sh
+  . "$root/bench/gpu/build_runtime.sh"
+  build_runtime "$root" "$build_gpu" "$batch/nlohmann" "$logs" ||
+    { echo "campaign.sh: error: the runtime-only build failed"; tail -20 "$logs/build.log"; }
+  if ls "$carry"/wheels/*.whl >/dev/null 2>&1; then
+    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
+      --target /tmp/site "$carry"/wheels/*.whl >"$logs/pip.log" 2>&1 &&
+      export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
+  fi
+  left=$((${BUDGET_S:-540} - ($(date +%s) - start)))
+  python3 "$root/bench/gpu/campaign.py" device "$batch" --dlc "$build_gpu/bin/dlc" --out "$out" \
+    --budget "$left" --python python3 >"$logs/campaign.log" 2>&1 || true
+  tar czf "$out/campaign-logs.b$n.tar.gz" -C "$build_gpu/work" "campaign-b$n" 2>/dev/null || true
+  rm -rf "$out/b$n"
+  tail -n +1 "$logs/campaign.log" | tail -60
+}
+
+report() {
+  local gpu date
+  date=$(date -u +%Y-%m-%d)
+  gpu=$(python3 -c "import json,sys
+for p in sys.argv[1:]:
+    for r in json.load(open(p))['rows']:
+        n = ((r.get('result') or {}).get('device') or {}).get('name')
+        if n: print(n.replace('NVIDIA ', '').split()[0]); raise SystemExit
+print('GPU')" "$@")
+  mkdir -p "$root/bench/results"
+  python3 "$root/bench/gpu/campaign.py" report "$@" --json "$root/bench/results/$date-$gpu.json" \
+    --md "$root/bench/results/$date-$gpu.md"
+}
+
+dry_run() {
+  local dir=$build/bench-dryrun n
+  rm -rf "$dir" && mkdir -p "$dir/out"
+  carry=$dir/carry
+  MODELS="mnist_cnn text_lstm" MODELS_DIR=${FIXTURES:-$build/test/fixtures} BATCHES=1 \
+    PRECISIONS=fp16 KERNELS="generated library auto" \
+    COMPILE_AT="mnist_cnn:fp16:1" CHECK=0 WHEELS=0 STAGE=$dir/stage prepare
+  for n in $(ls "$dir/carry/bench" | sort -n); do
+    "$python" "$root/bench/gpu/campaign.py" device "$dir/carry/bench/$n" --dlc "$build/bin/dlc" \
+      --out "$dir/out" --budget 600 --python "$python" --no-device
+  done
+  "$python" "$root/bench/gpu/campaign.py" report "$dir"/out/campaign.b*.json \
+    --json "$dir/report.json" --md "$dir/report.md" >/dev/null
+  # Every dlc row ends in dlc's one-line no-GPU error, every baseline's CPU path passes.
+  "$python" - "$dir/report.json" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+bad = [r for r in rows if (r["kind"] == "dlc" and "no CUDA device" not in (r["error"] or ""))
+       or (r["kind"] != "dlc" and r["status"] != "ok")]
+for r in bad:
+    print("campaign.sh: dry run: unexpected: %s" % json.dumps(r)[:300])
+print("campaign.sh: dry run: %d rows (%d dlc bench, %d baselines), %s" % (
+    len(rows), sum(r["kind"] == "dlc" for r in rows), sum(r["kind"] != "dlc" for r in rows),
+    "ok" if not bad else "%d unexpected" % len(bad)))
+sys.exit(1 if bad or not rows else 0)
+PY
+}
+
+case ${1:-} in
+  prepare) prepare ;;
+  device) device "${2:?campaign.sh device N}" ;;
+  report) shift; report "$@" ;;
+  --no-device) dry_run ;;
+  *) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 1 ;;
+esac
