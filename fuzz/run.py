@@ -10,8 +10,9 @@ for --seconds with its dictionary (fuzz/dicts/), a 10 s per-input timeout and
 a 2 GiB RSS limit, on a working corpus (BUILD/corpus/TARGET, kept between
 runs, not committed) seeded from fuzz/corpus/TARGET and fuzz/regressions/
 TARGET. Findings (crash-*, leak-*, timeout-*, oom-*) go to BUILD/findings/
-TARGET/: triage them, fix the bug, and move the input to
-fuzz/regressions/TARGET/. Each run adds a row to CAMPAIGN.md's runs table
+TARGET/ (fork mode: fuzzing goes on after one): triage them, fix the bug,
+and move the input to fuzz/regressions/TARGET/. Leaks inside libhdf5 are
+suppressed (fuzz/lsan.supp). Each run adds a row to CAMPAIGN.md's runs table
 (executions, CPU seconds, edges covered, findings) and rewrites its totals.
 
 --replay runs every committed input (fuzz/corpus/TARGET and
@@ -58,6 +59,12 @@ def committed_inputs(target):
     return files
 
 
+def sanitizer_env():
+    env = dict(os.environ)
+    env["LSAN_OPTIONS"] = f"suppressions={os.path.join(HERE, 'lsan.supp')}:print_suppressions=0"
+    return env
+
+
 def children_cpu():
     r = resource.getrusage(resource.RUSAGE_CHILDREN)
     return r.ru_utime + r.ru_stime
@@ -68,7 +75,7 @@ def replay(binary, target):
     if not files:
         return True, 0
     proc = subprocess.run([binary, "-rss_limit_mb=2048", "-timeout=10", *files],
-                          capture_output=True, text=True)
+                          capture_output=True, text=True, env=sanitizer_env())
     if proc.returncode != 0:
         print(f"FAIL {target}: exit {proc.returncode}\n" + proc.stderr[-3000:])
         return False, len(files)
@@ -83,24 +90,20 @@ def fuzz(binary, target, build, seconds, jobs):
     seeds = [d for d in (os.path.join(HERE, "corpus", target), os.path.join(HERE, "regressions", target))
              if os.path.isdir(d)]
     before = set(os.listdir(findings))
-    cmd = [binary, f"-max_total_time={seconds}", "-timeout=10", "-rss_limit_mb=2048",
+    # Fork mode: a finding is written and fuzzing goes on.
+    cmd = [binary, f"-fork={jobs}", "-ignore_crashes=1", "-ignore_timeouts=1", "-ignore_ooms=1",
+           f"-max_total_time={seconds}", "-timeout=10", "-rss_limit_mb=2048",
            f"-dict={os.path.join(HERE, 'dicts', DICTS[target])}", "-print_final_stats=1",
            f"-artifact_prefix={findings}/", work, *seeds]
-    if jobs > 1:
-        cmd[1:1] = [f"-fork={jobs}", "-ignore_crashes=1", "-ignore_timeouts=1", "-ignore_ooms=1"]
     cpu0, t0 = children_cpu(), time.time()
-    proc = subprocess.run(cmd, capture_output=True, text=True)
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=sanitizer_env())
     cpu, wall = children_cpu() - cpu0, time.time() - t0
     log = proc.stderr
     with open(os.path.join(build, "findings", f"{target}.log"), "w") as f:
         f.write(log)
-    execs = 0
-    m = re.findall(r"stat::number_of_executed_units:\s*(\d+)", log)
-    if m:
-        execs = int(m[-1])
-    else:
-        m = re.findall(r"^#(\d+)\s", log, re.M)
-        execs = int(m[-1]) if m else 0
+    # Fork mode's status lines: "#EXECS: cov: EDGES ft: ... corp: N ...".
+    m = re.findall(r"^#(\d+):? ", log, re.M)
+    execs = int(m[-1]) if m else 0
     cov = re.findall(r"cov: (\d+)", log)
     edges = int(cov[-1]) if cov else 0
     new = sorted(set(os.listdir(findings)) - before)

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # README command (b): set up, build, and run every test: lit, GoogleTest, the
-# runtime-only build check and the clang-format check. Ends with ctest's
-# summary line.
+# runtime-only build check, the clang-format check and the sanitizer job
+# (ctest fuzz/sanitized, label asan: fuzz/ci.sh). Ends with ctest's summary
+# line.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 start=$(date +%s)

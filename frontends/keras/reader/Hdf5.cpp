@@ -327,8 +327,13 @@ std::vector<std::string> readStrings(hid_t attr, const std::string &what) {
         H5Tset_cset(mem.get(), cset) < 0)
       fail("cannot read " + what);
     std::vector<char *> buf(static_cast<size_t>(count), nullptr);
-    if (H5Aread(attr, mem.get(), buf.data()) < 0)
-      fail("cannot read " + what);
+    if (H5Aread(attr, mem.get(), buf.data()) < 0) {
+      // A read that fails part-way has allocated some strings already.
+      std::string message = describe("cannot read " + what);
+      H5Dvlen_reclaim(mem.get(), space.get(), H5P_DEFAULT, buf.data());
+      H5Eclear2(H5E_DEFAULT);
+      throw UserError(message);
+    }
     uint64_t total = 0;
     for (char *s : buf) {
       std::string str = s ? std::string(s) : std::string();

@@ -223,8 +223,13 @@ private:
   static constexpr int kPollMilliseconds = 20;
 
   void checkLimits() {
+    // At most every poll slice: a large model streams in many reads.
+    auto now = std::chrono::steady_clock::now();
+    if (now - lastCheck_ < std::chrono::milliseconds(kPollMilliseconds))
+      return;
+    lastCheck_ = now;
     if (limits_.seconds) {
-      auto elapsed = std::chrono::steady_clock::now() - start_;
+      auto elapsed = now - start_;
       if (elapsed > std::chrono::seconds(limits_.seconds)) {
         ::kill(pid_, SIGKILL);
         throw LimitExceeded{"reading the model took longer than " +
@@ -247,7 +252,7 @@ private:
   pid_t pid_;
   const IsolationLimits &limits_;
   uint64_t baseResident_;
-  std::chrono::steady_clock::time_point start_;
+  std::chrono::steady_clock::time_point start_, lastCheck_;
 };
 
 class Reader {
