@@ -56,10 +56,13 @@ __device__ __forceinline__ void dlc_gemm_simt(const Problem &p) {
 
   const int tid = threadIdx.x, tx = tid % TX, ty = tid / TX;
   // M tiles over (y, z): more than 65,535 of them are split into z slices
-  // (GemmTiling::grid); the blocks past the last tile leave at once.
-  const int m0 = (blockIdx.y + gridDim.y * blockIdx.z) * BM,
-            n0 = blockIdx.x * BN;
-  if (m0 >= M)
+  // (GemmTiling::grid); the blocks past the last tile leave at once. Known
+  // at compile time, so that a grid without z pays nothing for it.
+  constexpr bool SPLIT_M = (M + BM - 1) / BM > 65535;
+  const int m0 =
+      (SPLIT_M ? blockIdx.y + gridDim.y * blockIdx.z : blockIdx.y) * BM;
+  const int n0 = blockIdx.x * BN;
+  if (SPLIT_M && m0 >= M)
     return;
 
   // Element j of a thread's share of a slice: A element (tid + j*THREADS)

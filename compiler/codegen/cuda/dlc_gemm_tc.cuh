@@ -153,10 +153,13 @@ __device__ __forceinline__ void dlc_gemm_tc(const Problem &p) {
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int warp_m = warp / WARPS_N, warp_n = warp % WARPS_N;
   // M tiles over (y, z): more than 65,535 of them are split into z slices
-  // (GemmTiling::grid); the blocks past the last tile leave at once.
-  const int m0 = (blockIdx.y + gridDim.y * blockIdx.z) * BM,
-            n0 = blockIdx.x * BN;
-  if (m0 >= M)
+  // (GemmTiling::grid); the blocks past the last tile leave at once. Known
+  // at compile time, so that a grid without z pays nothing for it.
+  constexpr bool SPLIT_M = (M + BM - 1) / BM > 65535;
+  const int m0 =
+      (SPLIT_M ? blockIdx.y + gridDim.y * blockIdx.z : blockIdx.y) * BM;
+  const int n0 = blockIdx.x * BN;
+  if (SPLIT_M && m0 >= M)
     return;
 
   // Copies k-tile `kt` into pipeline stage `stage` (one cp.async per chunk).
