@@ -150,6 +150,17 @@ def group_norm(K):
     return K.Model([x, s], [a, b, c, d, e])
 
 
+@model("unit_norm", vocab=30, zeros=True, note="the embedding's zero vector hits the 1e12 clamp")
+def unit_norm(K):
+    L = K.layers
+    t = K.Input((8,))
+    e = L.Embedding(30, 6)(t)
+    e = L.Multiply()([e, L.Reshape((8, 1))(t)])
+    a = L.UnitNormalization()(e)
+    b = L.UnitNormalization(axis=[1, 2])(e)
+    return K.Model(t, [a, b])
+
+
 # --------------------------------------------------------------------------------------------
 # A Transformer encoder block
 

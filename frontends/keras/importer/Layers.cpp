@@ -718,6 +718,52 @@ std::vector<MaskedValue> groupNorm(Importer &im, CallToConvert &c) {
   return one(y, c.inputs[0].mask);
 }
 
+/// UnitNormalization: Keras's y = x * min(rsqrt(sum(x^2 over the axes)),
+/// 1e12), as x / sqrt(sum(x^2) + 1e-24) (equal but for the rounding and a
+/// relative 5e-25 / sum(x^2); a zero vector stays zero) with no square root
+/// in the dialect: z = concat(x, -x) along the last normalized axis has mean
+/// 0 and biased variance sum(x^2) / n over the axes (n: the elements of x
+/// normalized together), so layer_norm(z) with epsilon 1e-24 / n is
+/// x * sqrt(n) / sqrt(sum(x^2) + 1e-24) on its first half: sliced and scaled
+/// by 1 / sqrt(n).
+std::vector<MaskedValue> unitNorm(Importer &im, CallToConvert &c) {
+  Value x = input(c);
+  int64_t rank = rankOf(x);
+  std::vector<int64_t> axes = axesOf(c, "axis", rank, {-1});
+  std::sort(axes.begin(), axes.end());
+  axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+  int64_t n = 1;
+  std::vector<int64_t> pshape;
+  for (int64_t a : axes) {
+    if (a == 0)
+      throw UserError("UnitNormalization over the batch axis is not supported");
+    int64_t d = staticDim(x, a, "a normalized dim");
+    n *= d;
+    pshape.push_back(a == axes.back() ? 2 * d : d);
+  }
+  int64_t last = axes.back();
+  Value neg =
+      im.make<MulOp>(c.loc, {x, im.splat(c.loc, -1.0, {}, im.floatType())});
+  Value z =
+      im.make<ConcatOp>(c.loc, {x, neg}, {attr(im, "axis", i64(im, last))});
+  z = im.make<LayerNormOp>(
+      c.loc,
+      {z, im.splat(c.loc, 1.0, pshape, im.floatType()),
+       im.splat(c.loc, 0.0, pshape, im.floatType())},
+      {attr(im, "axes", ints(im, axes)),
+       attr(im, "epsilon",
+            im.builder().getF64FloatAttr(1e-24 / static_cast<double>(n)))});
+  std::vector<int64_t> starts(rank, 0), sizes(rank, -1);
+  sizes[last] = staticDim(x, last, "a normalized dim");
+  Value y = im.make<SliceOp>(c.loc, {z},
+                             {attr(im, "starts", ints(im, starts)),
+                              attr(im, "sizes", ints(im, sizes))});
+  y = im.make<MulOp>(
+      c.loc, {y, im.splat(c.loc, 1.0 / std::sqrt(static_cast<double>(n)), {},
+                          im.floatType())});
+  return one(y, c.inputs[0].mask);
+}
+
 /// A per-channel (or scalar) constant broadcast along the last axis.
 Value vectorConstant(Importer &im, Location loc, const std::vector<double> &v,
                      const std::string &name) {
@@ -1160,6 +1206,7 @@ const std::map<std::string, Converter> &dlc::keras::converters() {
       {"AdditiveAttention", convertAdditiveAttention},
       {"EinsumDense", convertEinsumDense},
       {"GroupNormalization", groupNorm},
+      {"UnitNormalization", unitNorm},
   };
   return table;
 }
