@@ -70,7 +70,8 @@ bool isInferenceIdentity(const std::string &className);
 
 class Importer {
 public:
-  Importer(mlir::MLIRContext &context, const KerasModel &model);
+  Importer(mlir::MLIRContext &context, const KerasModel &model,
+           const ImportOptions &options);
 
   ImportResult run();
 
@@ -146,7 +147,13 @@ private:
                                   mlir::RankedTensorType type,
                                   mlir::ElementsAttr value);
 
+  /// The function argument type of input `input` (its InputLayer `layer`),
+  /// with the sizes of options_.inputShapes.
+  mlir::RankedTensorType argumentType(const ModelInput &input,
+                                      const Layer &layer);
+
   const KerasModel &model_;
+  const ImportOptions &options_;
   mlir::OpBuilder builder_;
   mlir::Block *entry_ = nullptr;
   mlir::Operation *lastConstant_ = nullptr;
@@ -207,7 +214,7 @@ mlir::Value Importer::make(mlir::Location loc, mlir::ValueRange operands,
 /// Shape of a value's ranked tensor type (kDynamic for unknown dims).
 llvm::ArrayRef<int64_t> shapeOf(mlir::Value v);
 int64_t rankOf(mlir::Value v);
-/// "(None, 26, 26, 32)".
+/// "(None, 26, 26, 32)"; an open dim besides the first is "?".
 std::string kerasShape(mlir::Value v);
 
 } // namespace dlc::keras
