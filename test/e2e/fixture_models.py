@@ -45,18 +45,22 @@ class Spec:
             raise TypeError("unknown model options for %s: %s" % (name, sorted(opts)))
 
 
-def model(name, **opts):
+def model(name, registry=None, **opts):
+    """Registers an architecture function in `registry` (default: this module's REGISTRY, the
+    core set; a fixture set such as fixture_apps.py passes its own list)."""
+    reg = REGISTRY if registry is None else registry
+
     def deco(fn):
-        if any(s.name == name for s in REGISTRY):
+        if any(s.name == name for s in reg):
             raise ValueError("duplicate model name " + name)
-        REGISTRY.append(Spec(name, fn, **opts))
+        reg.append(Spec(name, fn, **opts))
         return fn
 
     return deco
 
 
-def names():
-    return [s.name for s in REGISTRY]
+def names(registry=None):
+    return [s.name for s in (REGISTRY if registry is None else registry)]
 
 
 def is_k3(K):

@@ -660,7 +660,10 @@ def verify_k3(spec, d, keras, xs, ys, formats, notes):
 # ---------------------------------------------------------------------------------------------
 
 
-def main(argv=None):
+def main(argv=None, registry=None):
+    """`registry`: the models to write (default: fixture_models.REGISTRY, the core set); a fixture
+    set's generator (gen_SET.py) passes its own."""
+    registry = M.REGISTRY if registry is None else registry
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("outdir", nargs="?")
     ap.add_argument("--only", nargs="+", metavar="NAME")
@@ -670,13 +673,13 @@ def main(argv=None):
                     help="reload every Keras 3 file and check its outputs")
     args = ap.parse_args(argv)
     if args.list:
-        print("\n".join(M.names()))
+        print("\n".join(M.names(registry)))
         return 0
     if not args.outdir:
         ap.error("OUTDIR is required")
-    specs = M.REGISTRY
+    specs = registry
     if args.only:
-        unknown = sorted(set(args.only) - set(M.names()))
+        unknown = sorted(set(args.only) - set(M.names(registry)))
         if unknown:
             ap.error("unknown model(s): " + ", ".join(unknown))
         specs = [s for s in specs if s.name in args.only]
@@ -725,7 +728,7 @@ def main(argv=None):
         "keras_version": keras.__version__,
         "tf_keras_version": getattr(tf_keras, "__version__", None),
         "tensorflowjs_version": getattr(tfjs, "__version__", None),
-        "models": [entries[n] for n in M.names() if n in entries],
+        "models": [entries[n] for n in M.names(registry) if n in entries],
     }
     with open(index_path, "w") as f:
         json.dump(index, f, indent=1)
