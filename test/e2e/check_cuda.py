@@ -6,10 +6,11 @@
 
 For every model (OUTDIR/*/model.keras) and precision this runs `dlc compile MODEL --precision P
 -o DIR/NAME.P.dlcm` (every kernel of the plan generated and compiled by NVRTC for sm_80 and
-sm_90, plus PTX) and `dlc inspect` on the artifact, and checks that no GEMM or convolution kernel
-(families gemm_tc, conv_tc, gemm_simt, conv_simt) spills to local memory on either arch. A model
-whose Keras inputs have None dims besides the batch dim is compiled for its fixture inputs' size
-(`--input-shape NAME=DIMS` from meta.json). Prints,
+sm_90, plus PTX) and `dlc inspect` on the artifact, and checks that no GEMM, convolution or
+attention kernel (families gemm_tc, conv_tc, gemm_simt, conv_simt, attention_tc, attention_simt)
+spills to local memory on either arch. A model whose Keras inputs have None dims besides the
+batch dim is compiled for its fixture inputs' size (`--input-shape NAME=DIMS` from meta.json).
+Prints,
 per precision, the kernels per family with their largest register count and shared memory, and
 exits 1 on a compile failure or a spill. Set DLC_CACHE_DIR to keep NVRTC's cache in the build.
 
@@ -25,7 +26,7 @@ import subprocess
 import sys
 import zipfile
 
-ANCHORS = {"gemm_tc", "conv_tc", "gemm_simt", "conv_simt"}
+ANCHORS = {"gemm_tc", "conv_tc", "gemm_simt", "conv_simt", "attention_tc", "attention_simt"}
 ROW = re.compile(r"^\s+(k\d+_\w+|c\d+_copy)\s+(\w+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)")
 
 
