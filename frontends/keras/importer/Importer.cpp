@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontends/keras/importer/ImporterImpl.h"
+#include "frontends/keras/reader/ModelConfig.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -94,6 +95,7 @@ std::vector<const json *> innerSpecs(const Layer &layer) {
 
 struct Offender {
   std::string name, className, module;
+  std::string reason = ""; ///< overrides the default reason when not empty
 };
 
 /// Whether the file records a module for its layers (Keras 3's .keras and
@@ -133,6 +135,26 @@ void collectOffenders(const Model &model, const std::string &prefix,
     }
     if (layer.className == "InputLayer")
       continue;
+    if (isKerasOperation(layer)) {
+      if (!operationConverters().count(layer.className))
+        out.push_back(
+            {name, layer.className, "",
+             "unsupported Keras operation (module '" + layer.module + "')"});
+      continue;
+    }
+    // keras.applications' own layer classes count as Keras's only where the
+    // file records the exact module Keras defines them in.
+    if (auto app = applicationLayers().find(layer.className);
+        app != applicationLayers().end() && layer.module != app->second) {
+      out.push_back(
+          {name, layer.className, "",
+           "a " + layer.className + " is Keras's own only from module '" +
+               app->second + "'; this file records " +
+               (layer.module.empty() ? std::string("no module")
+                                     : "module '" + layer.module + "'") +
+               ", so it is refused as a custom object"});
+      continue;
+    }
     if (!converters().count(layer.className) &&
         !isInferenceIdentity(layer.className)) {
       out.push_back({name, layer.className, ""});
@@ -178,8 +200,9 @@ void Importer::checkSupported() {
     return;
   if (offenders.size() == 1) {
     const Offender &o = offenders[0];
-    std::string reason = !o.module.empty() ? "custom object from module '" +
-                                                 o.module + "' is refused"
+    std::string reason = !o.reason.empty()   ? o.reason
+                         : !o.module.empty() ? "custom object from module '" +
+                                                   o.module + "' is refused"
                          : o.className == "Lambda"
                              ? "Lambda layers hold Python code and are refused"
                              : "unsupported layer class";
@@ -423,7 +446,8 @@ const MaskedValue *CallKwargs::tensor(const std::string &key) const {
 
 std::vector<MaskedValue>
 Importer::convertLayer(const Layer &layer, const std::string &qualifiedName,
-                       std::vector<MaskedValue> inputs, CallKwargs kwargs) {
+                       std::vector<MaskedValue> inputs, CallKwargs kwargs,
+                       const LayerCall *call) {
   try {
     checkDtypePolicy(layer);
     // The class rides along, for error messages.
@@ -434,13 +458,19 @@ Importer::convertLayer(const Layer &layer, const std::string &qualifiedName,
                         std::to_string(inputs.size()));
       return inputs;
     }
-    auto it = converters().find(layer.className);
-    if (it == converters().end())
+    const std::map<std::string, Converter> &table =
+        isKerasOperation(layer) ? operationConverters() : converters();
+    auto it = table.find(layer.className);
+    if (it == table.end())
       throw UserError("unsupported layer class");
-    CallToConvert call{layer,         LayerConfig(layer.config),
-                       loc,           std::move(inputs),
-                       qualifiedName, std::move(kwargs)};
-    return it->second(*this, call);
+    CallToConvert c{layer,
+                    LayerConfig(layer.config),
+                    loc,
+                    std::move(inputs),
+                    qualifiedName,
+                    std::move(kwargs),
+                    call};
+    return it->second(*this, c);
   } catch (const UserError &e) {
     throw e.inLayer(qualifiedName, layer.className).inFile(model_.path);
   } catch (const nlohmann::json::exception &e) {
@@ -504,7 +534,8 @@ std::vector<MaskedValue> Importer::callLayer(Scope &scope, const Layer &layer,
     }
   } else {
     outputs =
-        convertLayer(layer, qualified, std::move(inputs), std::move(kwargs));
+        convertLayer(layer, qualified, std::move(inputs), std::move(kwargs),
+                     &call);
   }
   // Keras 3's MultiHeadAttention clears the Keras masks of its query, value
   // and key tensors when it runs (set_keras_mask(x, None)): the layers that

@@ -57,6 +57,9 @@ struct CallToConvert {
   std::vector<MaskedValue> inputs;
   std::string qualifiedName; ///< "outer/inner" inside nested models
   CallKwargs kwargs;
+  /// The call being converted (null for a wrapper's inner layer): a Keras
+  /// operation reads its positional arguments (LayerCall::args) from it.
+  const LayerCall *call = nullptr;
 };
 
 using Converter =
@@ -64,6 +67,14 @@ using Converter =
 
 /// The converters by Keras class name (Layers.cpp).
 const std::map<std::string, Converter> &converters();
+
+/// The converters of Keras 3 operations (`keras.src.ops.*` entries, e.g.
+/// `x + 3.0` in a Functional model) by class name (Layers.cpp).
+const std::map<std::string, Converter> &operationConverters();
+
+/// Layer classes that keras.applications defines itself, by class name: the
+/// module they must be recorded under to be accepted (Layers.cpp).
+const std::map<std::string, std::string> &applicationLayers();
 
 /// Layers that are the identity at inference.
 bool isInferenceIdentity(const std::string &className);
@@ -134,7 +145,8 @@ private:
   std::vector<MaskedValue> convertLayer(const Layer &layer,
                                         const std::string &qualifiedName,
                                         std::vector<MaskedValue> inputs,
-                                        CallKwargs kwargs = {});
+                                        CallKwargs kwargs = {},
+                                        const LayerCall *call = nullptr);
   std::vector<MaskedValue> callNested(const Model &nested,
                                       const std::string &prefix,
                                       std::vector<MaskedValue> inputs);
