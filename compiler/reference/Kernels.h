@@ -65,6 +65,7 @@ Buffer evalBinary(mlir::Operation *op, Operands operands, ThreadPool &pool);
 Buffer evalCompare(graph::CompareOp op, Operands operands, ThreadPool &pool);
 Buffer evalActivation(graph::ActivationOp op, Operands operands,
                       ThreadPool &pool);
+Buffer evalSelect(graph::SelectOp op, Operands operands, ThreadPool &pool);
 Buffer evalCast(graph::CastOp op, Operands operands, ThreadPool &pool);
 
 // Recurrent.cpp: whole-sequence recurrent layers.

@@ -316,6 +316,22 @@ def Graph_CompareOp : Graph_InferredOp<"compare"> {
   }];
 }
 
+def Graph_SelectOp : Graph_InferredOp<"select"> {
+  let summary = "elementwise condition ? on_true : on_false, NumPy broadcasting";
+  let description = [{
+    `condition` is i1; `on_true` and `on_false` are floats of one element
+    type; the three shapes broadcast together. Keras's masked softmax is
+    select(mask, scores, large negative) before the softmax.
+  }];
+  let arguments = (ins Graph_MaskTensor:$condition,
+    Graph_FloatTensor:$on_true, Graph_FloatTensor:$on_false);
+  let results = (outs Graph_FloatTensor:$output);
+  let assemblyFormat = [{
+    $condition `,` $on_true `,` $on_false attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
 def Graph_ActivationOp : Graph_Op<"activation",
     [Pure, SameOperandsAndResultType]> {
   let summary = "an elementwise activation function";

@@ -11,6 +11,7 @@
 #include "python/src/Model.h"
 #include "support/Error.h"
 #include "support/File.h"
+#include "tools/dlc/RuntimeInputs.h"
 
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
@@ -30,24 +31,6 @@ namespace {
 
 using CpuArray = nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>;
 using CudaArray = nb::ndarray<nb::c_contig, nb::device::cuda>;
-
-DType dtypeOf(dlcDType t) {
-  switch (t) {
-  case DLC_DTYPE_FLOAT32:
-    return DType::F32;
-  case DLC_DTYPE_FLOAT16:
-    return DType::F16;
-  case DLC_DTYPE_BFLOAT16:
-    return DType::BF16;
-  case DLC_DTYPE_INT32:
-    return DType::I32;
-  case DLC_DTYPE_INT64:
-    return DType::I64;
-  case DLC_DTYPE_BOOL:
-    return DType::Bool;
-  }
-  return DType::F32;
-}
 
 DType dtypeOf(const nb::dlpack::dtype &t) {
   using Code = nb::dlpack::dtype_code;
@@ -313,7 +296,7 @@ NB_MODULE(_dlc, m) {
              std::vector<Tensor> results;
              std::vector<void *> out;
              for (const runtime::TensorInfo &t : g.outputs())
-               results.emplace_back(dtypeOf(t.dtype), t.shape);
+               results.emplace_back(toDType(t.dtype), t.shape);
              for (Tensor &r : results)
                out.push_back(r.raw());
              {
@@ -344,7 +327,7 @@ NB_MODULE(_dlc, m) {
           std::vector<size_t> shape(t.shape.begin(), t.shape.end());
           list.append(nb::ndarray<nb::device::cuda>(
                           p, shape.size(), shape.data(), owner, nullptr,
-                          dlpackOf(dtypeOf(t.dtype)), nb::device::cuda::value,
+                          dlpackOf(toDType(t.dtype)), nb::device::cuda::value,
                           device)
                           .cast());
           out.push_back(p);

@@ -547,7 +547,23 @@ TEST(KerasIsolation, LimitsScaleWithTheInputAndComeFromTheEnvironment) {
   ::setenv("DLC_READ_MEMORY", "lots", 1);
   EXPECT_EQ(errorOf([] { readerLimits(1); }),
             "dlc: error: DLC_READ_MEMORY='lots' is not a memory size of at "
-            "least 64 MiB (bytes, optionally with a K, M, G or T suffix)");
+            "least 64 MiB (a positive number of bytes, optionally with a K, "
+            "M, G or T suffix)");
+  // The syntax of parseMemorySize (SupportTest), as DLC_MAX_MEMORY's.
+  ::setenv("DLC_READ_MEMORY", "128MiB", 1);
+  EXPECT_EQ(readerLimits(1).memoryBytes, uint64_t(128) << 20);
+  ::setenv("DLC_READ_MEMORY", "1T", 1);
+  EXPECT_EQ(readerLimits(1).memoryBytes, uint64_t(1) << 40);
+  for (const char *bad : {"", "1.5G", "1KB", "-64M", "18446744073709551616"}) {
+    ::setenv("DLC_READ_MEMORY", bad, 1);
+    if (*bad)
+      EXPECT_EQ(errorOf([] { readerLimits(1); }),
+                std::string("dlc: error: DLC_READ_MEMORY='") + bad +
+                    "' is not a memory size of at least 64 MiB (a positive "
+                    "number of bytes, optionally with a K, M, G or T suffix)");
+    else // unset and empty are the same: the default
+      EXPECT_EQ(readerLimits(1).memorySource.rfind("the default", 0), 0u);
+  }
   ::unsetenv("DLC_READ_TIMEOUT");
   ::unsetenv("DLC_READ_MEMORY");
 }

@@ -49,7 +49,7 @@ std::pair<int, const char *> familyOf(Operation *op) {
   if (isa<EmbeddingOp>(op))
     return {2, "gather"};
   if (isa<AddOp, SubOp, MulOp, DivOp, MaximumOp, MinimumOp, PReluOp, CompareOp,
-          ActivationOp, CastOp, BiasAddOp, BatchNormOp>(op))
+          SelectOp, ActivationOp, CastOp, BiasAddOp, BatchNormOp>(op))
     return {1, "elementwise"};
   return {0, "copy"};
 }

@@ -12,6 +12,7 @@
 #include "frontends/keras/reader/Isolation.h"
 
 #include "support/Error.h"
+#include "support/MemorySize.h"
 
 #include <cerrno>
 #include <chrono>
@@ -505,42 +506,13 @@ std::string dlc::keras::formatBytes(uint64_t bytes) {
   return text + " " + units[unit];
 }
 
-namespace {
-
-/// A positive integer with an optional K, M, G or T suffix (powers of 1024,
-/// optionally followed by "iB"), or "B"; nullopt otherwise.
-std::optional<uint64_t> parseSize(const std::string &text) {
-  size_t digits = 0;
-  uint64_t value = 0;
-  while (digits < text.size() && std::isdigit((unsigned char)text[digits])) {
-    unsigned d = unsigned(text[digits++] - '0');
-    if (value > (UINT64_MAX - d) / 10)
-      return std::nullopt;
-    value = value * 10 + d;
-  }
-  std::string suffix = text.substr(digits);
-  int shift = -1;
-  for (auto [name, bits] :
-       {std::pair{"", 0}, std::pair{"B", 0}, std::pair{"K", 10},
-        std::pair{"KiB", 10}, std::pair{"M", 20}, std::pair{"MiB", 20},
-        std::pair{"G", 30}, std::pair{"GiB", 30}, std::pair{"T", 40},
-        std::pair{"TiB", 40}})
-    if (suffix == name)
-      shift = bits;
-  if (digits == 0 || shift < 0 || value == 0 || value > (UINT64_MAX >> shift))
-    return std::nullopt;
-  return value << shift;
-}
-
-} // namespace
-
 IsolationLimits dlc::keras::readerLimits(uint64_t inputBytes) {
   IsolationLimits limits;
   std::string forInput =
       "the default for an input of " + formatBytes(inputBytes) + "; DLC_READ_";
   const char *time = std::getenv("DLC_READ_TIMEOUT");
   if (time && *time) {
-    std::optional<uint64_t> s = parseSize(time);
+    std::optional<uint64_t> s = parseMemorySize(time);
     if (!s ||
         std::string(time).find_first_not_of("0123456789") !=
             std::string::npos ||
@@ -557,12 +529,12 @@ IsolationLimits dlc::keras::readerLimits(uint64_t inputBytes) {
   }
   const char *memory = std::getenv("DLC_READ_MEMORY");
   if (memory && *memory) {
-    std::optional<uint64_t> m = parseSize(memory);
+    std::optional<uint64_t> m = parseMemorySize(memory);
     if (!m || *m < kMinimumMemory)
       throw UserError(std::string("DLC_READ_MEMORY='") + memory +
                       "' is not a memory size of at least " +
-                      formatBytes(kMinimumMemory) +
-                      " (bytes, optionally with a K, M, G or T suffix)");
+                      formatBytes(kMinimumMemory) + " (" + kMemorySizeSyntax +
+                      ")");
     limits.memoryBytes = *m;
     limits.memorySource = "DLC_READ_MEMORY";
   } else {

@@ -37,8 +37,8 @@ struct IsolationLimits {
 };
 
 /// The limits for reading model files of `inputBytes` bytes in all:
-/// $DLC_READ_TIMEOUT (whole seconds) and $DLC_READ_MEMORY (bytes, or 2G,
-/// 512M...; at least kMinimumMemory) when set, else kDefaultSeconds plus a
+/// $DLC_READ_TIMEOUT (whole seconds) and $DLC_READ_MEMORY (parseMemorySize
+/// of support/MemorySize.h; at least kMinimumMemory) when set, else kDefaultSeconds plus a
 /// second per kBytesPerExtraSecond of input and kDefaultMemory plus
 /// kMemoryPerInputByte times the input. Throws UserError for a malformed
 /// variable.
