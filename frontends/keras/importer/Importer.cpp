@@ -289,6 +289,11 @@ Operation *Importer::createConstant(Location loc, RankedTensorType type,
   return lastConstant_;
 }
 
+Value Importer::constant(Location loc, ElementsAttr value) {
+  return createConstant(loc, cast<RankedTensorType>(value.getType()), value)
+      ->getResult(0);
+}
+
 Value Importer::splat(Location loc, double value, ArrayRef<int64_t> shape,
                       Type element) {
   auto type = RankedTensorType::get(shape, element);
@@ -398,9 +403,23 @@ Importer::convertInner(const json &innerSpec, std::vector<Tensor> weights,
 // The layer graph walk
 //===----------------------------------------------------------------------===//
 
+bool CallKwargs::flag(const std::string &key) const {
+  if (!values.is_object() || !values.contains(key) || values[key].is_null())
+    return false;
+  if (!values[key].is_boolean())
+    throw UserError("call argument '" + key + "' must be a bool, got " +
+                    values[key].dump());
+  return values[key].get<bool>();
+}
+
+const MaskedValue *CallKwargs::tensor(const std::string &key) const {
+  auto it = tensors.find(key);
+  return it == tensors.end() ? nullptr : &it->second;
+}
+
 std::vector<MaskedValue>
 Importer::convertLayer(const Layer &layer, const std::string &qualifiedName,
-                       std::vector<MaskedValue> inputs) {
+                       std::vector<MaskedValue> inputs, CallKwargs kwargs) {
   try {
     checkDtypePolicy(layer);
     // The class rides along, for error messages.
@@ -414,8 +433,9 @@ Importer::convertLayer(const Layer &layer, const std::string &qualifiedName,
     auto it = converters().find(layer.className);
     if (it == converters().end())
       throw UserError("unsupported layer class");
-    CallToConvert call{layer, LayerConfig(layer.config), loc, std::move(inputs),
-                       qualifiedName};
+    CallToConvert call{layer,         LayerConfig(layer.config),
+                       loc,           std::move(inputs),
+                       qualifiedName, std::move(kwargs)};
     return it->second(*this, call);
   } catch (const UserError &e) {
     throw e.inLayer(qualifiedName, layer.className).inFile(model_.path);
@@ -459,6 +479,17 @@ std::vector<MaskedValue> Importer::callLayer(Scope &scope, const Layer &layer,
   std::vector<MaskedValue> inputs;
   for (const TensorRef &ref : call.inputs)
     inputs.push_back(resolve(scope, ref));
+  CallKwargs kwargs;
+  kwargs.values = call.kwargs;
+  if (call.kwargs.is_object())
+    for (const auto &[key, value] : call.kwargs.items())
+      if (value.is_object() && value.contains("keras_tensor") &&
+          value["keras_tensor"].is_object()) {
+        const json &t = value["keras_tensor"];
+        kwargs.tensors[key] = resolve(
+            scope, TensorRef{t["layer"].get<std::string>(),
+                             t["node"].get<int>(), t["tensor"].get<int>()});
+      }
   std::string qualified = scope.prefix + layer.name;
   std::vector<MaskedValue> outputs;
   if (layer.nested) {
@@ -468,7 +499,32 @@ std::vector<MaskedValue> Importer::callLayer(Scope &scope, const Layer &layer,
       throw e.inFile(model_.path);
     }
   } else {
-    outputs = convertLayer(layer, qualified, std::move(inputs));
+    outputs =
+        convertLayer(layer, qualified, std::move(inputs), std::move(kwargs));
+  }
+  // Keras 3's MultiHeadAttention clears the Keras masks of its query, value
+  // and key tensors when it runs (set_keras_mask(x, None)): the layers that
+  // run after it see those tensors unmasked.
+  if (layer.className == "MultiHeadAttention" &&
+      model_.generation == Generation::Keras3) {
+    std::vector<TensorRef> refs = call.inputs;
+    for (const char *key : {"query", "value", "key"})
+      if (call.kwargs.is_object() && call.kwargs.contains(key) &&
+          call.kwargs[key].is_object() &&
+          call.kwargs[key].contains("keras_tensor")) {
+        const json &t = call.kwargs[key]["keras_tensor"];
+        refs.push_back({t["layer"].get<std::string>(), t["node"].get<int>(),
+                        t["tensor"].get<int>()});
+      }
+    for (const TensorRef &ref : refs) {
+      auto it =
+          scope.values.find(std::make_tuple(ref.layer, ref.node, ref.tensor));
+      if (it != scope.values.end())
+        it->second.mask = {};
+      if (auto in = scope.inputsByLayer.find(ref.layer);
+          in != scope.inputsByLayer.end())
+        in->second.mask = {};
+    }
   }
   scope.inProgress.erase({layer.name, node});
   // Summaries: the first call of each top-level layer.

@@ -34,6 +34,20 @@ struct MaskedValue {
 
 class Importer;
 
+/// The keyword arguments of a layer call: the call's kwargs as written
+/// (tensors as {"keras_tensor": ...}; the reader drops `mask`) and the
+/// tensors among the top-level entries, resolved (`attention_mask`, K3's
+/// `query` / `value` / `key`, K2's `value`).
+struct CallKwargs {
+  nlohmann::json values = nlohmann::json::object();
+  std::map<std::string, MaskedValue> tensors;
+
+  /// A bool entry (false when absent or null).
+  bool flag(const std::string &key) const;
+  /// The tensor passed as `key`, or nullptr.
+  const MaskedValue *tensor(const std::string &key) const;
+};
+
 /// What a converter sees of the layer call it converts: the layer, its config,
 /// the location of the ops it makes, and the values it is called on.
 struct CallToConvert {
@@ -42,6 +56,7 @@ struct CallToConvert {
   mlir::Location loc;
   std::vector<MaskedValue> inputs;
   std::string qualifiedName; ///< "outer/inner" inside nested models
+  CallKwargs kwargs;
 };
 
 using Converter =
@@ -78,6 +93,8 @@ public:
   mlir::Value weight(mlir::Location loc, const Tensor &tensor,
                      const std::string &name, mlir::Type element,
                      std::vector<int64_t> shape = {});
+  /// A graph.constant holding `value` (its type gives the shape).
+  mlir::Value constant(mlir::Location loc, mlir::ElementsAttr value);
   /// A splat f32 (or `like`'s element type) constant of `shape`.
   mlir::Value splat(mlir::Location loc, double value,
                     llvm::ArrayRef<int64_t> shape, mlir::Type element);
@@ -115,7 +132,8 @@ private:
                                      int node);
   std::vector<MaskedValue> convertLayer(const Layer &layer,
                                         const std::string &qualifiedName,
-                                        std::vector<MaskedValue> inputs);
+                                        std::vector<MaskedValue> inputs,
+                                        CallKwargs kwargs = {});
   std::vector<MaskedValue> callNested(const Model &nested,
                                       const std::string &prefix,
                                       std::vector<MaskedValue> inputs);

@@ -383,6 +383,18 @@ RawCall ModelConfigParser::readNode(const json &node, const Layer &layer,
     throw UserError(what +
                     " passes a constant (non-tensor) positional argument, "
                     "which is not supported");
+  // Keras 2 writes a tensor passed by keyword as [layer, node, tensor]; the
+  // attention layers' tensor arguments get Keras 3's form, so that they are
+  // resolved alike.
+  if (node.is_array())
+    for (const char *key : {"query", "value", "key", "attention_mask"})
+      if (call.kwargs.contains(key)) {
+        json &v = call.kwargs[key];
+        if (v.is_array() && v.size() == 3 && v[0].is_string() &&
+            v[1].is_number_integer() && v[2].is_number_integer())
+          v = {{"class_name", "__keras_tensor__"},
+               {"config", {{"keras_history", v}}}};
+      }
   // The mask is implied by the producing layer; Keras recomputes it.
   call.kwargs.erase("mask");
   call.kwargsHaveTensors = containsKerasTensor(call.kwargs);
