@@ -115,6 +115,7 @@ json modelJson(const Model &model, std::vector<const Tensor *> &tensors,
          {"registeredName", l.registeredName},
          {"config", l.config},
          {"weights", weights},
+         {"weightPaths", l.weightPaths},
          {"calls", calls},
          {"nested",
           l.nested ? modelJson(*l.nested, tensors, depth + 1) : json()}});
@@ -289,6 +290,7 @@ public:
       }
       for (const json &wj : lj.at("weights"))
         l.weights.push_back(tensor(wj));
+      l.weightPaths = lj.at("weightPaths").get<std::vector<std::string>>();
       if (!lj.at("nested").is_null())
         l.nested = model(lj.at("nested"), depth + 1);
       m->layers.push_back(std::move(l));
