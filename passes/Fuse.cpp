@@ -6,8 +6,10 @@
 // in program order; an op joins at most one group.
 //
 // 0. Attention: matmul(softmax(S), v) where S is a batched
-//    matmul(q', k) {transpose_rhs} followed by a chain of float casts and
-//    multiplications by a scalar constant, and q' is q under such a chain;
+//    matmul(q', k) {transpose_rhs} followed by a chain of float casts,
+//    multiplications by a scalar constant and masks (select(mask, x, a
+//    scalar constant), Keras's masked softmax), and q' is q under a chain of
+//    casts and scales;
 //    the softmax is over the last axis and every op of the pattern but the
 //    last has one user, the next one; float casts of k and v whose only
 //    user is their product join too. The group is one attention kernel (the
@@ -287,23 +289,48 @@ bool isFloatCast(Operation *op) {
          isa<FloatType>(c.getType().getElementType());
 }
 
+/// Whether `value` is a constant of at most kMaxInlineElements elements, all
+/// equal (a scalar, once inlined).
+bool isScalarConstant(Value value) {
+  auto constant = value.getDefiningOp<ConstantOp>();
+  if (!constant || constant.getValue().getNumElements() > kMaxInlineElements)
+    return false;
+  FailureOr<std::vector<float>> values = readFloats(constant.getValue());
+  return succeeded(values) && !values->empty() && llvm::all_equal(*values);
+}
+
 /// The operand that `op` scales when it multiplies a value of its result's
-/// shape by a constant whose elements are all equal; null otherwise.
+/// shape by a scalar constant; null otherwise.
 Value scaledOperand(Operation *op) {
   auto mul = dyn_cast<MulOp>(op);
   if (!mul)
     return {};
   for (auto [c, x] : {std::pair(mul.getLhs(), mul.getRhs()),
-                      std::pair(mul.getRhs(), mul.getLhs())}) {
-    auto constant = c.getDefiningOp<ConstantOp>();
-    if (!constant || x.getType() != mul.getType() ||
-        constant.getValue().getNumElements() > kMaxInlineElements)
-      continue;
-    FailureOr<std::vector<float>> values = readFloats(constant.getValue());
-    if (succeeded(values) && !values->empty() && llvm::all_equal(*values))
+                      std::pair(mul.getRhs(), mul.getLhs())})
+    if (x.getType() == mul.getType() && isScalarConstant(c))
       return x;
-  }
   return {};
+}
+
+/// The scores that `op` masks when it is Keras's masked softmax input,
+/// select(mask, scores, a scalar constant) with scores of the result's shape
+/// (the mask any i1 value that broadcasts); null otherwise.
+Value maskedOperand(Operation *op) {
+  auto select = dyn_cast<SelectOp>(op);
+  if (!select || select.getOnTrue().getType() != select.getType() ||
+      !isScalarConstant(select.getOnFalse()))
+    return {};
+  return select.getOnTrue();
+}
+
+/// The value an op of an attention chain (a float cast, a scale, a mask)
+/// passes on.
+Value chainOperand(Operation *op) {
+  if (isFloatCast(op))
+    return op->getOperand(0);
+  if (Value scaled = scaledOperand(op))
+    return scaled;
+  return maskedOperand(op);
 }
 
 void Fuser::growAttention(MatmulOp pv) {
@@ -314,7 +341,6 @@ void Fuser::growAttention(MatmulOp pv) {
   // Walks up from `value` through ops of `block` in no group whose only user
   // is the op before them in the walk, while `pass` accepts them; returns the
   // first op it does not pass (null when there is none).
-  SmallVector<Operation *> members{pv};
   auto single = [&](Operation *op) {
     return op && op->getBlock() == &block && !groupOf.count(op) &&
            usersOf(op).size() == 1 && op->hasOneUse();
@@ -324,8 +350,7 @@ void Fuser::growAttention(MatmulOp pv) {
     Operation *op = value.getDefiningOp();
     while (single(op) && pass(op)) {
       chain.push_back(op);
-      op = isa<CastOp>(op) ? op->getOperand(0).getDefiningOp()
-                           : scaledOperand(op).getDefiningOp();
+      op = chainOperand(op).getDefiningOp();
     }
     return single(op) ? op : nullptr;
   };
@@ -341,8 +366,9 @@ void Fuser::growAttention(MatmulOp pv) {
   auto castOrScale = [](Operation *op) {
     return isFloatCast(op) || scaledOperand(op);
   };
+  auto scoreOp = [](Operation *op) { return bool(chainOperand(op)); };
   auto qk =
-      dyn_cast_or_null<MatmulOp>(walk(softmax.getInput(), castOrScale, chain));
+      dyn_cast_or_null<MatmulOp>(walk(softmax.getInput(), scoreOp, chain));
   if (!qk || !qk.getTransposeRhs() || qk.getLhs().getType().getRank() != rank ||
       qk.getRhs().getType().getRank() != rank ||
       qk.getType().getShape() != softmax.getType().getShape())
@@ -351,8 +377,7 @@ void Fuser::growAttention(MatmulOp pv) {
   Operation *q = qk.getLhs().getDefiningOp();
   while (single(q) && castOrScale(q)) {
     chain.push_back(q);
-    q = isa<CastOp>(q) ? q->getOperand(0).getDefiningOp()
-                       : scaledOperand(q).getDefiningOp();
+    q = chainOperand(q).getDefiningOp();
   }
   // Casts that make k and v the products' operands (the fp16 pipeline's
   // f16 -> f32 for logits it computes in f32) join as a GEMM's prologue.

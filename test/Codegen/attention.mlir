@@ -13,6 +13,7 @@
 // CHECK:       __device__ __forceinline__ void dlc_attn_tc(const Problem &p) {
 // CHECK:       struct dlc_problem {
 // CHECK-NEXT:    using Elem = __half;
+// CHECK-NEXT:    static constexpr bool CAUSAL = false;
 // CHECK-NEXT:    static constexpr int B = 4, TQ = 20, TK = 24, D = 16, DV = 16;
 // CHECK:         const __half *q_ptr(int b, int i, int d) const {
 // CHECK-NEXT:      const dlc_idx [[B0:i[0-9]+]] = b / 2;
@@ -59,6 +60,7 @@ func.func @attention_tc(%q: memref<2x2x20x16xf16>, %k: memref<2x2x24x16xf16>,
 // computes the body's scaling of the dot product. Grid: ceil(5 / 16) x 3.
 // CHECK-LABEL: // ===== kernel k1_matmul family=attention_simt grid=(1,3,1) block=(128,1,1) smem=3840 tiling="BQ=16 BKV=32"
 // CHECK:       struct dlc_problem {
+// CHECK-NEXT:    static constexpr bool CAUSAL = false;
 // CHECK-NEXT:    static constexpr int B = 3, TQ = 5, TK = 7, D = 6, DV = 4;
 // CHECK:         float q(int b, int i, int d) const {
 // CHECK-NEXT:      const float [[Q:v[0-9]+]] = in0[((b * 30) + (i * 6) + d)];
@@ -83,6 +85,32 @@ func.func @attention_simt(%q: memref<3x5x6xf32>, %k: memref<1x7x6xf32>,
     %2 = graph.softmax %1 : tensor<3x5x7xf32>
     %3 = graph.matmul %2, %a2 : (tensor<3x5x7xf32>, tensor<3x7x4xf32>) -> tensor<3x5x4xf32>
     exec.yield %3 : tensor<3x5x4xf32>
+  }
+  return
+}
+
+// -----
+
+// A mask (Keras's masked softmax: where(mask, scores, -1e9)) [B, 1, Tq, Tk]
+// broadcast over the 2 heads: `score` reads the mask at the batch row's
+// index (the head reads 0) and selects the scaled dot product or -1e9.
+// CHECK-LABEL: // ===== kernel k2_matmul family=attention_simt
+// CHECK:         float score(int b, int i, int j, float dot) const {
+// CHECK-NEXT:      const dlc_idx [[B0:i[0-9]+]] = b / 2;
+// CHECK-NEXT:      const bool [[M:v[0-9]+]] = (in3[(([[B0]] * 35) + (i * 7) + j)] != 0);
+// CHECK-NEXT:      const float [[S:v[0-9]+]] = ([[M]] ? dot : (-1e+09f));
+// CHECK-NEXT:      return [[S]];
+func.func @attention_masked(%q: memref<3x2x5x6xf32>, %k: memref<3x2x7x6xf32>,
+                            %v: memref<3x2x7x4xf32>, %m: memref<3x1x5x7xi1>,
+                            %o: memref<3x2x5x4xf32>) {
+  exec.kernel "k2_matmul" ins(%q, %k, %v, %m : memref<3x2x5x6xf32>, memref<3x2x7x6xf32>, memref<3x2x7x4xf32>, memref<3x1x5x7xi1>) outs(%o : memref<3x2x5x4xf32>) {
+  ^bb0(%a0: tensor<3x2x5x6xf32>, %a1: tensor<3x2x7x6xf32>, %a2: tensor<3x2x7x4xf32>, %a3: tensor<3x1x5x7xi1>):
+    %big = graph.constant dense<-1.0e+09> : tensor<f32>
+    %0 = graph.matmul %a0, %a1 {transpose_rhs = true} : (tensor<3x2x5x6xf32>, tensor<3x2x7x6xf32>) -> tensor<3x2x5x7xf32>
+    %1 = graph.select %a3, %0, %big : (tensor<3x1x5x7xi1>, tensor<3x2x5x7xf32>, tensor<f32>) -> tensor<3x2x5x7xf32>
+    %2 = graph.softmax %1 : tensor<3x2x5x7xf32>
+    %3 = graph.matmul %2, %a2 : (tensor<3x2x5x7xf32>, tensor<3x2x7x4xf32>) -> tensor<3x2x5x4xf32>
+    exec.yield %3 : tensor<3x2x5x4xf32>
   }
   return
 }

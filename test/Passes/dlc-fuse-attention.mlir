@@ -57,6 +57,48 @@ func.func @scaled_scores_fp16(%q: tensor<1x5x8xf16>, %k: tensor<1x7x8xf16>, %v: 
 
 // -----
 
+// Keras's masked softmax (where(mask, x, -1e9)) between the scaled scores
+// and the softmax, the mask [B, 1, Tq, Tk] broadcast over heads: the select
+// joins; the mask is an input of the fusion, the -1e9 moves into the body.
+// CHECK-LABEL: func.func @masked
+// CHECK-SAME: %[[M:[^:]+]]: tensor<2x1x10x12xi1>
+// CHECK-NEXT: %[[F:.+]] = graph.fusion(%{{.+}}, %{{.+}}, %[[M]], %{{.+}})
+// CHECK: graph.matmul %{{.+}}, %{{.+}} {transpose_rhs = true}
+// CHECK-NEXT: graph.mul
+// CHECK-NEXT: graph.select
+// CHECK-NEXT: graph.softmax
+// CHECK-NEXT: graph.matmul
+// CHECK-NEXT: graph.yield
+// CHECK-NEXT: }
+// CHECK-NEXT: return %[[F]]
+func.func @masked(%q: tensor<2x4x10x8xf32>, %k: tensor<2x4x12x8xf32>, %v: tensor<2x4x12x16xf32>, %m: tensor<2x1x10x12xi1>) -> tensor<2x4x10x16xf32> {
+  %c = graph.constant dense<0.353553385> : tensor<f32>
+  %big = graph.constant dense<-1.0e+09> : tensor<f32>
+  %s = graph.matmul %q, %k {transpose_rhs = true} : (tensor<2x4x10x8xf32>, tensor<2x4x12x8xf32>) -> tensor<2x4x10x12xf32>
+  %ss = graph.mul %s, %c : (tensor<2x4x10x12xf32>, tensor<f32>) -> tensor<2x4x10x12xf32>
+  %sm = graph.select %m, %ss, %big : (tensor<2x1x10x12xi1>, tensor<2x4x10x12xf32>, tensor<f32>) -> tensor<2x4x10x12xf32>
+  %p = graph.softmax %sm {axis = -1 : i64} : tensor<2x4x10x12xf32>
+  %o = graph.matmul %p, %v : (tensor<2x4x10x12xf32>, tensor<2x4x12x16xf32>) -> tensor<2x4x10x16xf32>
+  return %o : tensor<2x4x10x16xf32>
+}
+
+// A select whose other branch is not a constant is not a mask.
+// CHECK-LABEL: func.func @select_not_a_mask
+// CHECK: graph.select
+// CHECK-NEXT: graph.softmax
+// CHECK-NEXT: graph.yield
+// CHECK: %[[O:.+]] = graph.matmul
+// CHECK-NEXT: return %[[O]]
+func.func @select_not_a_mask(%q: tensor<1x4x8xf32>, %k: tensor<1x6x8xf32>, %v: tensor<1x6x8xf32>, %m: tensor<1x4x6xi1>, %x: tensor<1x4x6xf32>) -> tensor<1x4x8xf32> {
+  %s = graph.matmul %q, %k {transpose_rhs = true} : (tensor<1x4x8xf32>, tensor<1x6x8xf32>) -> tensor<1x4x6xf32>
+  %sm = graph.select %m, %s, %x : (tensor<1x4x6xi1>, tensor<1x4x6xf32>, tensor<1x4x6xf32>) -> tensor<1x4x6xf32>
+  %p = graph.softmax %sm {axis = -1 : i64} : tensor<1x4x6xf32>
+  %o = graph.matmul %p, %v : (tensor<1x4x6xf32>, tensor<1x6x8xf32>) -> tensor<1x4x8xf32>
+  return %o : tensor<1x4x8xf32>
+}
+
+// -----
+
 // The probabilities are also a result (Keras's return_attention_scores): no
 // attention fusion; the scores' matmul closes into the softmax as a dense
 // layer's logits would, and the second product is a kernel of its own.

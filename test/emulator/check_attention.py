@@ -5,7 +5,8 @@
                        [--cases NAME ...] [--precisions fp32 fp16] [--jobs N] [--reverse]
 
 For every case and precision: a graph-dialect module softmax(q k^T * scale) v (scaled before or
-after the product; rank 4 [B, H, T, D] or rank 3 [B, T, D]; batch dims that broadcast) with
+after the product; rank 4 [B, H, T, D] or rank 3 [B, T, D]; batch dims that broadcast; masked
+by a boolean tensor or the causal triangle, or not) with
 seeded inputs, each first shifted by a kernel of its own (as projections would give them: f16
 buffers in the fp16 pipeline), goes through `dlc-emulate --check-kernels` (dlc-fuse makes it one kernel, which
 runs compiled for the host). The run must have exactly one attention kernel, of the family the
@@ -49,12 +50,40 @@ CASES = {
     # Only the scaled scores: a batched q k^T GEMM kernel (tensor cores in fp16), k broadcast.
     "scores_only": ([2, 3, 70, 32], [2, 1, 45, 32], [2, 1, 45, 8], 0.25, "scores", "gemm_tc"),
 }
+# Masked cases (Keras's masked softmax: select(mask, scores, -1e9) after the scale): a boolean
+# mask [B, 1, Tq, Tk] broadcast over heads (random, with a row masked whole: a uniform row), or
+# the causal [Tq, Tk] lower triangle (keras's use_causal_mask), both constants of the module.
+MASKED = {
+    "mask_d64": ([2, 2, 37, 64], [2, 2, 45, 64], [2, 2, 45, 64], 0.125, "q", "attention_tc",
+                 "random"),
+    "causal_d128": ([1, 2, 80, 128], [1, 2, 80, 128], [1, 2, 80, 128], 0.0883883, "q",
+                    "attention_tc", "causal"),
+    "mask_rank3_d20": ([2, 9, 20], [2, 33, 20], [2, 33, 20], 1.0, "scores", "attention_simt",
+                       "random"),
+}
+MASK_KIND = {name: case[6] for name, case in MASKED.items()}
+CASES.update({name: case[:6] for name, case in MASKED.items()})
+
 # Cases whose probabilities are a second output, and cases that stop at the scaled scores.
 SCORES_OUT = {"return_scores"}
 SCORES_ONLY = {"scores_only"}
 
 
-def module(q, k, v, scale, where, scores_out, scores_only=False):
+def mask_of(name, q, k):
+    """The boolean mask of a masked case (shape as described at MASKED), or None."""
+    kind = MASK_KIND.get(name)
+    tq, tk = q[-2], k[-2]
+    if kind == "causal":
+        return np.tril(np.ones((tq, tk), dtype=bool))
+    if kind == "random":
+        rng = np.random.default_rng(7)
+        m = rng.random([q[0]] + [1] * (len(q) - 3) + [tq, tk]) < 0.7
+        m[..., 1, :] = False
+        return m
+    return None
+
+
+def module(q, k, v, scale, where, scores_out, scores_only=False, mask=None):
     def ttype(shape):
         return "tensor<%sxf32>" % "x".join(map(str, shape))
     s = [max(a, b) for a, b in zip(q[:-2], k[:-2])] + [q[-2], k[-2]]
@@ -81,6 +110,17 @@ def module(q, k, v, scale, where, scores_out, scores_only=False):
         lines.append("  %ss = graph.mul %s, %c : ({0}, tensor<f32>) -> {0} loc(\"mha\")".format(
             ttype(s)))
         scores = "%ss"
+    if mask is not None:
+        def literal(a):
+            if a.ndim == 0:
+                return "true" if a else "false"
+            return "[" + ", ".join(literal(x) for x in a) + "]"
+        mtype = "tensor<%sxi1>" % "x".join(map(str, mask.shape))
+        lines.append("  %m = graph.constant dense<{0}> : {1}".format(literal(mask), mtype))
+        lines.append("  %big = graph.constant dense<-1.000000e+09> : tensor<f32>")
+        lines.append("  %sm = graph.select %m, {0}, %big : ({1}, {2}, tensor<f32>) -> {2} "
+                     "loc(\"mha\")".format(scores, mtype, ttype(s)))
+        scores = "%sm"
     if scores_only:
         lines[0] = lines[0].replace(results, ttype(s))
         lines.append("  return {0} : {1}".format(scores, ttype(s)))
@@ -98,9 +138,11 @@ def module(q, k, v, scale, where, scores_out, scores_only=False):
     return "\n".join(lines) + "\n"
 
 
-def attention(q, k, v, scale):
+def attention(q, k, v, scale, mask=None):
     q, k, v = (x.astype(np.float64) + 0.25 for x in (q, k, v))
     s = np.matmul(q, np.swapaxes(k, -1, -2)) * scale
+    if mask is not None:
+        s = np.where(mask, s, -1e9)
     e = np.exp(s - s.max(axis=-1, keepdims=True))
     p = e / e.sum(axis=-1, keepdims=True)
     return np.matmul(p, v), p, s
@@ -113,11 +155,12 @@ def rel_l2(actual, expected):
 
 def run_case(args, name, precision, work):
     q, k, v, scale, where, tc_family = CASES[name]
+    mask = mask_of(name, q, k)
     folder = os.path.join(work, name)
     os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, "attention-%s.mlir" % precision)
     with open(path, "w") as f:
-        f.write(module(q, k, v, scale, where, name in SCORES_OUT, name in SCORES_ONLY))
+        f.write(module(q, k, v, scale, where, name in SCORES_OUT, name in SCORES_ONLY, mask))
     rng = np.random.default_rng(sum(map(ord, name)))
     arrays = [rng.standard_normal(shape).astype(np.float32) for shape in (q, k, v)]
     inputs = []
@@ -160,7 +203,7 @@ def run_case(args, name, precision, work):
         if err is None or not err <= TOLERANCE[precision]:
             problems.append("kernel %s: relative L2 %s against the reference on its inputs" % (
                 k["name"], err))
-    expected, probs, logits = attention(*arrays, np.float32(scale))
+    expected, probs, logits = attention(*arrays, np.float32(scale), mask)
     if name in SCORES_ONLY:
         expected = logits
     err = rel_l2(np.load(output), expected)

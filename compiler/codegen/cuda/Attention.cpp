@@ -110,6 +110,10 @@ public:
 
 private:
   LogicalResult match();
+  /// Whether the scores are masked by the causal triangle (j <= i), as a
+  /// constant, with a large negative: the key tiles wholly above the
+  /// diagonal of a CTA's rows can be skipped.
+  bool causalMask();
   bool tensorCoresApply();
   /// Declares the batch index of `b` split over O's batch dims, and returns
   /// `operand`'s index (batch dims it broadcasts read 0) with `row`, `col`.
@@ -240,6 +244,64 @@ Index AttentionKernel::operandIndex(Value operand, StringRef row,
   return index;
 }
 
+bool AttentionKernel::causalMask() {
+  // The one select between the product and the softmax, through casts and
+  // scales.
+  SelectOp select;
+  for (Value v = softmax_.getInput(); v != qk_.getResult();) {
+    Operation *def = v.getDefiningOp();
+    if (!def)
+      return false;
+    if (auto c = dyn_cast<CastOp>(def)) {
+      v = c.getInput();
+    } else if (std::optional<std::pair<float, Value>> scale = scaleOf(v)) {
+      v = scale->second;
+    } else if (auto s = dyn_cast<SelectOp>(def); s && !select) {
+      select = s;
+      v = s.getOnTrue();
+    } else {
+      return false;
+    }
+  }
+  if (!select)
+    return false;
+  // The large negative, at most -1e4: exp(it - max) is 0 in f32 for any row
+  // with a score above it + 104, which the diagonal gives every row.
+  Value onFalse = skipFloatCasts(select.getOnFalse());
+  auto big = onFalse.getDefiningOp<ConstantOp>();
+  if (!big)
+    return false;
+  FailureOr<std::vector<float>> c = readFloats(big.getValue());
+  if (failed(c) || c->empty() || !llvm::all_equal(*c) || c->front() > -1e4f)
+    return false;
+  // The mask: a constant in the body, or a weight the kernel reads.
+  Value cond = select.getCondition();
+  ElementsAttr value;
+  if (auto constant = cond.getDefiningOp<ConstantOp>())
+    value = constant.getValue();
+  else if (auto arg = dyn_cast<BlockArgument>(cond))
+    if (auto weight = context_.op.getIns()[arg.getArgNumber()]
+                          .getDefiningOp<exec::WeightOp>())
+      value = weight.getValue();
+  auto dense = dyn_cast_or_null<DenseElementsAttr>(value);
+  if (!dense || !dense.getElementType().isInteger(1))
+    return false;
+  ArrayRef<int64_t> shape = cast<ShapedType>(cond.getType()).getShape();
+  if (shape.size() < 2 || shape.end()[-2] != tq_ || shape.end()[-1] != tk_ ||
+      llvm::any_of(shape.drop_back(2), [](int64_t d) { return d != 1; }))
+    return false;
+  if (dense.isSplat())
+    return false;
+  int64_t index = 0;
+  for (bool keep : dense.getValues<bool>()) {
+    const int64_t i = index / tk_, j = index % tk_;
+    if (keep != (j <= i))
+      return false;
+    ++index;
+  }
+  return true;
+}
+
 LogicalResult AttentionKernel::emitPointer(CodeWriter &w, StringRef name,
                                            Value storage, Value operand,
                                            StringRef row) {
@@ -336,6 +398,9 @@ LogicalResult AttentionKernel::emit() {
   w.open("struct dlc_problem");
   if (tensorCores)
     w.line("using Elem = " + elem_ + ";");
+  const bool causal = causalMask();
+  w.line(std::string("static constexpr bool CAUSAL = ") +
+         (causal ? "true" : "false") + ";");
   w.line("static constexpr int B = " + std::to_string(b_) +
          ", TQ = " + std::to_string(tq_) + ", TK = " + std::to_string(tk_) +
          ", D = " + std::to_string(d_) + ", DV = " + std::to_string(dv_) + ";");
@@ -368,7 +433,8 @@ LogicalResult AttentionKernel::emit() {
   context_.needsAttention = true;
   CudaKernel &kernel = context_.kernel;
   kernel.family = tensorCores ? "attention_tc" : "attention_simt";
-  kernel.tiling = "BQ=" + std::to_string(bq) + " BKV=" + std::to_string(bkv);
+  kernel.tiling = "BQ=" + std::to_string(bq) + " BKV=" + std::to_string(bkv) +
+                  (causal ? " causal" : "");
   kernel.launch.grid = {static_cast<uint32_t>((tq_ + bq - 1) / bq),
                         static_cast<uint32_t>(b_), 1};
   kernel.launch.block = {128, 1, 1};

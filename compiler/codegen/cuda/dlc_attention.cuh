@@ -14,6 +14,9 @@
 // Problem (all __device__; B, TQ, TK, D, DV compile-time):
 //   static constexpr int B, TQ, TK, D, DV;   // batch rows, queries, keys,
 //                                            // head dims of Q/K and of V
+//   static constexpr bool CAUSAL;            // score() masks j > i with a
+//                                            // large negative: key tiles
+//                                            // past a CTA's rows are skipped
 //   float score(int b, int i, int j, float dot) const;
 //                                            // the softmax input (scale,
 //                                            // mask) from the dot product
@@ -134,7 +137,9 @@ __device__ __forceinline__ void dlc_attn_tc(const Problem &p) {
   // at row TQ - 1.
   const int r0 = i0 < TQ ? i0 : TQ - 1, r1 = i1 < TQ ? i1 : TQ - 1;
 
-  for (int k0 = 0; k0 < TK; k0 += BKV) {
+  // Causal: no key past the CTA's last row is kept.
+  const int k_end = Problem::CAUSAL && q0 + BQ < TK ? q0 + BQ : TK;
+  for (int k0 = 0; k0 < k_end; k0 += BKV) {
     dlc_attn::load_rows<1, CQ, THREADS>(p, sk, BKV, b, k0, TK, D);
     dlc_tc::cp_async_commit();
     dlc_attn::load_rows<2, CV, THREADS>(p, sv, BKV, b, k0, TK, DV);
@@ -291,7 +296,8 @@ __device__ __forceinline__ void dlc_attn_simt(const Problem &p) {
     l[r] = 0.0f;
   }
 
-  for (int k0 = 0; k0 < TK; k0 += 32) {
+  const int k_end = Problem::CAUSAL && q0 + BQ < TK ? q0 + BQ : TK;
+  for (int k0 = 0; k0 < k_end; k0 += 32) {
     __syncthreads();
     for (int x = tid; x < 32 * D; x += 128) {
       const int j = k0 + x / D;
