@@ -165,18 +165,27 @@ uint64_t dlc::artifact::weightRegionBytes(const Artifact &a) {
   return a.omittedWeightsBytes ? a.omittedWeightsBytes : a.weights.size();
 }
 
-uint64_t dlc::artifact::weightsReached(const Artifact &a) {
-  uint64_t used = 0;
-  auto reach = [&](const BufferRef &ref) {
-    if (ref.region == Region::Weights)
-      used = std::max(used, ref.offset + ref.bytes);
-  };
+namespace {
+
+/// Calls `reach` with every buffer the program's steps read or write: each
+/// kernel's parameters, then each library call's.
+template <typename Fn> void forEachParam(const Artifact &a, Fn &&reach) {
   for (const Kernel &k : a.kernels)
     for (const BufferRef &ref : k.params)
       reach(ref);
   for (const LibraryCall &c : a.libraryCalls)
     for (const BufferRef &ref : c.params)
       reach(ref);
+}
+
+} // namespace
+
+uint64_t dlc::artifact::weightsReached(const Artifact &a) {
+  uint64_t used = 0;
+  forEachParam(a, [&](const BufferRef &ref) {
+    if (ref.region == Region::Weights)
+      used = std::max(used, ref.offset + ref.bytes);
+  });
   return used;
 }
 
@@ -188,19 +197,13 @@ namespace {
 void checkExtents(const Artifact &a) {
   uint64_t arenaUsed = 0;
   std::vector<uint64_t> outputUsed(a.outputs.size(), 0);
-  auto reach = [&](const BufferRef &ref) {
+  forEachParam(a, [&](const BufferRef &ref) {
     uint64_t end = ref.offset + ref.bytes;
     if (ref.region == Region::Arena)
       arenaUsed = std::max(arenaUsed, end);
     else if (ref.region == Region::Output)
       outputUsed[ref.index] = std::max(outputUsed[ref.index], end);
-  };
-  for (const Kernel &k : a.kernels)
-    for (const BufferRef &ref : k.params)
-      reach(ref);
-  for (const LibraryCall &c : a.libraryCalls)
-    for (const BufferRef &ref : c.params)
-      reach(ref);
+  });
   for (const auto *list : {&a.inputs, &a.outputs})
     for (const TensorSpec &t : *list)
       if (t.arenaOffset >= 0)

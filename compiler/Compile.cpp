@@ -148,7 +148,7 @@ std::string CompileResult::output() const {
 
 namespace {
 
-/// The first op of a Keras-quantized layer (docs/keras.md section 5), or
+/// The first op of a Keras-quantized layer (docs/keras.md section 6), or
 /// null: the graph stages and the reference executor run these ops, no
 /// kernel does yet.
 Operation *firstQuantizedOp(ModuleOp module) {
@@ -438,6 +438,7 @@ CompileResult driver::compileFile(const std::string &modelPath,
   Checked checked = checkOptions(options, modelPath);
   auto context = makeContext();
   keras::ImportResult model =
-      keras::loadModel(*context, modelPath, weightsPath);
+      keras::loadModel(*context, modelPath, weightsPath,
+                       {options.inputShapes, /*requireSizes=*/true});
   return compileChecked(*model.module, modelPath, options, checked);
 }

@@ -9,22 +9,22 @@ Random single-bit flips anywhere in the file and random truncations (seeded);
 in process, under the sanitizers; this checks the command line's side.
 """
 
-import argparse
 import os
 import random
 import subprocess
 import sys
 import tempfile
 
+import dlc_tool
+
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--dlc", required=True)
+    ap = dlc_tool.parser(__doc__)
     ap.add_argument("--artifact", required=True)
     ap.add_argument("--flips", type=int, default=100)
     ap.add_argument("--truncations", type=int, default=100)
-    ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
+    dlc = dlc_tool.dlc_path(args)
     rng = random.Random(args.seed)
     with open(args.artifact, "rb") as f:
         data = f.read()
@@ -43,12 +43,11 @@ def main():
         for what, m in mutants:
             with open(path, "wb") as f:
                 f.write(m)
-            p = subprocess.run([os.path.abspath(args.dlc), "inspect", path], capture_output=True,
-                               timeout=60)
-            lines = p.stderr.decode(errors="replace").splitlines()
-            if p.returncode != 1 or len(lines) != 1 or not lines[0].startswith("dlc: error: "):
+            p = subprocess.run([dlc, "inspect", path], capture_output=True, timeout=60)
+            problem = dlc_tool.refusal_problem(p)
+            if problem:
                 failures += 1
-                print(f"FAIL {what}: exit {p.returncode}: {lines[:2]}")
+                print(f"FAIL {what}: {problem}")
     print(f"artifact_cli.py: {len(mutants)} corrupted copies of {os.path.basename(args.artifact)} "
           f"through dlc inspect: {len(mutants) - failures} refused in one line, {failures} failed")
     sys.exit(1 if failures else 0)

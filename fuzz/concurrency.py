@@ -18,7 +18,6 @@ At the end, one more compile with the shared cache must print no warning
 Prints the figures; exits 1 on any failure.
 """
 
-import argparse
 import os
 import random
 import shutil
@@ -28,16 +27,16 @@ import sys
 import tempfile
 import time
 
+import dlc_tool
+
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--dlc", required=True)
+    ap = dlc_tool.parser(__doc__)
     ap.add_argument("--model", required=True)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--procs", type=int, default=8)
-    ap.add_argument("--seed", type=int, default=1)
     args = ap.parse_args()
-    dlc = os.path.abspath(args.dlc)
+    dlc = dlc_tool.dlc_path(args)
     model = os.path.abspath(args.model)
     rng = random.Random(args.seed)
     failures = []

@@ -30,6 +30,8 @@ import sys
 import tempfile
 import time
 
+import dlc_tool
+
 
 def sanitizer_env(log_dir):
     env = dict(os.environ)
@@ -45,16 +47,11 @@ def check(cmd, cwd, max_seconds, env=None):
     except subprocess.TimeoutExpired:
         return None, f"still running after {max_seconds + 20} s"
     took = time.time() - start
-    lines = proc.stderr.decode(errors="replace").splitlines()
     if took > max_seconds:
         return proc, f"took {took:.1f} s, more than {max_seconds} s"
     if proc.returncode == 0:
         return proc, None
-    if proc.returncode != 1:
-        return proc, f"exit status {proc.returncode}: " + " | ".join(lines[:3])[:300]
-    if len(lines) != 1 or not lines[0].startswith("dlc: error: "):
-        return proc, f"{len(lines)} lines on stderr: " + " | ".join(lines[:3])[:300]
-    return proc, None
+    return proc, dlc_tool.refusal_problem(proc)
 
 
 RUNTIME_FRAME = re.compile(

@@ -7,7 +7,10 @@
 // so an op's types are its storage. The logits (the matmul or conv2d whose
 // result reaches a softmax through at most a bias_add) are computed in f32
 // too: softmax turns an absolute error of its input into a relative error of
-// its output, and f16 logits are only good to 2^-11 of their magnitude.
+// its output, and f16 logits are only good to 2^-11 of their magnitude. The
+// chain from the product to the softmax may also hold a mask's graph.select
+// (its scores operand) and a multiplication by a scalar constant (attention,
+// docs/keras.md 3.10), so a mask's -1e9 stays f32.
 //
 // Where a value meets an op of the other precision, a graph.cast converts
 // it. The function's arguments and results keep their types (casts after the
@@ -168,18 +171,36 @@ Value Lowering::convert(Value value, FloatType element) {
   return result;
 }
 
+/// A graph.mul of a value by a rank-0 constant: the value's operand index.
+std::optional<unsigned> scalarScaled(Operation *op) {
+  if (!isa<MulOp>(op))
+    return std::nullopt;
+  for (unsigned i = 0; i < 2; ++i) {
+    auto constant = op->getOperand(1 - i).getDefiningOp<ConstantOp>();
+    if (constant && constant.getType().getRank() == 0)
+      return i;
+  }
+  return std::nullopt;
+}
+
 void Lowering::findLogits() {
   for (auto softmax : block.getOps<SoftmaxOp>()) {
     SmallVector<Operation *> chain;
-    for (Operation *def = softmax.getInput().getDefiningOp();
-         def && def->hasOneUse(); def = def->getOperand(0).getDefiningOp()) {
+    Operation *def = softmax.getInput().getDefiningOp();
+    while (def && def->hasOneUse()) {
       chain.push_back(def);
       if (isa<MatmulOp, Conv2DOp>(def)) {
         logits.insert(chain.begin(), chain.end());
         break;
       }
-      if (!isa<BiasAddOp>(def) && !isFloatCast(def))
+      unsigned next = 0;
+      if (auto select = dyn_cast<SelectOp>(def))
+        next = 1; // the scores; the mask is i1, the other side a constant
+      else if (std::optional<unsigned> i = scalarScaled(def))
+        next = *i;
+      else if (!isa<BiasAddOp>(def) && !isFloatCast(def))
         break;
+      def = def->getOperand(next).getDefiningOp();
     }
   }
 }

@@ -72,7 +72,7 @@ DEPENDS = {
     "runtime-tools": {"cli", "runtime-api", "artifact", "support"},
     "tools": {"driver", "codegen-cuda", "graph-dialect", "exec-dialect", "passes", "support"},
     "example": {"runtime-api"},
-    "python": {"driver", "graph-dialect", "runtime-api", "artifact", "support"},
+    "python": {"driver", "graph-dialect", "runtime-api", "cli", "artifact", "support"},
     "tests": None,  # anything
 }
 

@@ -5,6 +5,8 @@
 #     clang 14 with its sanitizer and libFuzzer runtimes (fuzz/sanitized/)
 #   - .venv: the test oracles (Keras 3 on JAX CPU, tf-keras on TensorFlow, the
 #     TF.js converter), pinned in scripts/requirements.txt
+#   - .venv also gets scripts/requirements-hub.txt (KerasHub, without its
+#     dependencies) under a stamp of its own
 #   - .venv also gets python/requirements.txt (nanobind, pytest: the Python
 #     package's build and tests), under a stamp of its own
 #   - the CUDA toolkit is checked, not installed (it does not come from Debian)
@@ -38,6 +40,15 @@ if [ ! -x "$venv/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; 
   python3 -m venv "$venv"
   "$venv/bin/pip" install -q --disable-pip-version-check -r "$root/scripts/requirements.txt"
   echo "$want" > "$stamp"
+fi
+# KerasHub (the `hub` fixture set), stamped separately and installed without
+# its dependencies (scripts/requirements-hub.txt says why).
+hubstamp=$venv/.hub-requirements.sha256
+want=$(sha256sum "$root/scripts/requirements-hub.txt" | cut -d' ' -f1)
+if [ "$(cat "$hubstamp" 2>/dev/null)" != "$want" ]; then
+  echo "setup: installing scripts/requirements-hub.txt into .venv (keras-hub, --no-deps)"
+  "$venv/bin/pip" install -q --disable-pip-version-check --no-deps -r "$root/scripts/requirements-hub.txt"
+  echo "$want" > "$hubstamp"
 fi
 # The Python package's build and test requirements, stamped separately so that
 # changing them does not recreate the oracles (nor invalidate the fixtures).

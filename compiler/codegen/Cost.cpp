@@ -98,7 +98,7 @@ uint64_t dlc::codegen::opFlops(Operation *op) {
   if (isa<BatchNormOp>(op))
     return 2 * out;
   if (isa<AddOp, SubOp, MulOp, DivOp, MaximumOp, MinimumOp, PReluOp, CompareOp,
-          ActivationOp, BiasAddOp>(op))
+          SelectOp, ActivationOp, BiasAddOp>(op))
     return out;
   // Data movement (reshape, transpose, concat, pad, slice, upsample, reverse,
   // cast, embedding) and constants: no arithmetic.

@@ -342,6 +342,41 @@ Buffer dlc::reference::detail::evalCompare(CompareOp op, Operands operands,
   return out;
 }
 
+Buffer dlc::reference::detail::evalSelect(SelectOp op, Operands operands,
+                                          ThreadPool &pool) {
+  const Buffer &cond = operands[0], &a = operands[1], &b = operands[2];
+  Buffer out = allocResult(op);
+  const Shape &shape = out.shape();
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  Shape sc = broadcastStrides(cond.shape(), shape),
+        sa = broadcastStrides(a.shape(), shape),
+        sb = broadcastStrides(b.shape(), shape);
+  const uint8_t *c = cond.data<uint8_t>();
+  const float *x = a.data<float>(), *y = b.data<float>();
+  float *dst = out.mutableData<float>();
+  const int64_t last = rank ? shape.back() : 1;
+  const int64_t rows = last ? out.numel() / last : 0;
+  pool.parallelForRange(
+      rows, std::max<int64_t>(1, 32768 / std::max<int64_t>(last, 1)),
+      [&](int64_t begin, int64_t end) {
+        for (int64_t row = begin; row < end; ++row) {
+          int64_t oc = 0, oa = 0, ob = 0;
+          for (int64_t d = rank - 2, r = row; d >= 0; --d) {
+            int64_t i = r % shape[d];
+            r /= shape[d];
+            oc += i * sc[d], oa += i * sa[d], ob += i * sb[d];
+          }
+          const int64_t tc = rank ? sc[rank - 1] : 0,
+                        ta = rank ? sa[rank - 1] : 0,
+                        tb = rank ? sb[rank - 1] : 0;
+          for (int64_t j = 0; j < last; ++j)
+            dst[row * last + j] =
+                c[oc + j * tc] ? x[oa + j * ta] : y[ob + j * tb];
+        }
+      });
+  return out;
+}
+
 Buffer dlc::reference::detail::evalCast(CastOp op, Operands operands,
                                         ThreadPool &pool) {
   const Buffer &in = operands[0];

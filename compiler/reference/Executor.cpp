@@ -312,6 +312,7 @@ Buffer Interpreter::evalOne(Operation *op, Operands operands) {
       .Case<AddOp, SubOp, MulOp, DivOp, MaximumOp, MinimumOp, PReluOp>(
           [&](Operation *c) { return evalBinary(c, operands, pool); })
       .Case([&](CompareOp c) { return evalCompare(c, operands, pool); })
+      .Case([&](SelectOp c) { return evalSelect(c, operands, pool); })
       .Case([&](ActivationOp c) { return evalActivation(c, operands, pool); })
       .Case([&](SoftmaxOp c) { return evalSoftmax(c, operands, pool); })
       .Case([&](CastOp c) { return evalCast(c, operands, pool); })

@@ -67,6 +67,7 @@ Buffer evalBinary(mlir::Operation *op, Operands operands, ThreadPool &pool);
 Buffer evalCompare(graph::CompareOp op, Operands operands, ThreadPool &pool);
 Buffer evalActivation(graph::ActivationOp op, Operands operands,
                       ThreadPool &pool);
+Buffer evalSelect(graph::SelectOp op, Operands operands, ThreadPool &pool);
 Buffer evalCast(graph::CastOp op, Operands operands, ThreadPool &pool);
 
 // Recurrent.cpp: whole-sequence recurrent layers.
@@ -93,7 +94,7 @@ private:
   double alpha_, beta_, maxValue_, threshold_;
 };
 
-// Quant.cpp: Keras's int8/int4/float8 quantization (docs/keras.md section 5).
+// Quant.cpp: Keras's int8/int4/float8 quantization (docs/keras.md section 6).
 std::vector<Buffer> evalQuantize(graph::QuantizeOp op, Operands operands,
                                  ThreadPool &pool);
 Buffer evalQuantizedMatmul(graph::QuantizedMatmulOp op, Operands operands,

@@ -1,6 +1,6 @@
 //===- Quant.cpp - the executor's quantization kernels ----------*- C++ -*-===//
 //
-// Keras's int8, int4 and float8 arithmetic (docs/keras.md section 5), in the
+// Keras's int8, int4 and float8 arithmetic (docs/keras.md section 6), in the
 // order Keras evaluates it: f32 scales, round half to even, int32 sums of
 // int8 products, one f32 division per output.
 //

@@ -62,5 +62,6 @@ FailureOr<int64_t> dlc::graph::normalizeAxis(int64_t axis, int64_t rank) {
 
 bool dlc::graph::isElementwise(Operation *op) {
   return isa<AddOp, SubOp, MulOp, DivOp, MaximumOp, MinimumOp, PReluOp,
-             CompareOp, ActivationOp, CastOp, BiasAddOp, BatchNormOp>(op);
+             CompareOp, SelectOp, ActivationOp, CastOp, BiasAddOp, BatchNormOp>(
+      op);
 }

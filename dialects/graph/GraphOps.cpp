@@ -742,6 +742,29 @@ static LogicalResult inferCompare(T op, EmitFn emit,
 }
 DLC_INFERRED_OP(CompareOp, inferCompare)
 
+template <typename T>
+static LogicalResult inferSelect(T op, EmitFn emit,
+                                 SmallVectorImpl<Type> &out) {
+  RankedTensorType cond = tensorType(op.getCondition());
+  RankedTensorType a = tensorType(op.getOnTrue());
+  RankedTensorType b = tensorType(op.getOnFalse());
+  if (!cond || !a || !b)
+    return failure();
+  if (failed(checkSameElementType(emit, a, b, "on_true", "on_false")))
+    return failure();
+  FailureOr<Shape> ab = broadcastShapes(a.getShape(), b.getShape());
+  FailureOr<Shape> shape = failure();
+  if (succeeded(ab))
+    shape = broadcastShapes(cond.getShape(), *ab);
+  if (failed(shape))
+    return emit() << "shapes " << fmt(cond.getShape()) << ", "
+                  << fmt(a.getShape()) << " and " << fmt(b.getShape())
+                  << " do not broadcast";
+  out.push_back(RankedTensorType::get(*shape, a.getElementType()));
+  return success();
+}
+DLC_INFERRED_OP(SelectOp, inferSelect)
+
 LogicalResult SoftmaxOp::verify() {
   if (failed(normalizeAxis(getAxis(), getInput().getType().getRank())))
     return emitOpError() << "axis " << static_cast<int64_t>(getAxis())

@@ -318,6 +318,22 @@ def Graph_CompareOp : Graph_InferredOp<"compare"> {
   }];
 }
 
+def Graph_SelectOp : Graph_InferredOp<"select"> {
+  let summary = "elementwise condition ? on_true : on_false, NumPy broadcasting";
+  let description = [{
+    `condition` is i1; `on_true` and `on_false` are floats of one element
+    type; the three shapes broadcast together. Keras's masked softmax is
+    select(mask, scores, large negative) before the softmax.
+  }];
+  let arguments = (ins Graph_MaskTensor:$condition,
+    Graph_FloatTensor:$on_true, Graph_FloatTensor:$on_false);
+  let results = (outs Graph_FloatTensor:$output);
+  let assemblyFormat = [{
+    $condition `,` $on_true `,` $on_false attr-dict `:`
+    functional-type(operands, results)
+  }];
+}
+
 def Graph_ActivationOp : Graph_Op<"activation",
     [Pure, SameOperandsAndResultType]> {
   let summary = "an elementwise activation function";
@@ -447,7 +463,7 @@ def Graph_RecurrenceOp : Graph_InferredOp<"recurrence",
 }
 
 //===----------------------------------------------------------------------===//
-// Quantization (Keras's int8/int4/float8 layers; docs/keras.md section 5)
+// Quantization (Keras's int8/int4/float8 layers; docs/keras.md section 6)
 //===----------------------------------------------------------------------===//
 
 def Graph_QuantizeOp : Graph_InferredOp<"quantize"> {

@@ -11,9 +11,11 @@
 #include "python/src/Model.h"
 #include "support/Error.h"
 #include "support/File.h"
+#include "tools/dlc/RuntimeInputs.h"
 
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
@@ -30,24 +32,6 @@ namespace {
 
 using CpuArray = nb::ndarray<nb::ro, nb::c_contig, nb::device::cpu>;
 using CudaArray = nb::ndarray<nb::c_contig, nb::device::cuda>;
-
-DType dtypeOf(dlcDType t) {
-  switch (t) {
-  case DLC_DTYPE_FLOAT32:
-    return DType::F32;
-  case DLC_DTYPE_FLOAT16:
-    return DType::F16;
-  case DLC_DTYPE_BFLOAT16:
-    return DType::BF16;
-  case DLC_DTYPE_INT32:
-    return DType::I32;
-  case DLC_DTYPE_INT64:
-    return DType::I64;
-  case DLC_DTYPE_BOOL:
-    return DType::Bool;
-  }
-  return DType::F32;
-}
 
 DType dtypeOf(const nb::dlpack::dtype &t) {
   using Code = nb::dlpack::dtype_code;
@@ -313,7 +297,7 @@ NB_MODULE(_dlc, m) {
              std::vector<Tensor> results;
              std::vector<void *> out;
              for (const runtime::TensorInfo &t : g.outputs())
-               results.emplace_back(dtypeOf(t.dtype), t.shape);
+               results.emplace_back(toDType(t.dtype), t.shape);
              for (Tensor &r : results)
                out.push_back(r.raw());
              {
@@ -344,7 +328,7 @@ NB_MODULE(_dlc, m) {
           std::vector<size_t> shape(t.shape.begin(), t.shape.end());
           list.append(nb::ndarray<nb::device::cuda>(
                           p, shape.size(), shape.data(), owner, nullptr,
-                          dlpackOf(dtypeOf(t.dtype)), nb::device::cuda::value,
+                          dlpackOf(toDType(t.dtype)), nb::device::cuda::value,
                           device)
                           .cast());
           out.push_back(p);
@@ -361,8 +345,10 @@ NB_MODULE(_dlc, m) {
       [](const std::string &path, const std::string &weights,
          const std::string &precision, std::optional<int64_t> batch,
          const std::string &arch, const std::string &kernels,
-         const std::string &displayName, bool progress) {
+         const std::string &displayName, bool progress,
+         const std::map<std::string, std::vector<int64_t>> &inputShapes) {
         Options options;
+        options.inputShapes = inputShapes;
         options.progress = progress;
         options.precision = precision;
         options.batch = batch;
@@ -373,7 +359,8 @@ NB_MODULE(_dlc, m) {
       },
       nb::arg("path"), nb::arg("weights"), nb::arg("precision"),
       nb::arg("batch").none(), nb::arg("arch"), nb::arg("kernels"),
-      nb::arg("display_name"), nb::arg("progress") = false);
+      nb::arg("display_name"), nb::arg("progress") = false,
+      nb::arg("input_shapes") = std::map<std::string, std::vector<int64_t>>());
 
   m.def(
       "inspect_artifact",

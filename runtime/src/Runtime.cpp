@@ -12,8 +12,8 @@
 #include "runtime/src/Session.h"
 #include "support/Error.h"
 #include "support/File.h"
+#include "support/MemorySize.h"
 
-#include <cctype>
 #include <cerrno>
 #include <cstddef>
 #include <cstdlib>
@@ -80,34 +80,13 @@ uint64_t memoryLimit(const dlcLoadOptions *options, std::string &source) {
     source = "the default; DLC_MAX_MEMORY sets another";
     return artifact::kDefaultMemoryLimit;
   }
-  // Digits, then an optional K, M, G or T (powers of 1024), optionally
-  // followed by "iB"; or a "B".
-  std::string text = env;
-  size_t digits = 0;
-  uint64_t value = 0;
-  bool valid = true;
-  while (digits < text.size() && std::isdigit((unsigned char)text[digits])) {
-    unsigned d = unsigned(text[digits++] - '0');
-    valid = valid && value <= (UINT64_MAX - d) / 10;
-    value = value * 10 + d;
-  }
-  std::string suffix = text.substr(digits);
-  int shift = -1;
-  for (auto [name, bits] :
-       {std::pair{"", 0}, std::pair{"B", 0}, std::pair{"K", 10},
-        std::pair{"KiB", 10}, std::pair{"M", 20}, std::pair{"MiB", 20},
-        std::pair{"G", 30}, std::pair{"GiB", 30}, std::pair{"T", 40},
-        std::pair{"TiB", 40}})
-    if (suffix == name)
-      shift = bits;
-  if (!valid || digits == 0 || shift < 0 || value == 0 ||
-      value > (UINT64_MAX >> shift))
+  std::optional<uint64_t> bytes = parseMemorySize(env);
+  if (!bytes)
     rt::raise(DLC_STATUS_INVALID_ARGUMENT,
-              "DLC_MAX_MEMORY='" + text +
-                  "' is not a memory size (a positive number of bytes, "
-                  "optionally with a K, M, G or T suffix)");
+              std::string("DLC_MAX_MEMORY='") + env +
+                  "' is not a memory size (" + kMemorySizeSyntax + ")");
   source = "DLC_MAX_MEMORY";
-  return value << shift;
+  return *bytes;
 }
 
 /// Reads a whole artifact file, no larger than the memory limit, through

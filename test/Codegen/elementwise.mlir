@@ -81,6 +81,26 @@ func.func @broadcast_int(%x: memref<3x5xi32>, %b: memref<3x1xi32>, %y: memref<3x
 
 // -----
 
+// select (a masked softmax's input): the [2, 1, 4] i1 mask broadcast over
+// the middle dim, the scalar large negative as a literal.
+// CHECK-LABEL: // ===== kernel k2_select family=elementwise
+// CHECK:       dlc_k2_select(const unsigned char *__restrict__ in0, const float *__restrict__ in1, float *__restrict__ out0)
+// CHECK:           const bool [[M:v[0-9]+]] = (in0[{{.+}}] != 0);
+// CHECK:           const float [[S:v[0-9]+]] = in1[e];
+// CHECK-NEXT:      const float [[R:v[0-9]+]] = ([[M]] ? [[S]] : (-1e+09f));
+// CHECK-NEXT:      out0[e] = [[R]];
+func.func @select(%m: memref<2x1x4xi1>, %s: memref<2x3x4xf32>, %y: memref<2x3x4xf32>) {
+  exec.kernel "k2_select" ins(%m, %s : memref<2x1x4xi1>, memref<2x3x4xf32>) outs(%y : memref<2x3x4xf32>) {
+  ^bb0(%a0: tensor<2x1x4xi1>, %a1: tensor<2x3x4xf32>):
+    %c = graph.constant dense<-1.0e+09> : tensor<f32>
+    %0 = graph.select %a0, %a1, %c : (tensor<2x1x4xi1>, tensor<2x3x4xf32>, tensor<f32>) -> tensor<2x3x4xf32>
+    exec.yield %0 : tensor<2x3x4xf32>
+  }
+  return
+}
+
+// -----
+
 // Activations with their parameters, maximum's NaN rule, and float to int
 // casts as NumPy's astype.
 // CHECK-LABEL: // ===== kernel k3_cast family=elementwise

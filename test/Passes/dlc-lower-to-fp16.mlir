@@ -73,6 +73,30 @@ func.func @logits(%x: tensor<2x4xf32>) -> tensor<2x3xf32> {
 
 // -----
 
+// Attention: the scaled query stays f16 (an operand of the logits product);
+// the scores product, the scale of the scores and the mask's select are the
+// logits, in f32: the -1e9 of the select is kept without a warning.
+// CHECK-LABEL: func.func @attention
+// CHECK: %[[QS:.+]] = graph.mul %{{.+}}, %{{.+}} : (tensor<2x4x8xf16>, tensor<f16>) -> tensor<2x4x8xf16>
+// CHECK: %[[QUP:.+]] = graph.cast %[[QS]] : tensor<2x4x8xf16> -> tensor<2x4x8xf32>
+// CHECK: %[[S:.+]] = graph.matmul %[[QUP]], %{{.+}} {transpose_rhs = true} : (tensor<2x4x8xf32>, tensor<2x6x8xf32>) -> tensor<2x4x6xf32>
+// CHECK: %[[SC:.+]] = graph.mul %[[S]], %{{.+}} : (tensor<2x4x6xf32>, tensor<f32>) -> tensor<2x4x6xf32>
+// CHECK: %[[M:.+]] = graph.select %{{.+}}, %[[SC]], %{{.+}} : (tensor<4x6xi1>, tensor<2x4x6xf32>, tensor<f32>) -> tensor<2x4x6xf32>
+// CHECK: graph.softmax %[[M]] : tensor<2x4x6xf32>
+func.func @attention(%q: tensor<2x4x8xf32>, %k: tensor<2x6x8xf32>, %m: tensor<4x6xi1>) -> tensor<2x4x6xf32> {
+  %c = graph.constant dense<0.35> : tensor<f32>
+  %d = graph.constant dense<2.0> : tensor<f32>
+  %neg = graph.constant dense<-1.0e+09> : tensor<f32>
+  %0 = graph.mul %q, %c : (tensor<2x4x8xf32>, tensor<f32>) -> tensor<2x4x8xf32>
+  %1 = graph.matmul %0, %k {transpose_rhs = true} : (tensor<2x4x8xf32>, tensor<2x6x8xf32>) -> tensor<2x4x6xf32>
+  %2 = graph.mul %1, %d : (tensor<2x4x6xf32>, tensor<f32>) -> tensor<2x4x6xf32>
+  %3 = graph.select %m, %2, %neg : (tensor<4x6xi1>, tensor<2x4x6xf32>, tensor<f32>) -> tensor<2x4x6xf32>
+  %4 = graph.softmax %3 : tensor<2x4x6xf32>
+  return %4 : tensor<2x4x6xf32>
+}
+
+// -----
+
 // lstm keeps f32 weights and state; the embedding table becomes f16 and the
 // i32 indices are untouched.
 // CHECK-LABEL: func.func @lstm

@@ -9,10 +9,16 @@ python=$1 generator=$2 out=$3
 shift 3
 here=$(cd "$(dirname "$0")" && pwd)
 # The stamp covers the generator, the modules of this folder it imports, and
-# the pinned requirements: editing one generator does not regenerate the other.
+# the pinned requirements (and those it names): editing one generator does not
+# regenerate the other.
 sources=("$generator")
 for module in $(sed -n 's/^\(from\|import\) \([a-z_]*\).*/\2/p' "$generator" | sort -u); do
   [ -f "$here/$module.py" ] && sources+=("$here/$module.py")
+done
+# A generator that needs more packages names their pinned list in a line
+# "# requirements: scripts/requirements-SET.txt"; the list joins the stamp.
+for req in $(sed -n 's/^# requirements: \([A-Za-z0-9_./-]*\)$/\1/p' "$generator"); do
+  sources+=("$here/../../$req")
 done
 stamp=$(cat "${sources[@]}" "$here/../../scripts/requirements.txt" | sha256sum | cut -d' ' -f1)
 if [ -f "$out/.stamp" ] && [ "$(cat "$out/.stamp")" = "$stamp" ]; then

@@ -1,5 +1,5 @@
 """Keras-quantized models (fixture set `quant`): Dense and Embedding under Keras's int8, int4
-and float8 dtype policies (docs/keras.md section 5).
+and float8 dtype policies (docs/keras.md section 6).
 
 Each architecture function returns a float model and names, in `QUANTIZE`, how gen_quant.py
 quantizes it once gen_fixtures has drawn its float weights (`model.quantize(mode)` or with a

@@ -547,3 +547,29 @@ TEST(Artifact, WriterValidates) {
 }
 
 } // namespace
+
+// weightsReached and the extents check walk library calls' buffers as they
+// walk kernels' (forEachParam): a region only a library call reaches counts.
+TEST(Artifact, LibraryCallBuffersCountAsKernelBuffers) {
+  Artifact a = test::syntheticArtifact();
+  a.dlcVersion = libraryVersion();
+  a.arenaBytes = 768;
+  a.kernels[0].params[1] = {Region::Weights, 0, 0, 8};
+  EXPECT_EQ(serializeError(a),
+            "arena_bytes: 768 bytes, but the program uses only 296");
+  LibraryCall call;
+  call.name = "l2_softmax";
+  call.library = "cudnn";
+  call.op = "softmax";
+  call.descriptor = R"({"axis":1})";
+  call.params = {{Region::Arena, 0, 512, 256}, {Region::Weights, 0, 8, 32}};
+  a.libraryCalls = {call};
+  a.program = {{Step::Kind::Kernel, 0},
+               {Step::Kind::LibraryCall, 0},
+               {Step::Kind::Kernel, 1}};
+  Artifact b = parse(serialize(a));
+  EXPECT_EQ(b.arenaBytes, 768u);
+  EXPECT_EQ(weightsReached(b), 40u);
+  b.libraryCalls.clear();
+  EXPECT_EQ(weightsReached(b), 8u);
+}

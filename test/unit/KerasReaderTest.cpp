@@ -547,7 +547,23 @@ TEST(KerasIsolation, LimitsScaleWithTheInputAndComeFromTheEnvironment) {
   ::setenv("DLC_READ_MEMORY", "lots", 1);
   EXPECT_EQ(errorOf([] { readerLimits(1); }),
             "dlc: error: DLC_READ_MEMORY='lots' is not a memory size of at "
-            "least 64 MiB (bytes, optionally with a K, M, G or T suffix)");
+            "least 64 MiB (a positive number of bytes, optionally with a K, "
+            "M, G or T suffix)");
+  // The syntax of parseMemorySize (SupportTest), as DLC_MAX_MEMORY's.
+  ::setenv("DLC_READ_MEMORY", "128MiB", 1);
+  EXPECT_EQ(readerLimits(1).memoryBytes, uint64_t(128) << 20);
+  ::setenv("DLC_READ_MEMORY", "1T", 1);
+  EXPECT_EQ(readerLimits(1).memoryBytes, uint64_t(1) << 40);
+  for (const char *bad : {"", "1.5G", "1KB", "-64M", "18446744073709551616"}) {
+    ::setenv("DLC_READ_MEMORY", bad, 1);
+    if (*bad)
+      EXPECT_EQ(errorOf([] { readerLimits(1); }),
+                std::string("dlc: error: DLC_READ_MEMORY='") + bad +
+                    "' is not a memory size of at least 64 MiB (a positive "
+                    "number of bytes, optionally with a K, M, G or T suffix)");
+    else // unset and empty are the same: the default
+      EXPECT_EQ(readerLimits(1).memorySource.rfind("the default", 0), 0u);
+  }
   ::unsetenv("DLC_READ_TIMEOUT");
   ::unsetenv("DLC_READ_MEMORY");
 }
@@ -702,6 +718,30 @@ TEST(KerasConfig, KwargTensorsResolveAndCycleIsRefused) {
   EXPECT_EQ(errorOf([&] { readModelConfig(cyclic, Generation::Keras3); }),
             "dlc: error: layer 'inner' (Functional): the layer graph of model "
             "'m' has a cycle through layer 'inner'");
+}
+
+// A keras.ops call with a constant (`3.0 - x`) keeps its positional
+// arguments in order, the tensor marked by its index among the inputs; a
+// layer given a constant is refused.
+TEST(KerasConfig, OperationKeepsConstantArguments) {
+  std::string text = R"({"class_name": "Functional", "config": {"name": "m",
+    "layers": [
+      {"module": "keras.layers", "class_name": "InputLayer", "name": "x", "config": {"name": "x", "batch_shape": [null, 2]}, "inbound_nodes": []},
+      {"module": "keras.src.ops.numpy", "class_name": "Subtract", "registered_name": "Subtract", "name": "sub", "config": {"name": "sub"},
+       "inbound_nodes": [{"args": [3.0, {"class_name": "__keras_tensor__", "config": {"shape": [null, 2], "keras_history": ["x", 0, 0]}}], "kwargs": {}}]}],
+    "input_layers": ["x", 0, 0], "output_layers": ["sub", 0, 0]}})";
+  std::shared_ptr<Model> m =
+      readModelConfig(json::parse(text), Generation::Keras3);
+  const LayerCall &call = m->layers[1].calls.at(0);
+  EXPECT_EQ(refs(call.inputs), "x:0:0");
+  EXPECT_EQ(call.args, json::parse(R"([3.0, {"input": 0}])"));
+  EXPECT_TRUE(m->layers[0].calls.empty());
+  json layer = json::parse(text);
+  layer["config"]["layers"][1]["module"] = "keras.layers";
+  EXPECT_EQ(errorOf([&] { readModelConfig(layer, Generation::Keras3); }),
+            "dlc: error: layer 'sub' (Subtract): inbound node 0 passes a "
+            "constant (non-tensor) positional argument, which is not "
+            "supported");
 }
 
 } // namespace

@@ -1056,6 +1056,25 @@ TEST_F(ReferenceTest, CompareEveryPredicateAndType) {
   expectExact(m, {0, 0, 1, 0});
 }
 
+TEST_F(ReferenceTest, SelectBroadcastsItsThreeOperands) {
+  // A [2, 1, 3] mask, [1, 2, 3] values and a scalar: out[i][j][k] =
+  // m[i][0][k] ? a[0][j][k] : -1e9.
+  std::string type = tt({2, 2, 3});
+  Tensor y = runOp({tt({2, 1, 3}, "i1"), tt({1, 2, 3}), tt({})}, type,
+                   "graph.select %a0, %a1, %a2 : (" + tt({2, 1, 3}, "i1") +
+                       ", " + tt({1, 2, 3}) + ", " + tt({}) + ") -> " + type,
+                   {i1({2, 1, 3}, {1, 0, 1, 0, 0, 1}),
+                    f32({1, 2, 3}, {1, 2, 3, 4, 5, 6}), f32({}, {-1e9f})});
+  expectExact(y, {1, -1e9, 3, 4, -1e9, 6, -1e9, -1e9, 3, -1e9, -1e9, 6});
+  // NaN passes through the chosen side only.
+  float nan = std::numeric_limits<float>::quiet_NaN();
+  Tensor z = runOp({tt({2}, "i1"), tt({2}), tt({2})}, tt({2}),
+                   "graph.select %a0, %a1, %a2 : (" + tt({2}, "i1") + ", " +
+                       tt({2}) + ", " + tt({2}) + ") -> " + tt({2}),
+                   {i1({2}, {0, 1}), f32({2}, {nan, 7}), f32({2}, {5, nan})});
+  expectExact(z, {5, 7});
+}
+
 TEST_F(ReferenceTest, ActivationMatchesTheScalarReference) {
   // Every kind, with and without parameters, against
   // ActivationAttr::evaluate, the project's scalar definition.
@@ -1710,7 +1729,7 @@ TEST_F(ReferenceTest, ResultsDoNotDependOnTheThreadCount) {
 }
 
 //===----------------------------------------------------------------------===//
-// Quantization (docs/keras.md section 5)
+// Quantization (docs/keras.md section 6)
 //===----------------------------------------------------------------------===//
 
 TEST_F(ReferenceTest, QuantizeRoundsHalfToEvenPerRow) {

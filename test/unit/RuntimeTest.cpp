@@ -3,6 +3,7 @@
 #include "dlc/runtime.h"
 #include "dlc/runtime.hpp"
 #include "test/unit/SyntheticArtifact.h"
+#include "tools/dlc/RuntimeInputs.h"
 
 #include <gtest/gtest.h>
 
@@ -19,6 +20,7 @@
 #include <sys/stat.h>
 #include <thread>
 #include <unistd.h>
+#include <utility>
 
 namespace {
 
@@ -51,6 +53,28 @@ TEST(Runtime, DTypeNames) {
   EXPECT_STREQ(dlcGetDTypeName(DLC_DTYPE_BFLOAT16), "bfloat16");
   EXPECT_STREQ(dlcGetDTypeName(DLC_DTYPE_BOOL), "bool");
   EXPECT_STREQ(dlcGetDTypeName(static_cast<dlcDType>(42)), "unknown");
+}
+
+// The one mapping of runtime dtypes to dlc's (the CLI's and the Python
+// module's): every dtype runtime.h defines, to the dtype of the same NumPy
+// name; any other value is an error, not a guess.
+TEST(Runtime, DTypesAsDlcs) {
+  const std::pair<dlcDType, dlc::DType> expected[] = {
+      {DLC_DTYPE_FLOAT32, dlc::DType::F32},
+      {DLC_DTYPE_FLOAT16, dlc::DType::F16},
+      {DLC_DTYPE_BFLOAT16, dlc::DType::BF16},
+      {DLC_DTYPE_INT32, dlc::DType::I32},
+      {DLC_DTYPE_INT64, dlc::DType::I64},
+      {DLC_DTYPE_BOOL, dlc::DType::Bool}};
+  for (auto [runtime, dlcType] : expected) {
+    EXPECT_EQ(dlc::toDType(runtime), dlcType);
+    EXPECT_STREQ(dlc::dtypeName(dlc::toDType(runtime)),
+                 dlcGetDTypeName(runtime));
+  }
+  for (int unknown : {6, 7})
+    EXPECT_THROW(dlc::toDType(static_cast<dlcDType>(unknown)),
+                 std::runtime_error)
+        << unknown;
 }
 
 TEST(Runtime, NullCountIsAnInvalidArgument) {

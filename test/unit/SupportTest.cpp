@@ -2,6 +2,7 @@
 
 #include "support/Error.h"
 #include "support/File.h"
+#include "support/MemorySize.h"
 #include "support/Npy.h"
 #include "support/Tensor.h"
 
@@ -385,3 +386,39 @@ TEST(Error, FormatsTheOneLine) {
 }
 
 } // namespace
+
+TEST(MemorySize, Suffixes) {
+  EXPECT_EQ(parseMemorySize("1"), 1u);
+  EXPECT_EQ(parseMemorySize("4096B"), 4096u);
+  EXPECT_EQ(parseMemorySize("2K"), 2048u);
+  EXPECT_EQ(parseMemorySize("2KiB"), 2048u);
+  EXPECT_EQ(parseMemorySize("512M"), uint64_t(512) << 20);
+  EXPECT_EQ(parseMemorySize("3MiB"), uint64_t(3) << 20);
+  EXPECT_EQ(parseMemorySize("16G"), uint64_t(16) << 30);
+  EXPECT_EQ(parseMemorySize("1GiB"), uint64_t(1) << 30);
+  EXPECT_EQ(parseMemorySize("7T"), uint64_t(7) << 40);
+  EXPECT_EQ(parseMemorySize("7TiB"), uint64_t(7) << 40);
+  EXPECT_EQ(parseMemorySize("0064M"), uint64_t(64) << 20);
+}
+
+TEST(MemorySize, Overflow) {
+  EXPECT_EQ(parseMemorySize("18446744073709551615"), UINT64_MAX);
+  EXPECT_EQ(parseMemorySize("18446744073709551616"), std::nullopt);
+  EXPECT_EQ(parseMemorySize("99999999999999999999999"), std::nullopt);
+  // The largest that fits with each suffix, and one more.
+  EXPECT_EQ(parseMemorySize("16777215T"), uint64_t(16777215) << 40);
+  EXPECT_EQ(parseMemorySize("16777216T"), std::nullopt);
+  EXPECT_EQ(parseMemorySize("17179869183G"), uint64_t(17179869183) << 30);
+  EXPECT_EQ(parseMemorySize("17179869184G"), std::nullopt);
+  EXPECT_EQ(parseMemorySize("18014398509481984K"), std::nullopt);
+}
+
+TEST(MemorySize, GarbageAndEmpty) {
+  for (const char *bad : {"",     "0",   "0K",  "K",     "B",    "iB",  "lots",
+                          "-5",   "+5",  " 5",  "5 ",    "1.5G", "1KB", "1k",
+                          "1kib", "1Ki", "1Gb", "1GiBs", "1P",   "5s",  "0x10"})
+    EXPECT_EQ(parseMemorySize(bad), std::nullopt) << "'" << bad << "'";
+  EXPECT_EQ(parseMemorySize(std::string_view("12\0", 3)), std::nullopt);
+  EXPECT_NE(std::string(kMemorySizeSyntax).find("K, M, G or T"),
+            std::string::npos);
+}

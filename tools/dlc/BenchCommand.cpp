@@ -109,15 +109,7 @@ int cli::benchArtifactBytes(const Invocation &inv, std::string_view bytes,
   const int iters = std::stoi(inv.get("--iters", "100"));
   const int warmup = std::stoi(inv.get("--warmup", "10"));
   try {
-    runtime::Model model = [&] {
-      try {
-        return runtime::Model::fromMemory(bytes.data(), bytes.size());
-      } catch (const runtime::Error &e) {
-        if (e.status() == DLC_STATUS_INVALID_ARGUMENT)
-          throw UserError(e.what(), label);
-        throw;
-      }
-    }();
+    runtime::Model model = loadArtifact(bytes, label);
     const int64_t batch = model.numInputs() && !model.input(0).shape.empty()
                               ? model.input(0).shape[0]
                               : 1;

@@ -39,6 +39,11 @@ int benchArtifactBytes(const Invocation &inv, std::string_view bytes,
 /// --kernels and --weights, then benchArtifactBytes.
 int runBench(const Invocation &inv);
 
+/// Loads artifact bytes into the runtime (`dlc run` and `dlc bench`). At
+/// load, the only invalid argument is a malformed DLC_MAX_MEMORY: a
+/// UserError naming `label`; any other failure is the runtime::Error.
+runtime::Model loadArtifact(std::string_view bytes, const std::string &label);
+
 /// A runtime failure as dlc reports it: artifact, input and device problems
 /// are the user's (a UserError, exit 1); CUDA failures and unsupported
 /// features print the one line and return 2.

@@ -183,21 +183,23 @@ int cli::runArtifact(const Invocation &inv) {
   return runArtifactBytes(inv, readFile(path), path);
 }
 
+runtime::Model cli::loadArtifact(std::string_view bytes,
+                                 const std::string &label) {
+  try {
+    return runtime::Model::fromMemory(bytes.data(), bytes.size());
+  } catch (const runtime::Error &e) {
+    if (e.status() == DLC_STATUS_INVALID_ARGUMENT)
+      throw UserError(e.what(), label);
+    throw;
+  }
+}
+
 int cli::runArtifactBytes(const Invocation &inv, std::string_view bytes,
                           const std::string &label) {
   const std::vector<std::string> &inputPaths = inv.values.at("--input");
   const std::vector<std::string> &outputPaths = inv.values.at("--output");
   try {
-    runtime::Model model = [&] {
-      try {
-        return runtime::Model::fromMemory(bytes.data(), bytes.size());
-      } catch (const runtime::Error &e) {
-        // At load, the only invalid argument is a bad DLC_MAX_MEMORY.
-        if (e.status() == DLC_STATUS_INVALID_ARGUMENT)
-          throw UserError(e.what(), label);
-        throw;
-      }
-    }();
+    runtime::Model model = loadArtifact(bytes, label);
     if (inputPaths.size() != model.numInputs())
       throw UserError("the model has " + plural(model.numInputs(), "input") +
                           ", " + std::to_string(inputPaths.size()) + " given",

@@ -6,6 +6,7 @@
 #include "support/Npy.h"
 
 #include <stdexcept>
+#include <string>
 
 using namespace dlc;
 
@@ -24,7 +25,9 @@ DType dlc::toDType(dlcDType t) {
   case DLC_DTYPE_BOOL:
     return DType::Bool;
   }
-  throw std::runtime_error("unknown dtype in the artifact");
+  throw std::runtime_error("the runtime reports dtype " +
+                           std::to_string(int(t)) +
+                           ", which this dlc does not know");
 }
 
 Tensor dlc::bindInput(Tensor t, const runtime::TensorInfo &info, size_t index,

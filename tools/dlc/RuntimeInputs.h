@@ -1,8 +1,8 @@
 //===- RuntimeInputs.h - inputs of an artifact, from .npy files -*- C++ -*-===//
 //
 // Shared by `dlc run OUT.dlcm` and dlc-stress (runtime only, no LLVM): the
-// runtime's dtypes as dlc's, and an input read from .npy checked against and
-// converted to what the artifact expects.
+// runtime's dtypes as dlc's (the Python module's too), and an input read from
+// .npy checked against and converted to what the artifact expects.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,7 +16,8 @@
 
 namespace dlc {
 
-/// dlc's dtype of a runtime dtype.
+/// dlc's dtype of a runtime dtype; std::runtime_error for a value that is
+/// none of runtime.h's (a newer runtime library than this code).
 DType toDType(dlcDType t);
 
 /// Converts input `index` read from `path` to the dtype the artifact

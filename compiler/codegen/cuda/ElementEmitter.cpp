@@ -315,6 +315,17 @@ FailureOr<std::string> ElementEmitter::computeOp(Operation *op,
       .Case([&](ConstantOp c) { return emitConstant(c, index); })
       .Case<AddOp, SubOp, MulOp, DivOp, MaximumOp, MinimumOp, PReluOp,
             CompareOp>([&](Operation *o) { return emitBinary(o, index); })
+      .Case([&](SelectOp s) -> Result {
+        SmallVector<std::string, 3> args;
+        for (Value v : s->getOperands()) {
+          FailureOr<std::string> e = emit(v, broadcastIndex(v, index));
+          if (failed(e))
+            return failure();
+          args.push_back(*e);
+        }
+        return local(elementDType(s.getOutput()),
+                     "(" + args[0] + " ? " + args[1] + " : " + args[2] + ")");
+      })
       .Case([&](ActivationOp a) -> Result {
         FailureOr<std::string> x = emit(a.getInput(), index);
         if (failed(x))

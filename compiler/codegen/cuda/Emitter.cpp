@@ -49,7 +49,7 @@ std::pair<int, const char *> familyOf(Operation *op) {
   if (isa<EmbeddingOp>(op))
     return {2, "gather"};
   if (isa<AddOp, SubOp, MulOp, DivOp, MaximumOp, MinimumOp, PReluOp, CompareOp,
-          ActivationOp, CastOp, BiasAddOp, BatchNormOp>(op))
+          SelectOp, ActivationOp, CastOp, BiasAddOp, BatchNormOp>(op))
     return {1, "elementwise"};
   return {0, "copy"};
 }
@@ -98,6 +98,8 @@ FailureOr<CudaKernel> codegen::emitKernel(exec::KernelOp kernel,
     attempt(
         [&](KernelContext &c) { return emitRecurrentKernel(c, recurrent); });
   } else {
+    if (row && gemm)
+      attempt([&](KernelContext &c) { return emitAttentionKernel(c); });
     if (row)
       attempt([&](KernelContext &c) { return emitRowKernel(c, row); });
     if (gemm)

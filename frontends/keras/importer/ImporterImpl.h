@@ -34,6 +34,20 @@ struct MaskedValue {
 
 class Importer;
 
+/// The keyword arguments of a layer call: the call's kwargs as written
+/// (tensors as {"keras_tensor": ...}; the reader drops `mask`) and the
+/// tensors among the top-level entries, resolved (`attention_mask`, K3's
+/// `query` / `value` / `key`, K2's `value`).
+struct CallKwargs {
+  nlohmann::json values = nlohmann::json::object();
+  std::map<std::string, MaskedValue> tensors;
+
+  /// A bool entry (false when absent or null).
+  bool flag(const std::string &key) const;
+  /// The tensor passed as `key`, or nullptr.
+  const MaskedValue *tensor(const std::string &key) const;
+};
+
 /// What a converter sees of the layer call it converts: the layer, its config,
 /// the location of the ops it makes, and the values it is called on.
 struct CallToConvert {
@@ -42,6 +56,10 @@ struct CallToConvert {
   mlir::Location loc;
   std::vector<MaskedValue> inputs;
   std::string qualifiedName; ///< "outer/inner" inside nested models
+  CallKwargs kwargs;
+  /// The call being converted (null for a wrapper's inner layer): a Keras
+  /// operation reads its positional arguments (LayerCall::args) from it.
+  const LayerCall *call = nullptr;
 };
 
 using Converter =
@@ -50,12 +68,21 @@ using Converter =
 /// The converters by Keras class name (Layers.cpp).
 const std::map<std::string, Converter> &converters();
 
+/// The converters of Keras 3 operations (`keras.src.ops.*` entries, e.g.
+/// `x + 3.0` in a Functional model) by class name (Layers.cpp).
+const std::map<std::string, Converter> &operationConverters();
+
+/// Layer classes that keras.applications defines itself, by class name: the
+/// module they must be recorded under to be accepted (Layers.cpp).
+const std::map<std::string, std::string> &applicationLayers();
+
 /// Layers that are the identity at inference.
 bool isInferenceIdentity(const std::string &className);
 
 class Importer {
 public:
-  Importer(mlir::MLIRContext &context, const KerasModel &model);
+  Importer(mlir::MLIRContext &context, const KerasModel &model,
+           const ImportOptions &options);
 
   ImportResult run();
 
@@ -85,6 +112,8 @@ public:
   mlir::Value weight(mlir::Location loc, const Tensor &tensor,
                      const std::string &name, mlir::Type element,
                      std::vector<int64_t> shape = {});
+  /// A graph.constant holding `value` (its type gives the shape).
+  mlir::Value constant(mlir::Location loc, mlir::ElementsAttr value);
   /// A splat f32 (or `like`'s element type) constant of `shape`.
   mlir::Value splat(mlir::Location loc, double value,
                     llvm::ArrayRef<int64_t> shape, mlir::Type element);
@@ -122,7 +151,9 @@ private:
                                      int node);
   std::vector<MaskedValue> convertLayer(const Layer &layer,
                                         const std::string &qualifiedName,
-                                        std::vector<MaskedValue> inputs);
+                                        std::vector<MaskedValue> inputs,
+                                        CallKwargs kwargs = {},
+                                        const LayerCall *call = nullptr);
   std::vector<MaskedValue> callNested(const Model &nested,
                                       const std::string &prefix,
                                       std::vector<MaskedValue> inputs);
@@ -135,7 +166,13 @@ private:
                                   mlir::RankedTensorType type,
                                   mlir::ElementsAttr value);
 
+  /// The function argument type of input `input` (its InputLayer `layer`),
+  /// with the sizes of options_.inputShapes.
+  mlir::RankedTensorType argumentType(const ModelInput &input,
+                                      const Layer &layer);
+
   const KerasModel &model_;
+  const ImportOptions &options_;
   mlir::OpBuilder builder_;
   mlir::Block *entry_ = nullptr;
   mlir::Operation *lastConstant_ = nullptr;
@@ -196,7 +233,7 @@ mlir::Operation *Importer::makeOp(mlir::Location loc, mlir::ValueRange operands,
 /// Shape of a value's ranked tensor type (kDynamic for unknown dims).
 llvm::ArrayRef<int64_t> shapeOf(mlir::Value v);
 int64_t rankOf(mlir::Value v);
-/// "(None, 26, 26, 32)".
+/// "(None, 26, 26, 32)"; an open dim besides the first is "?".
 std::string kerasShape(mlir::Value v);
 
 } // namespace dlc::keras

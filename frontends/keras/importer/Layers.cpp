@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "frontends/keras/importer/Attention.h"
 #include "frontends/keras/importer/ImporterImpl.h"
 
 #include <cmath>
@@ -144,7 +145,7 @@ Value from2D(Importer &im, Location loc, Value y, bool cf) {
 }
 
 //===----------------------------------------------------------------------===//
-// Quantized layers (docs/keras.md section 5)
+// Quantized layers (docs/keras.md section 6)
 //===----------------------------------------------------------------------===//
 
 /// A layer's quantization: mode "" (float), "int8", "float8" or "int4" with
@@ -885,6 +886,122 @@ std::vector<MaskedValue> layerNorm(Importer &im, CallToConvert &c) {
              c.inputs[0].mask);
 }
 
+/// GroupNormalization: the channels split into `groups` contiguous groups,
+/// each normalized over its channels and every non-batch dim, as a
+/// layer_norm of the grouped shape [N, ..., G, C/G, ...]; then gamma and
+/// beta per channel.
+std::vector<MaskedValue> groupNorm(Importer &im, CallToConvert &c) {
+  Value x = input(c);
+  int64_t rank = rankOf(x);
+  std::vector<int64_t> axes = axesOf(c, "axis", rank, {-1});
+  if (axes.size() != 1 || axes[0] == 0)
+    throw UserError("GroupNormalization takes one non-batch axis");
+  int64_t axis = axes[0];
+  int64_t ch = staticDim(x, axis, "the channel dim");
+  int64_t groups = c.cfg.getInt("groups", 32);
+  if (groups == -1)
+    groups = ch;
+  if (groups < 1 || groups > ch || ch % groups)
+    throw UserError("groups " + std::to_string(groups) +
+                    " must divide the channel count " + std::to_string(ch));
+  bool center = c.cfg.getBool("center", true),
+       scale = c.cfg.getBool("scale", true);
+  std::vector<std::string> names;
+  if (scale)
+    names.push_back("gamma");
+  if (center)
+    names.push_back("beta");
+  auto &w =
+      weights(c, names, std::vector<std::vector<int64_t>>(names.size(), {ch}));
+  std::vector<int64_t> grouped = {-1}, lnAxes, pshape, back = {-1};
+  for (int64_t i = 1; i < rank; ++i) {
+    int64_t d = i == axis ? ch : staticDim(x, i, "every non-batch dim");
+    back.push_back(d);
+    if (i == axis) {
+      grouped.push_back(groups);
+      grouped.push_back(ch / groups);
+    } else {
+      grouped.push_back(d);
+    }
+  }
+  for (int64_t i = 1; i <= rank; ++i)
+    if (i != axis) {
+      lnAxes.push_back(i);
+      pshape.push_back(grouped[i]);
+    }
+  Value y = im.reshape(c.loc, x, grouped);
+  y = im.make<LayerNormOp>(
+      c.loc,
+      {y, im.splat(c.loc, 1.0, pshape, im.floatType()),
+       im.splat(c.loc, 0.0, pshape, im.floatType())},
+      {attr(im, "axes", ints(im, lnAxes)),
+       attr(im, "epsilon",
+            im.builder().getF64FloatAttr(c.cfg.getFloat("epsilon", 1e-3)))});
+  y = im.reshape(c.loc, y, back);
+  size_t i = 0;
+  if (scale) {
+    // gamma [C] broadcast along `axis`: [C, 1, ..., 1].
+    std::vector<int64_t> gshape(rank - axis, 1);
+    gshape[0] = ch;
+    y = im.make<MulOp>(c.loc,
+                       {y, im.weight(c.loc, w[i++], c.qualifiedName + "/gamma",
+                                     im.floatType(), gshape)});
+  }
+  if (center)
+    y = im.make<BiasAddOp>(
+        c.loc,
+        {y,
+         im.weight(c.loc, w[i++], c.qualifiedName + "/beta", im.floatType())},
+        {attr(im, "axis", i64(im, axis))});
+  return one(y, c.inputs[0].mask);
+}
+
+/// UnitNormalization: Keras's y = x * min(rsqrt(sum(x^2 over the axes)),
+/// 1e12), as x / sqrt(sum(x^2) + 1e-24) (equal but for the rounding and a
+/// relative 5e-25 / sum(x^2); a zero vector stays zero) with no square root
+/// in the dialect: z = concat(x, -x) along the last normalized axis has mean
+/// 0 and biased variance sum(x^2) / n over the axes (n: the elements of x
+/// normalized together), so layer_norm(z) with epsilon 1e-24 / n is
+/// x * sqrt(n) / sqrt(sum(x^2) + 1e-24) on its first half: sliced and scaled
+/// by 1 / sqrt(n).
+std::vector<MaskedValue> unitNorm(Importer &im, CallToConvert &c) {
+  Value x = input(c);
+  int64_t rank = rankOf(x);
+  std::vector<int64_t> axes = axesOf(c, "axis", rank, {-1});
+  std::sort(axes.begin(), axes.end());
+  axes.erase(std::unique(axes.begin(), axes.end()), axes.end());
+  int64_t n = 1;
+  std::vector<int64_t> pshape;
+  for (int64_t a : axes) {
+    if (a == 0)
+      throw UserError("UnitNormalization over the batch axis is not supported");
+    int64_t d = staticDim(x, a, "a normalized dim");
+    n *= d;
+    pshape.push_back(a == axes.back() ? 2 * d : d);
+  }
+  int64_t last = axes.back();
+  Value neg =
+      im.make<MulOp>(c.loc, {x, im.splat(c.loc, -1.0, {}, im.floatType())});
+  Value z =
+      im.make<ConcatOp>(c.loc, {x, neg}, {attr(im, "axis", i64(im, last))});
+  z = im.make<LayerNormOp>(
+      c.loc,
+      {z, im.splat(c.loc, 1.0, pshape, im.floatType()),
+       im.splat(c.loc, 0.0, pshape, im.floatType())},
+      {attr(im, "axes", ints(im, axes)),
+       attr(im, "epsilon",
+            im.builder().getF64FloatAttr(1e-24 / static_cast<double>(n)))});
+  std::vector<int64_t> starts(rank, 0), sizes(rank, -1);
+  sizes[last] = staticDim(x, last, "a normalized dim");
+  Value y = im.make<SliceOp>(c.loc, {z},
+                             {attr(im, "starts", ints(im, starts)),
+                              attr(im, "sizes", ints(im, sizes))});
+  y = im.make<MulOp>(
+      c.loc, {y, im.splat(c.loc, 1.0 / std::sqrt(static_cast<double>(n)), {},
+                          im.floatType())});
+  return one(y, c.inputs[0].mask);
+}
+
 /// A per-channel (or scalar) constant broadcast along the last axis.
 Value vectorConstant(Importer &im, Location loc, const std::vector<double> &v,
                      const std::string &name) {
@@ -1063,6 +1180,71 @@ std::vector<MaskedValue> concatenate(Importer &im, CallToConvert &c) {
     values.push_back(v.value);
   return one(im.make<ConcatOp>(
       c.loc, values, {attr(im, "axis", i64(im, c.cfg.getInt("axis", -1)))}));
+}
+
+//===----------------------------------------------------------------------===//
+// keras.applications' own layers
+//===----------------------------------------------------------------------===//
+
+/// ConvNeXt's LayerScale: x * gamma, gamma (projection_dim) along the last
+/// axis.
+std::vector<MaskedValue> layerScale(Importer &im, CallToConvert &c) {
+  Value x = input(c);
+  int64_t dim = c.cfg.getInt("projection_dim");
+  auto &w = weights(c, {"gamma"}, {{dim}});
+  if (rankOf(x) < 1 || staticDim(x, -1, "the last dim") != dim)
+    throw UserError("projection_dim " + std::to_string(dim) +
+                    " does not match the input shape " + kerasShape(x));
+  Value gamma =
+      im.weight(c.loc, w[0], c.qualifiedName + "/gamma", im.floatType());
+  return one(im.make<MulOp>(c.loc, {x, gamma}));
+}
+
+/// InceptionResNetV2's CustomScaleLayer: inputs[0] + inputs[1] * scale.
+std::vector<MaskedValue> customScale(Importer &im, CallToConvert &c) {
+  input(c, 2);
+  weights(c, {}, {});
+  Value scale = im.splat(c.loc, c.cfg.getFloat("scale"), {}, im.floatType());
+  Value r = im.make<MulOp>(c.loc, {c.inputs[1].value, scale});
+  return one(im.make<AddOp>(c.loc, {c.inputs[0].value, r}));
+}
+
+//===----------------------------------------------------------------------===//
+// Keras operations (keras.src.ops.*)
+//===----------------------------------------------------------------------===//
+
+/// A binary keras.ops function (x + 3.0 records ops.add(x, 3.0)): NumPy
+/// broadcasting; each argument a float32 tensor or a Python number, which
+/// JAX takes as a weakly typed float32 scalar.
+template <typename OpT>
+std::vector<MaskedValue> binaryOperation(Importer &im, CallToConvert &c) {
+  if (!c.call || !c.call->args.is_array() || c.call->args.size() != 2)
+    throw UserError("expects 2 positional arguments, got " +
+                    (c.call && c.call->args.is_array()
+                         ? std::to_string(c.call->args.size())
+                         : std::string("none")));
+  if (!c.call->kwargs.empty())
+    throw UserError("keyword arguments " + c.call->kwargs.dump() +
+                    " are not supported");
+  SmallVector<Value, 2> operands;
+  for (const json &a : c.call->args) {
+    if (a.is_object() && a.contains("input")) {
+      size_t k = a["input"].get<size_t>();
+      if (k >= c.inputs.size())
+        throw UserError("argument refers to a missing input");
+      Value v = c.inputs[k].value;
+      if (!cast<ShapedType>(v.getType()).getElementType().isF32())
+        throw UserError("operates on a non-float tensor " + kerasShape(v) +
+                        "; only float32 tensors are supported");
+      operands.push_back(v);
+    } else if (a.is_number() && !a.is_boolean()) {
+      operands.push_back(im.splat(c.loc, a.get<double>(), {}, im.floatType()));
+    } else {
+      throw UserError("argument " + a.dump() +
+                      " is neither a tensor nor a number");
+    }
+  }
+  return one(im.make<OpT>(c.loc, operands));
 }
 
 //===----------------------------------------------------------------------===//
@@ -1366,6 +1548,35 @@ const std::map<std::string, Converter> &dlc::keras::converters() {
       {"TimeDistributed", timeDistributed},
       {"Rescaling", rescaling},
       {"Normalization", normalization},
+      {"MultiHeadAttention", convertMultiHeadAttention},
+      {"Attention", convertAttention},
+      {"AdditiveAttention", convertAdditiveAttention},
+      {"EinsumDense", convertEinsumDense},
+      {"GroupNormalization", groupNorm},
+      {"UnitNormalization", unitNorm},
+      {"LayerScale", layerScale},
+      {"CustomScaleLayer", customScale},
+  };
+  return table;
+}
+
+const std::map<std::string, Converter> &dlc::keras::operationConverters() {
+  static const std::map<std::string, Converter> table = {
+      {"Add", binaryOperation<AddOp>},
+      {"Subtract", binaryOperation<SubOp>},
+      {"Multiply", binaryOperation<MulOp>},
+      {"Divide", binaryOperation<DivOp>},
+      {"TrueDivide", binaryOperation<DivOp>},
+      {"Maximum", binaryOperation<MaximumOp>},
+      {"Minimum", binaryOperation<MinimumOp>},
+  };
+  return table;
+}
+
+const std::map<std::string, std::string> &dlc::keras::applicationLayers() {
+  static const std::map<std::string, std::string> table = {
+      {"LayerScale", "keras.src.applications.convnext"},
+      {"CustomScaleLayer", "keras.src.applications.inception_resnet_v2"},
   };
   return table;
 }

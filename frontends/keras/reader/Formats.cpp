@@ -9,6 +9,7 @@
 
 #include "frontends/keras/reader/Hdf5.h"
 #include "frontends/keras/reader/Isolation.h"
+#include "frontends/keras/reader/KerasHub.h"
 #include "frontends/keras/reader/KerasModel.h"
 #include "frontends/keras/reader/ModelConfig.h"
 #include "frontends/keras/reader/Weights.h"
@@ -66,6 +67,8 @@ void readSeparateWeights(const std::string &weightsPath, Model &model) {
   try {
     h5::File file(std::move(bytes), what);
     h5::Group root = file.root();
+    if (Layer *backbone = kerasHubBackbone(model))
+      return assignKerasHubWeights(root, *backbone);
     if (hasKeras3Layout(root))
       return assignKeras3Weights(root, model);
     if (hasKeras2Layout(root))
@@ -112,7 +115,8 @@ KerasModel readArchive(const std::string &bytes) {
   out.kerasVersion = stringMember(metadata, "keras_version");
   json top = parseJson(zip.read(*config, kMaxConfigBytes), "config.json");
   out.generation = generationOfConfig(top, out.kerasVersion);
-  out.model = readModelConfig(top, out.generation);
+  out.model = isKerasHubEntry(top) ? readKerasHubModel(top)
+                                   : readModelConfig(top, out.generation);
 
   const ZipArchive::Member *weights = zip.find("model.weights.h5");
   if (!weights) {
@@ -127,7 +131,10 @@ KerasModel readArchive(const std::string &bytes) {
   }
   h5::File file(zip.read(*weights, kMaxWeightsBytes), "model.weights.h5");
   try {
-    assignKeras3Weights(file.root(), *out.model);
+    if (Layer *backbone = kerasHubBackbone(*out.model))
+      assignKerasHubWeights(file.root(), *backbone);
+    else
+      assignKeras3Weights(file.root(), *out.model);
   } catch (const UserError &e) {
     throw UserError("model.weights.h5: " + e.reason(), "", e.layer(),
                     e.layerClass());
@@ -151,6 +158,10 @@ KerasModel readLegacyH5(std::string bytes) {
   out.format = FileFormat::LegacyH5;
   out.kerasVersion = root.stringAttribute("keras_version").value_or("");
   json top = parseJson(*config, "the model_config attribute");
+  if (isKerasHubEntry(top))
+    throw UserError("a KerasHub model saved as legacy HDF5 is not supported "
+                    "(its weights are stored by layer name): save it as "
+                    ".keras");
   // Both legacy writers put the version in an attribute, not the config.
   out.generation = out.kerasVersion.empty()
                        ? Generation::Keras2
@@ -202,7 +213,8 @@ KerasModel readJson(const std::string &path, const std::string &bytes,
   out.format = FileFormat::JsonAndWeights;
   out.kerasVersion = stringMember(doc, "keras_version");
   out.generation = generationOfConfig(doc);
-  out.model = readModelConfig(doc, out.generation);
+  out.model = isKerasHubEntry(doc) ? readKerasHubModel(doc)
+                                   : readModelConfig(doc, out.generation);
   readSeparateWeights(weightsPath.empty() ? weightsBeside(path) : weightsPath,
                       *out.model);
   return out;

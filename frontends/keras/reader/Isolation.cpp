@@ -12,6 +12,7 @@
 #include "frontends/keras/reader/Isolation.h"
 
 #include "support/Error.h"
+#include "support/MemorySize.h"
 
 #include <cerrno>
 #include <chrono>
@@ -98,7 +99,8 @@ json modelJson(const Model &model, std::vector<const Tensor *> &tensors,
       json inputs = json::array();
       for (const TensorRef &r : c.inputs)
         inputs.push_back(refJson(r));
-      calls.push_back({{"inputs", inputs}, {"kwargs", c.kwargs}});
+      calls.push_back(
+          {{"inputs", inputs}, {"kwargs", c.kwargs}, {"args", c.args}});
     }
     json weights = json::array();
     for (const Tensor &t : l.weights) {
@@ -113,6 +115,7 @@ json modelJson(const Model &model, std::vector<const Tensor *> &tensors,
          {"registeredName", l.registeredName},
          {"config", l.config},
          {"weights", weights},
+         {"weightPaths", l.weightPaths},
          {"calls", calls},
          {"nested",
           l.nested ? modelJson(*l.nested, tensors, depth + 1) : json()}});
@@ -282,10 +285,12 @@ public:
         for (const json &r : cj.at("inputs"))
           c.inputs.push_back(refFrom(r));
         c.kwargs = cj.at("kwargs");
+        c.args = cj.at("args");
         l.calls.push_back(std::move(c));
       }
       for (const json &wj : lj.at("weights"))
         l.weights.push_back(tensor(wj));
+      l.weightPaths = lj.at("weightPaths").get<std::vector<std::string>>();
       if (!lj.at("nested").is_null())
         l.nested = model(lj.at("nested"), depth + 1);
       m->layers.push_back(std::move(l));
@@ -503,42 +508,13 @@ std::string dlc::keras::formatBytes(uint64_t bytes) {
   return text + " " + units[unit];
 }
 
-namespace {
-
-/// A positive integer with an optional K, M, G or T suffix (powers of 1024,
-/// optionally followed by "iB"), or "B"; nullopt otherwise.
-std::optional<uint64_t> parseSize(const std::string &text) {
-  size_t digits = 0;
-  uint64_t value = 0;
-  while (digits < text.size() && std::isdigit((unsigned char)text[digits])) {
-    unsigned d = unsigned(text[digits++] - '0');
-    if (value > (UINT64_MAX - d) / 10)
-      return std::nullopt;
-    value = value * 10 + d;
-  }
-  std::string suffix = text.substr(digits);
-  int shift = -1;
-  for (auto [name, bits] :
-       {std::pair{"", 0}, std::pair{"B", 0}, std::pair{"K", 10},
-        std::pair{"KiB", 10}, std::pair{"M", 20}, std::pair{"MiB", 20},
-        std::pair{"G", 30}, std::pair{"GiB", 30}, std::pair{"T", 40},
-        std::pair{"TiB", 40}})
-    if (suffix == name)
-      shift = bits;
-  if (digits == 0 || shift < 0 || value == 0 || value > (UINT64_MAX >> shift))
-    return std::nullopt;
-  return value << shift;
-}
-
-} // namespace
-
 IsolationLimits dlc::keras::readerLimits(uint64_t inputBytes) {
   IsolationLimits limits;
   std::string forInput =
       "the default for an input of " + formatBytes(inputBytes) + "; DLC_READ_";
   const char *time = std::getenv("DLC_READ_TIMEOUT");
   if (time && *time) {
-    std::optional<uint64_t> s = parseSize(time);
+    std::optional<uint64_t> s = parseMemorySize(time);
     if (!s ||
         std::string(time).find_first_not_of("0123456789") !=
             std::string::npos ||
@@ -555,12 +531,12 @@ IsolationLimits dlc::keras::readerLimits(uint64_t inputBytes) {
   }
   const char *memory = std::getenv("DLC_READ_MEMORY");
   if (memory && *memory) {
-    std::optional<uint64_t> m = parseSize(memory);
+    std::optional<uint64_t> m = parseMemorySize(memory);
     if (!m || *m < kMinimumMemory)
       throw UserError(std::string("DLC_READ_MEMORY='") + memory +
                       "' is not a memory size of at least " +
-                      formatBytes(kMinimumMemory) +
-                      " (bytes, optionally with a K, M, G or T suffix)");
+                      formatBytes(kMinimumMemory) + " (" + kMemorySizeSyntax +
+                      ")");
     limits.memoryBytes = *m;
     limits.memorySource = "DLC_READ_MEMORY";
   } else {

@@ -53,6 +53,10 @@ struct TensorRef {
 struct LayerCall {
   std::vector<TensorRef> inputs;
   nlohmann::json kwargs = nlohmann::json::object();
+  /// For a Keras 3 operation (`keras.src.ops.*`, e.g. `x + 3.0`): its
+  /// positional arguments as written, each tensor replaced by {"input": k},
+  /// k its index in `inputs`, constants kept (3.0). Null for layers.
+  nlohmann::json args;
 };
 
 struct Model;
@@ -73,6 +77,11 @@ struct Layer {
   /// read (float32 for float files, dequantized for TF.js uint8/uint16,
   /// float16 kept as float16).
   std::vector<Tensor> weights;
+  /// Where each weight lies below the layer's group of a Keras 3 weights
+  /// file ("transformer_encoder/_self_attention_layer/query_dense/vars/0"),
+  /// for a layer whose weights are read as a tree rather than by Keras's
+  /// per-class rules: a KerasHub backbone (KerasHub.h). Empty otherwise.
+  std::vector<std::string> weightPaths;
   /// For a nested Sequential/Functional model used as a layer.
   std::shared_ptr<Model> nested;
   /// Every call of this layer in this model, in node order. An InputLayer

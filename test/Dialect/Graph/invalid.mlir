@@ -563,6 +563,30 @@ func.func @compare_1(%a: tensor<?x20xi32>, %b: tensor<3xi32>) {
 
 // -----
 
+func.func @select_1(%m: tensor<4x6xi1>, %a: tensor<4x5xf32>, %b: tensor<f32>) {
+  // expected-error@+1 {{shapes [4, 6], [4, 5] and [] do not broadcast}}
+  %0 = graph.select %m, %a, %b : (tensor<4x6xi1>, tensor<4x5xf32>, tensor<f32>) -> tensor<4x6xf32>
+  return
+}
+
+// -----
+
+func.func @select_2(%m: tensor<4xi1>, %a: tensor<4xf32>, %b: tensor<4xf16>) {
+  // expected-error@+1 {{on_true}}
+  %0 = graph.select %m, %a, %b : (tensor<4xi1>, tensor<4xf32>, tensor<4xf16>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @select_3(%m: tensor<4xf32>, %a: tensor<4xf32>, %b: tensor<4xf32>) {
+  // expected-error@+1 {{must be ranked tensor of 1-bit signless integer values}}
+  %0 = graph.select %m, %a, %b : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
 func.func @softmax_1(%x: tensor<2x10xf32>) {
   // expected-error@+1 {{axis 2 is out of range for rank 2}}
   %0 = graph.softmax %x {axis = 2 : i64} : tensor<2x10xf32>

@@ -211,6 +211,14 @@ func.func @compare(%ids: tensor<?x20xi32>) -> tensor<?x20xi1> {
   return %0 : tensor<?x20xi1>
 }
 
+// CHECK-LABEL: func.func @select
+func.func @select(%m: tensor<?x1x1x6xi1>, %s: tensor<?x2x4x6xf32>) -> tensor<?x2x4x6xf32> {
+  %neg = graph.constant dense<-1.0e+09> : tensor<f32>
+  // CHECK: graph.select %{{.+}}, %{{.+}}, %{{.+}} : (tensor<?x1x1x6xi1>, tensor<?x2x4x6xf32>, tensor<f32>) -> tensor<?x2x4x6xf32>
+  %0 = graph.select %m, %s, %neg : (tensor<?x1x1x6xi1>, tensor<?x2x4x6xf32>, tensor<f32>) -> tensor<?x2x4x6xf32>
+  return %0 : tensor<?x2x4x6xf32>
+}
+
 // CHECK-LABEL: func.func @activation
 func.func @activation(%x: tensor<8xf32>) -> tensor<8xf32> {
   // CHECK: graph.activation <relu> %{{.+}} : tensor<8xf32>

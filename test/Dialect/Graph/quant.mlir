@@ -1,5 +1,5 @@
 // The quantization ops (Keras's int8/int4/float8 layers, docs/keras.md
-// section 5): printed, parsed back, and their result types inferred.
+// section 6): printed, parsed back, and their result types inferred.
 // RUN: dlc-opt %s | FileCheck %s
 // RUN: dlc-opt %s | dlc-opt | FileCheck %s
 // RUN: dlc-opt %s -mlir-print-op-generic | dlc-opt | FileCheck %s
