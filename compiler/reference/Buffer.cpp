@@ -32,6 +32,7 @@ size_t dlc::reference::detail::elemSize(Elem elem) {
   case Elem::I64:
     return 8;
   case Elem::I1:
+  case Elem::I8:
     return 1;
   }
   return 1;
@@ -131,6 +132,8 @@ Elem dlc::reference::detail::elemOf(Type type) {
     return Elem::I64;
   case dlc::DType::Bool:
     return Elem::I1;
+  case dlc::DType::I8:
+    return Elem::I8;
   default: // f32, f16, bf16: the graph dialect has no other
     return Elem::F32;
   }

@@ -32,7 +32,7 @@ namespace dlc::reference::detail {
 using Shape = llvm::SmallVector<int64_t, 6>;
 
 /// How a buffer stores its elements.
-enum class Elem : uint8_t { F32, I32, I64, I1 };
+enum class Elem : uint8_t { F32, I32, I64, I1, I8 };
 
 /// The rounding a float result gets: its declared element type.
 enum class Round : uint8_t { None, F16, BF16 };

@@ -116,6 +116,11 @@ Buffer gatherBuffer(const Buffer &in, ArrayRef<int64_t> shape,
   case Elem::I1:
     bits = pad != 0 ? 1 : 0;
     break;
+  case Elem::I8: {
+    int8_t i = static_cast<int8_t>(pad);
+    std::memcpy(&bits, &i, sizeof(i));
+    break;
+  }
   }
   Buffer out = Buffer::alloc(in.elem(), shape);
   byWidth(in.elem(), [&](auto tag) {

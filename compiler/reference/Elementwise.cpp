@@ -248,6 +248,13 @@ template <typename T> T convertAt(const Buffer &in, int64_t i) {
   }
   case Elem::I1:
     return static_cast<T>(in.data<uint8_t>()[i] != 0);
+  case Elem::I8: {
+    int8_t v = in.data<int8_t>()[i];
+    if constexpr (std::is_same_v<T, uint8_t>)
+      return v != 0;
+    else
+      return static_cast<T>(v);
+  }
   }
   return T{};
 }
@@ -297,6 +304,8 @@ Buffer dlc::reference::detail::evalBinary(Operation *op, Operands operands,
     break;
   case Elem::I1:
     throwOpError(op, "arithmetic on i1 values");
+  case Elem::I8:
+    throwOpError(op, "arithmetic on i8 values");
   }
   return out;
 }
@@ -325,6 +334,9 @@ Buffer dlc::reference::detail::evalCompare(CompareOp op, Operands operands,
     break;
   case Elem::I1:
     run(uint8_t{});
+    break;
+  case Elem::I8:
+    run(int8_t{});
     break;
   }
   return out;
@@ -386,6 +398,9 @@ Buffer dlc::reference::detail::evalCast(CastOp op, Operands operands,
     break;
   case Elem::I1:
     convertAll(in, out.mutableData<uint8_t>(), pool);
+    break;
+  case Elem::I8:
+    convertAll(in, out.mutableData<int8_t>(), pool);
     break;
   }
   return out;

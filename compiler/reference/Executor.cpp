@@ -125,6 +125,10 @@ Buffer attributeBuffer(Operation *op, RankedTensorType type, Attribute value) {
       std::fill_n(
           b.mutableData<int32_t>(), count,
           static_cast<int32_t>(dense.getSplatValue<APInt>().getSExtValue()));
+    } else if (elem == Elem::I8) {
+      std::fill_n(
+          b.mutableData<int8_t>(), count,
+          static_cast<int8_t>(dense.getSplatValue<APInt>().getSExtValue()));
     } else {
       std::fill_n(b.mutableData<int64_t>(), count,
                   dense.getSplatValue<APInt>().getSExtValue());
@@ -254,6 +258,8 @@ std::vector<Buffer> Interpreter::eval(Operation *op,
   std::vector<Buffer> results;
   if (auto fusion = dyn_cast<FusionOp>(op)) {
     results = run(fusion.getBody().front(), std::move(operands));
+  } else if (auto quantize = dyn_cast<QuantizeOp>(op)) {
+    results = evalQuantize(quantize, operands, pool_);
   } else {
     if (op->getNumResults() != 1)
       throwUnsupported(op);
@@ -311,6 +317,16 @@ Buffer Interpreter::evalOne(Operation *op, Operands operands) {
       .Case([&](SoftmaxOp c) { return evalSoftmax(c, operands, pool); })
       .Case([&](CastOp c) { return evalCast(c, operands, pool); })
       .Case([&](EmbeddingOp c) { return evalEmbedding(c, operands, pool); })
+      .Case([&](QuantizedMatmulOp c) {
+        return evalQuantizedMatmul(c, operands, pool);
+      })
+      .Case([&](UnpackInt4Op c) { return evalUnpackInt4(c, operands, pool); })
+      .Case([&](DequantizeOp c) { return evalDequantize(c, operands, pool); })
+      .Case([&](DequantizeGroupedOp c) {
+        return evalDequantizeGrouped(c, operands, pool);
+      })
+      .Case(
+          [&](FakeQuantizeOp c) { return evalFakeQuantize(c, operands, pool); })
       .Case([&](SimpleRnnOp c) { return evalSimpleRnn(c, operands, pool); })
       .Case([&](LstmOp c) { return evalLstm(c, operands, pool); })
       .Case([&](GruOp c) { return evalGru(c, operands, pool); })

@@ -15,6 +15,8 @@
 
 #include "dialects/graph/GraphDialect.h"
 
+#include <vector>
+
 namespace dlc::reference::detail {
 
 class ThreadPool;
@@ -91,6 +93,20 @@ private:
   graph::ActivationKind kind_;
   double alpha_, beta_, maxValue_, threshold_;
 };
+
+// Quant.cpp: Keras's int8/int4/float8 quantization (docs/keras.md section 6).
+std::vector<Buffer> evalQuantize(graph::QuantizeOp op, Operands operands,
+                                 ThreadPool &pool);
+Buffer evalQuantizedMatmul(graph::QuantizedMatmulOp op, Operands operands,
+                           ThreadPool &pool);
+Buffer evalUnpackInt4(graph::UnpackInt4Op op, Operands operands,
+                      ThreadPool &pool);
+Buffer evalDequantize(graph::DequantizeOp op, Operands operands,
+                      ThreadPool &pool);
+Buffer evalDequantizeGrouped(graph::DequantizeGroupedOp op, Operands operands,
+                             ThreadPool &pool);
+Buffer evalFakeQuantize(graph::FakeQuantizeOp op, Operands operands,
+                        ThreadPool &pool);
 
 } // namespace dlc::reference::detail
 

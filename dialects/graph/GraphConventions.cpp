@@ -105,5 +105,7 @@ FailureOr<dlc::DType> dlc::graph::dtypeOf(Type elementType) {
     return dlc::DType::I64;
   if (elementType.isInteger(1))
     return dlc::DType::Bool;
+  if (elementType.isInteger(8))
+    return dlc::DType::I8;
   return failure();
 }

@@ -965,3 +965,171 @@ LogicalResult FusionOp::verifyRegions() {
   }
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// Quantization
+//===----------------------------------------------------------------------===//
+
+template <typename T>
+static LogicalResult inferQuantize(T op, EmitFn emit,
+                                   SmallVectorImpl<Type> &out) {
+  RankedTensorType in = tensorType(op.getInput());
+  if (!in)
+    return failure();
+  if (in.getRank() < 1)
+    return emit() << "expects an input of rank 1 or more, got " << in;
+  int64_t lo = op.getMin(), hi = op.getMax();
+  if (lo < -128 || hi > 127 || lo >= hi || hi <= 0)
+    return emit() << "expects -128 <= min < max <= 127 and max > 0, got [" << lo
+                  << ", " << hi << "]";
+  if (!(op.getEpsilon().convertToFloat() >= 0))
+    return emit() << "expects a non-negative epsilon";
+  Builder b(in.getContext());
+  out.push_back(in.clone(b.getIntegerType(8)));
+  Shape scale(in.getShape());
+  scale.back() = 1;
+  out.push_back(RankedTensorType::get(scale, in.getElementType()));
+  return success();
+}
+DLC_INFERRED_OP(QuantizeOp, inferQuantize)
+
+template <typename T>
+static LogicalResult inferQuantizedMatmul(T op, EmitFn emit,
+                                          SmallVectorImpl<Type> &out) {
+  RankedTensorType lhs = tensorType(op.getLhs());
+  RankedTensorType rhs = tensorType(op.getRhs());
+  RankedTensorType rhsScale = tensorType(op.getRhsScale());
+  if (!lhs || !rhs || !rhsScale)
+    return failure();
+  if (lhs.getRank() < 1)
+    return emit() << "expects an lhs of rank 1 or more, got " << lhs;
+  if (failed(checkRank(emit, rhs, 2, "rhs")))
+    return failure();
+  int64_t k = lhs.getShape().back(), n = rhs.getDimSize(1);
+  if (!dimsCompatible(k, rhs.getDimSize(0)))
+    return emit() << "contraction sizes differ: lhs " << fmt(lhs.getShape())
+                  << " has " << k << ", rhs " << fmt(rhs.getShape()) << " has "
+                  << rhs.getDimSize(0);
+  if (failed(checkVector(emit, rhsScale, n, "rhs_scale")))
+    return failure();
+  bool integerLhs = lhs.getElementType().isInteger(8);
+  Type floatType =
+      integerLhs ? rhsScale.getElementType() : lhs.getElementType();
+  if (rhsScale.getElementType() != floatType)
+    return emit() << "rhs_scale element type " << rhsScale.getElementType()
+                  << " differs from lhs element type " << floatType;
+  Value lhsScaleValue = op.getLhsScale();
+  if (integerLhs != static_cast<bool>(lhsScaleValue))
+    return emit() << (integerLhs ? "expects an lhs_scale with an i8 lhs"
+                                 : "expects no lhs_scale with a float lhs");
+  if (lhsScaleValue) {
+    RankedTensorType lhsScale = tensorType(lhsScaleValue);
+    if (!lhsScale)
+      return failure();
+    Shape expected(lhs.getShape());
+    expected.back() = 1;
+    bool fits = lhsScale.getElementType() == floatType &&
+                lhsScale.getRank() == lhs.getRank();
+    for (int64_t d = 0; fits && d < lhs.getRank(); ++d)
+      fits = dimsCompatible(lhsScale.getDimSize(d), expected[d]);
+    if (!fits)
+      return emit() << "lhs_scale has type " << lhsScale << ", expected shape "
+                    << fmt(expected) << " of " << floatType;
+  }
+  Shape shape(lhs.getShape().drop_back());
+  shape.push_back(n);
+  out.push_back(RankedTensorType::get(shape, floatType));
+  return success();
+}
+DLC_INFERRED_OP(QuantizedMatmulOp, inferQuantizedMatmul)
+
+template <typename T>
+static LogicalResult inferUnpackInt4(T op, EmitFn emit,
+                                     SmallVectorImpl<Type> &out) {
+  RankedTensorType in = tensorType(op.getInput());
+  if (!in)
+    return failure();
+  int64_t rank = in.getRank(), axis = op.getAxis();
+  if (axis < -rank || axis >= rank)
+    return emit() << "axis " << axis << " is outside rank " << rank;
+  if (axis < 0)
+    axis += rank;
+  int64_t packed = in.getDimSize(axis), size = op.getSize();
+  if (size < 0 || (isStatic(packed) && (size + 1) / 2 != packed))
+    return emit() << "size " << size << " does not pack into " << packed
+                  << " bytes";
+  Shape shape(in.getShape());
+  shape[axis] = size;
+  out.push_back(in.clone(shape));
+  return success();
+}
+DLC_INFERRED_OP(UnpackInt4Op, inferUnpackInt4)
+
+template <typename T>
+static LogicalResult inferDequantize(T op, EmitFn emit,
+                                     SmallVectorImpl<Type> &out) {
+  RankedTensorType in = tensorType(op.getInput());
+  RankedTensorType scale = tensorType(op.getScale());
+  if (!in || !scale)
+    return failure();
+  int64_t rank = in.getRank(), axis = op.getAxis();
+  if (axis < -rank || axis >= rank)
+    return emit() << "axis " << axis << " is outside rank " << rank;
+  if (axis < 0)
+    axis += rank;
+  if (failed(checkVector(emit, scale, in.getDimSize(axis), "scale")))
+    return failure();
+  out.push_back(in.clone(scale.getElementType()));
+  return success();
+}
+DLC_INFERRED_OP(DequantizeOp, inferDequantize)
+
+template <typename T>
+static LogicalResult inferDequantizeGrouped(T op, EmitFn emit,
+                                            SmallVectorImpl<Type> &out) {
+  RankedTensorType in = tensorType(op.getInput());
+  RankedTensorType scale = tensorType(op.getScale());
+  RankedTensorType zero = tensorType(op.getZero());
+  RankedTensorType groups = tensorType(op.getGroups());
+  if (!in || !scale || !zero || !groups)
+    return failure();
+  int64_t rank = in.getRank(), axis = op.getAxis();
+  if (axis < -rank || axis >= rank)
+    return emit() << "axis " << axis << " is outside rank " << rank;
+  if (axis < 0)
+    axis += rank;
+  if (scale.getShape() != zero.getShape())
+    return emit() << "scale " << fmt(scale.getShape()) << " and zero "
+                  << fmt(zero.getShape()) << " differ in shape";
+  if (scale.getRank() != rank)
+    return emit() << "scale has rank " << scale.getRank() << ", expected "
+                  << rank;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != axis && !dimsCompatible(scale.getDimSize(d), in.getDimSize(d)))
+      return emit() << "scale " << fmt(scale.getShape())
+                    << " does not match input " << fmt(in.getShape())
+                    << " outside axis " << axis;
+  if (failed(checkVector(emit, groups, in.getDimSize(axis), "groups")))
+    return failure();
+  out.push_back(in.clone(scale.getElementType()));
+  return success();
+}
+DLC_INFERRED_OP(DequantizeGroupedOp, inferDequantizeGrouped)
+
+template <typename T>
+static LogicalResult inferFakeQuantize(T op, EmitFn emit,
+                                       SmallVectorImpl<Type> &out) {
+  RankedTensorType in = tensorType(op.getInput());
+  RankedTensorType scale = tensorType(op.getScale());
+  if (!in || !scale)
+    return failure();
+  if (scale.getRank() != 0 || scale.getElementType() != in.getElementType())
+    return emit() << "expects a rank-0 scale of " << in.getElementType()
+                  << ", got " << scale;
+  Type type = op.getTargetType();
+  if (!type || !(type.isFloat8E4M3FN() || type.isFloat8E5M2()))
+    return emit() << "expects a target_type f8E4M3FN or f8E5M2";
+  out.push_back(in);
+  return success();
+}
+DLC_INFERRED_OP(FakeQuantizeOp, inferFakeQuantize)

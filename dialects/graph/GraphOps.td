@@ -25,7 +25,9 @@ include "mlir/Interfaces/SideEffectInterfaces.td"
 def Graph_FloatTensor : RankedTensorOf<[F32, F16, BF16]>;
 def Graph_IndexTensor : RankedTensorOf<[I32, I64]>;
 def Graph_MaskTensor : RankedTensorOf<[I1]>;
-def Graph_Tensor : RankedTensorOf<[F32, F16, BF16, I32, I64, I1]>;
+def Graph_Tensor : RankedTensorOf<[F32, F16, BF16, I32, I64, I1, I8]>;
+// Quantized values (int8, and int4 values unpacked to one per int8).
+def Graph_QuantTensor : RankedTensorOf<[I8]>;
 
 // An op whose verifier checks its operands and whose result type is inferred.
 class Graph_InferredOp<string mnemonic, list<Trait> traits = []>
@@ -457,6 +459,100 @@ def Graph_RecurrenceOp : Graph_InferredOp<"recurrence",
   let extraClassDeclaration = [{
     /// 1, 4 or 3.
     int64_t getGates();
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// Quantization (Keras's int8/int4/float8 layers; docs/keras.md section 6)
+//===----------------------------------------------------------------------===//
+
+def Graph_QuantizeOp : Graph_InferredOp<"quantize"> {
+  let summary = "dynamic abs-max quantization of each row of the last axis";
+  let description = [{
+    For each row r of the last axis (Keras's abs_max_quantize, axis -1), in
+    f32: `scale[r] = max / (max_k |input[r, k]| + epsilon)`,
+    `output[r, k] = clip(round_half_even(input[r, k] * scale[r]), min, max)`.
+    `scale` has the input's shape with a last dim of 1.
+  }];
+  let arguments = (ins Graph_FloatTensor:$input,
+    DefaultValuedAttr<I64Attr, "-127">:$min,
+    DefaultValuedAttr<I64Attr, "127">:$max,
+    DefaultValuedAttr<F32Attr, "1.0e-7">:$epsilon);
+  let results = (outs Graph_QuantTensor:$output, Graph_FloatTensor:$scale);
+  let assemblyFormat = [{
+    $input attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Graph_QuantizedMatmulOp : Graph_InferredOp<"quantized_matmul"> {
+  let summary = "product with an int8 rhs [K, N], de-scaled per column";
+  let description = [{
+    `output[..., n] = f32(sum_k lhs[..., k] * rhs[k, n])
+                      / (rhs_scale[n] * lhs_scale[..., 0])`.
+    With an i8 `lhs` (and its per-row `lhs_scale` [..., 1] from
+    graph.quantize) the sum is exact in int32; with an f32 `lhs` (no
+    `lhs_scale`) it is an f32 product with the rhs values as f32.
+  }];
+  let arguments = (ins AnyTypeOf<[Graph_QuantTensor, Graph_FloatTensor]>:$lhs,
+    Graph_QuantTensor:$rhs, Graph_FloatTensor:$rhs_scale,
+    Optional<Graph_FloatTensor>:$lhs_scale);
+  let results = (outs Graph_FloatTensor:$output);
+  let assemblyFormat = [{
+    operands attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Graph_UnpackInt4Op : Graph_InferredOp<"unpack_int4"> {
+  let summary = "int4 values packed two per byte along `axis`, unpacked";
+  let description = [{
+    Byte j of `axis` holds element 2j in its low nibble and 2j+1 in its high
+    nibble, each a two's-complement int4 (Keras's pack_int4); `size` (the
+    unpacked length, `2 * packed` or one less) drops the padding nibble.
+  }];
+  let arguments = (ins Graph_QuantTensor:$input, I64Attr:$axis, I64Attr:$size);
+  let results = (outs Graph_QuantTensor:$output);
+  let assemblyFormat = [{
+    $input attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Graph_DequantizeOp : Graph_InferredOp<"dequantize"> {
+  let summary = "f32(input) / scale, with a 1-D scale along `axis`";
+  let arguments = (ins Graph_QuantTensor:$input, Graph_FloatTensor:$scale,
+    I64Attr:$axis);
+  let results = (outs Graph_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input `,` $scale attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Graph_DequantizeGroupedOp : Graph_InferredOp<"dequantize_grouped"> {
+  let summary = "(f32(input) - f32(zero)) * scale, per group along `axis`";
+  let description = [{
+    `scale` and `zero` have the input's shape but `G` groups along `axis`;
+    position i of `axis` uses group `groups[i]`:
+    `output[.., i, ..] = (f32(input[.., i, ..]) - f32(zero[.., g, ..]))
+                         * scale[.., g, ..]` with `g = groups[i]`.
+  }];
+  let arguments = (ins Graph_QuantTensor:$input, Graph_FloatTensor:$scale,
+    Graph_QuantTensor:$zero, Graph_IndexTensor:$groups, I64Attr:$axis);
+  let results = (outs Graph_FloatTensor:$output);
+  let assemblyFormat = [{
+    operands attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Graph_FakeQuantizeOp : Graph_InferredOp<"fake_quantize"> {
+  let summary = "quantize to a float8 type and back, with a scalar scale";
+  let description = [{
+    `output = f32(T(clip(input / scale, -max(T), max(T)))) * scale` (T is
+    `target_type`, f8E4M3FN or f8E5M2), the cast rounding to nearest even.
+  }];
+  let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$scale,
+    TypeAttr:$target_type);
+  let results = (outs Graph_FloatTensor:$output);
+  let assemblyFormat = [{
+    $input `,` $scale attr-dict `:` functional-type(operands, results)
   }];
 }
 

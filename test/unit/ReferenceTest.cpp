@@ -1728,4 +1728,121 @@ TEST_F(ReferenceTest, ResultsDoNotDependOnTheThreadCount) {
   }
 }
 
+//===----------------------------------------------------------------------===//
+// Quantization (docs/keras.md section 6)
+//===----------------------------------------------------------------------===//
+
+TEST_F(ReferenceTest, QuantizeRoundsHalfToEvenPerRow) {
+  // epsilon 0 and a row maximum of 127 make the scale exactly 1: the ties
+  // round to even; the second row's scale is 127 / 254.
+  std::string ir = "func.func @main(%x: " + tt({2, 6}) + ") -> (" +
+                   tt({2, 6}, "i8") + ", " + tt({2, 1}) +
+                   ") {\n  %0:2 = graph.quantize %x {epsilon = 0.0 : "
+                   "f32} : (" +
+                   tt({2, 6}) + ") -> (" + tt({2, 6}, "i8") + ", " +
+                   tt({2, 1}) + ")\n  return %0#0, %0#1 : " + tt({2, 6}, "i8") +
+                   ", " + tt({2, 1}) + "\n}\n";
+  std::vector<Tensor> y =
+      run(ir, {f32({2, 6}, {127, 0.5, 1.5, 2.5, -0.5, -126.5, 254, -1, 3, 5, -7,
+                            -254})});
+  ASSERT_EQ(y.size(), 2u);
+  expectExact(y[0], {127, 0, 2, 2, 0, -126, 127, 0, 2, 2, -4, -127});
+  expectExact(y[1], {1, 0.5});
+}
+
+TEST_F(ReferenceTest, QuantizeWithEpsilonAndClip) {
+  // Keras's default epsilon: scale = 127 / (2 + 1e-7) in f32. min -5 clips.
+  Tensor x = f32({1, 3}, {2, -2, 0.5});
+  std::string types =
+      "(" + tt({1, 3}) + ") -> (" + tt({1, 3}, "i8") + ", " + tt({1, 1}) + ")";
+  std::string ir =
+      "func.func @main(%x: " + tt({1, 3}) + ") -> (" + tt({1, 3}, "i8") + ", " +
+      tt({1, 1}) +
+      ") {\n  %0:2 = graph.quantize %x {min = -5 : i64} : " + types +
+      "\n  return %0#0, %0#1 : " + tt({1, 3}, "i8") + ", " + tt({1, 1}) +
+      "\n}\n";
+  std::vector<Tensor> y = run(ir, {x});
+  float scale = 127.0f / (2.0f + 1e-7f);
+  expectExact(y[0], {127, -5, std::nearbyint(0.5f * scale)});
+  expectExact(y[1], {scale});
+}
+
+TEST_F(ReferenceTest, QuantizedMatmulInt32SumsThenOneDivision) {
+  Tensor x = ints<int8_t>(DType::I8, {2, 3}, {1, -2, 127, -127, 5, 0});
+  Tensor k = ints<int8_t>(DType::I8, {3, 2}, {3, -1, 4, 127, -5, 2});
+  Tensor ks = f32({2}, {2, 0.5});
+  Tensor xs = f32({2, 1}, {4, 0.25});
+  Tensor y = runOp({tt({2, 3}, "i8"), tt({3, 2}, "i8"), tt({2}), tt({2, 1})},
+                   tt({2, 2}),
+                   "graph.quantized_matmul %a0, %a1, %a2, %a3 : (" +
+                       tt({2, 3}, "i8") + ", " + tt({3, 2}, "i8") + ", " +
+                       tt({2}) + ", " + tt({2, 1}) + ") -> " + tt({2, 2}),
+                   {x, k, ks, xs});
+  // Row 0: [3 - 8 - 635, -1 - 254 + 254] = [-640, -1];
+  // row 1: [-381 + 20, 127 + 635] = [-361, 762].
+  expectExact(y, {-640.0f / 8, -1.0f / 2, -361.0f / 0.5f, 762.0f / 0.125f});
+  // An f32 lhs: the int8 values as f32, then / rhs_scale.
+  Tensor yf =
+      runOp({tt({1, 3}), tt({3, 2}, "i8"), tt({2})}, tt({1, 2}),
+            "graph.quantized_matmul %a0, %a1, %a2 : (" + tt({1, 3}) + ", " +
+                tt({3, 2}, "i8") + ", " + tt({2}) + ") -> " + tt({1, 2}),
+            {f32({1, 3}, {0.5, 1, -1}), k, ks});
+  expectExact(yf, {(1.5f + 4 + 5) / 2, (-0.5f + 127 - 2) / 0.5f});
+}
+
+TEST_F(ReferenceTest, UnpackInt4AsKerasPacks) {
+  // Keras's pack_int4 docstring: [[-3, 7, 2], [-8, 1, 0]] packed along axis
+  // 1 is [[125, 2], [24, 0]]; along axis 0, [[-3, 7], [2, -8], [1, 0]] is
+  // [[45, -121], [1, 0]].
+  Tensor p1 = ints<int8_t>(DType::I8, {2, 2}, {125, 2, 24, 0});
+  Tensor y1 = runOp({tt({2, 2}, "i8")}, tt({2, 3}, "i8"),
+                    "graph.unpack_int4 %a0 {axis = 1 : i64, size = 3 : i64} "
+                    ": (" +
+                        tt({2, 2}, "i8") + ") -> " + tt({2, 3}, "i8"),
+                    {p1});
+  expectExact(y1, {-3, 7, 2, -8, 1, 0});
+  Tensor p0 = ints<int8_t>(DType::I8, {2, 2}, {45, -121, 1, 0});
+  Tensor y0 = runOp({tt({2, 2}, "i8")}, tt({3, 2}, "i8"),
+                    "graph.unpack_int4 %a0 {axis = 0 : i64, size = 3 : i64} "
+                    ": (" +
+                        tt({2, 2}, "i8") + ") -> " + tt({3, 2}, "i8"),
+                    {p0});
+  expectExact(y0, {-3, 7, 2, -8, 1, 0});
+}
+
+TEST_F(ReferenceTest, DequantizeDividesAndGroupedSubtractsTheZero) {
+  Tensor q = ints<int8_t>(DType::I8, {2, 3}, {10, -20, 30, 7, 0, -7});
+  Tensor y = runOp({tt({2, 3}, "i8"), tt({2})}, tt({2, 3}),
+                   "graph.dequantize %a0, %a1 {axis = 0 : i64} : (" +
+                       tt({2, 3}, "i8") + ", " + tt({2}) + ") -> " + tt({2, 3}),
+                   {q, f32({2}, {10, 0.5})});
+  expectExact(y, {1, -2, 3, 14, 0, -14});
+  // Groups along axis 1: columns 0, 1 in group 0, column 2 in group 1.
+  Tensor s = f32({2, 2}, {0.5, 2, 0.25, 4});
+  Tensor z = ints<int8_t>(DType::I8, {2, 2}, {1, -1, 3, 0});
+  Tensor g = i32({3}, {0, 0, 1});
+  Tensor yg =
+      runOp({tt({2, 3}, "i8"), tt({2, 2}), tt({2, 2}, "i8"), tt({3}, "i32")},
+            tt({2, 3}),
+            "graph.dequantize_grouped %a0, %a1, %a2, %a3 {axis = 1 : i64} : (" +
+                tt({2, 3}, "i8") + ", " + tt({2, 2}) + ", " + tt({2, 2}, "i8") +
+                ", " + tt({3}, "i32") + ") -> " + tt({2, 3}),
+            {q, s, z, g});
+  expectExact(yg, {4.5, -10.5, 62, 1, -0.75, -28});
+}
+
+TEST_F(ReferenceTest, FakeQuantizeRoundsToE4M3AndSaturates) {
+  // e4m3 has 3 mantissa bits: 0.3 -> 0.3125; 17 is a tie between 16 and 18
+  // and goes to 16 (even mantissa); beyond 448 saturates; -0.0015 rounds to
+  // the smallest subnormal, -2^-9. Scale 2 divides
+  // first, then multiplies back.
+  Tensor y =
+      runOp({tt({6}), tt({})}, tt({6}),
+            "graph.fake_quantize %a0, %a1 {target_type = f8E4M3FN} : "
+            "(" +
+                tt({6}) + ", " + tt({}) + ") -> " + tt({6}),
+            {f32({6}, {0.6f, 34, 1000, -5000, 0, -0.003f}), f32({}, {2})});
+  expectExact(y, {0.625f, 32, 896, -896, 0, -0.00390625f});
+}
+
 } // namespace

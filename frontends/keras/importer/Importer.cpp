@@ -220,10 +220,46 @@ void Importer::checkDtypePolicy(const Layer &layer) {
   if (!layer.config.is_object() || !layer.config.contains("dtype"))
     return;
   const json &dtype = layer.config["dtype"];
-  if (dtype.is_object() &&
-      dtype.value("class_name", "").find("Quantized") != std::string::npos)
-    throw UserError("quantized dtype policy '" + policyName(dtype) +
-                    "' is not supported");
+  const json *config = dtype.is_object() && dtype.contains("config") &&
+                               dtype["config"].is_object()
+                           ? &dtype["config"]
+                           : nullptr;
+  std::string cls = dtype.is_object() ? dtype.value("class_name", "") : "";
+  if (cls.find("Quantized") != std::string::npos ||
+      (config && config->contains("mode"))) {
+    // Keras's quantized policies (section 6): int8, int4 and float8 on the
+    // layers that have them; the converters read the mode and the weights.
+    std::string mode =
+        config && config->contains("mode") && (*config)["mode"].is_string()
+            ? (*config)["mode"].get<std::string>()
+            : "";
+    bool known = (cls == "QuantizedDTypePolicy" && mode == "int8") ||
+                 (cls == "QuantizedFloat8DTypePolicy" && mode == "float8") ||
+                 (cls == "Int4DTypePolicy" && mode.rfind("int4/", 0) == 0);
+    if (!known)
+      throw UserError(
+          "quantized dtype policy " + cls +
+          (mode.empty() ? "" : " '" + mode + "'") +
+          " is not supported (int8, int4 and float8 are, on Dense and " +
+          "Embedding)");
+    bool layerHasIt = layer.className == "Dense" ||
+                      (layer.className == "Embedding" && mode != "float8");
+    if (!layerHasIt)
+      throw UserError("quantized dtype policy '" + mode +
+                      "' is not supported on this layer class");
+    std::string source = config && config->contains("source_name") &&
+                                 (*config)["source_name"].is_string()
+                             ? (*config)["source_name"].get<std::string>()
+                             : "float32";
+    if (source != "float32")
+      throw UserError("quantized dtype policy '" + mode + "' from '" + source +
+                      "' is not supported (only from float32)");
+    if (model_.format == FileFormat::LegacyH5)
+      throw UserError("quantized layers are read from .keras and .weights.h5 "
+                      "files only: legacy HDF5 stores their weights in "
+                      "another order, which their shapes do not tell apart");
+    return;
+  }
   std::string name = policyName(dtype);
   if (name.empty() || name == "float32")
     return;
@@ -286,7 +322,10 @@ Value Importer::weight(Location loc, const Tensor &tensor,
   if (!n || *n != tensor.numel())
     throw UserError("weight '" + name + "' holds " + tensor.describe() +
                     ", expected shape " + formatShape(shape));
-  DType dtype = element.isF16() ? DType::F16 : DType::F32;
+  DType dtype = element.isF16()         ? DType::F16
+                : element.isInteger(8)  ? DType::I8
+                : element.isInteger(32) ? DType::I32
+                                        : DType::F32;
   Tensor converted = tensor.cast(dtype);
   auto type = RankedTensorType::get(shape, element);
   // Blob keys are made by the compiler; the name only decorates them.

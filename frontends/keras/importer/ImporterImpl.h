@@ -89,12 +89,19 @@ public:
   mlir::OpBuilder &builder() { return builder_; }
   mlir::MLIRContext *context() { return builder_.getContext(); }
   Generation generation() const { return model_.generation; }
+  FileFormat format() const { return model_.format; }
 
   /// Creates an op whose result type is inferred; an inference failure
   /// (operands that do not fit) becomes a UserError with the reason.
   template <typename OpT>
   mlir::Value make(mlir::Location loc, mlir::ValueRange operands,
-                   llvm::ArrayRef<mlir::NamedAttribute> attrs = {});
+                   llvm::ArrayRef<mlir::NamedAttribute> attrs = {}) {
+    return makeOp<OpT>(loc, operands, attrs)->getResult(0);
+  }
+  /// make() for an op with several results.
+  template <typename OpT>
+  mlir::Operation *makeOp(mlir::Location loc, mlir::ValueRange operands,
+                          llvm::ArrayRef<mlir::NamedAttribute> attrs = {});
 
   /// graph.reshape to `shape` (-1 kept dynamic; at most one).
   mlir::Value reshape(mlir::Location loc, mlir::Value x,
@@ -188,8 +195,8 @@ struct HasProperties<OpT, std::void_t<typename OpT::Properties>>
     : std::true_type {};
 
 template <typename OpT>
-mlir::Value Importer::make(mlir::Location loc, mlir::ValueRange operands,
-                           llvm::ArrayRef<mlir::NamedAttribute> attrs) {
+mlir::Operation *Importer::makeOp(mlir::Location loc, mlir::ValueRange operands,
+                                  llvm::ArrayRef<mlir::NamedAttribute> attrs) {
   mlir::MLIRContext *ctx = context();
   mlir::OperationState state(loc, OpT::getOperationName());
   state.addOperands(operands);
@@ -220,7 +227,7 @@ mlir::Value Importer::make(mlir::Location loc, mlir::ValueRange operands,
                                       : message);
   }
   state.addTypes(types);
-  return builder_.create(state)->getResult(0);
+  return builder_.create(state);
 }
 
 /// Shape of a value's ranked tensor type (kDynamic for unknown dims).

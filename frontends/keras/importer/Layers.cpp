@@ -145,10 +145,248 @@ Value from2D(Importer &im, Location loc, Value y, bool cf) {
 }
 
 //===----------------------------------------------------------------------===//
+// Quantized layers (docs/keras.md section 6)
+//===----------------------------------------------------------------------===//
+
+/// A layer's quantization: mode "" (float), "int8", "float8" or "int4" with
+/// its block size (-1: one scale per output channel). Importer's
+/// checkDtypePolicy has accepted the policy.
+struct QuantPolicy {
+  std::string mode;
+  int64_t block = -1;
+};
+
+QuantPolicy quantPolicy(CallToConvert &c) {
+  const json &cfg = c.layer.config;
+  if (!cfg.contains("dtype") || !cfg["dtype"].is_object())
+    return {};
+  const json &d = cfg["dtype"];
+  if (!d.contains("config") || !d["config"].is_object() ||
+      !d["config"].contains("mode") || !d["config"]["mode"].is_string())
+    return {};
+  std::string mode = d["config"]["mode"].get<std::string>();
+  if (mode.rfind("int4/", 0) != 0)
+    return {mode, -1};
+  std::string text = mode.substr(5);
+  int64_t block = 0;
+  size_t used = 0;
+  try {
+    block = std::stoll(text, &used);
+  } catch (const std::exception &) {
+    used = 0;
+  }
+  if (used == 0 || used != text.size() || (block != -1 && block < 1))
+    throw UserError("int4 policy '" + mode +
+                    "' has no valid block size (-1 or a positive count)");
+  return {"int4", block};
+}
+
+/// Keras's activation quantizer of an int8/int4 layer: an AbsMaxQuantizer
+/// over the last axis (int8's default) or none (int4's default), as the
+/// layer's quantization_config names it.
+struct ActivationQuantizer {
+  bool on = false;
+  int64_t min = -127, max = 127;
+  float epsilon = 1e-7f;
+};
+
+ActivationQuantizer activationQuantizer(CallToConvert &c, bool byDefault) {
+  ActivationQuantizer q;
+  q.on = byDefault;
+  const json &cfg = c.layer.config;
+  if (!cfg.contains("quantization_config") ||
+      cfg["quantization_config"].is_null())
+    return q;
+  const json &qc = cfg["quantization_config"];
+  if (!qc.is_object() || !qc.contains("config") || !qc["config"].is_object())
+    throw UserError("quantization_config is not a Keras object");
+  const json &qcc = qc["config"];
+  if (!qcc.contains("activation_quantizer"))
+    return q;
+  const json &a = qcc["activation_quantizer"];
+  if (a.is_null()) {
+    q.on = false;
+    return q;
+  }
+  if (!a.is_object() || a.value("class_name", "") != "AbsMaxQuantizer" ||
+      !a.contains("config") || !a["config"].is_object())
+    throw UserError("activation quantizer " +
+                    (a.is_object() ? a.value("class_name", "?") : a.dump()) +
+                    " is not supported (AbsMaxQuantizer is)");
+  const json &ac = a["config"];
+  if (ac.contains("axis") && !ac["axis"].is_null() &&
+      !(ac["axis"] == json(-1) || ac["axis"] == json::array({-1})))
+    throw UserError("activation quantizer axis " + ac["axis"].dump() +
+                    " is not supported (the last axis is)");
+  if (ac.value("output_dtype", std::string("int8")) != "int8")
+    throw UserError("activation quantizer output_dtype '" +
+                    ac["output_dtype"].dump() + "' is not supported");
+  q.on = true;
+  if (ac.contains("value_range")) {
+    const json &r = ac["value_range"];
+    if (!r.is_array() || r.size() != 2 || !r[0].is_number_integer() ||
+        !r[1].is_number_integer())
+      throw UserError("activation quantizer value_range " + r.dump() +
+                      " is not two integers");
+    q.min = r[0].get<int64_t>();
+    q.max = r[1].get<int64_t>();
+  }
+  if (ac.contains("epsilon")) {
+    if (!ac["epsilon"].is_number())
+      throw UserError("activation quantizer epsilon is not a number");
+    q.epsilon = static_cast<float>(ac["epsilon"].get<double>());
+  }
+  return q;
+}
+
+/// graph.quantize of `x` by `q`: the int8 values and the per-row scales.
+std::pair<Value, Value> quantizeActivation(Importer &im, CallToConvert &c,
+                                           Value x,
+                                           const ActivationQuantizer &q) {
+  Operation *op = im.makeOp<QuantizeOp>(
+      c.loc, {x},
+      {attr(im, "min", i64(im, q.min)), attr(im, "max", i64(im, q.max)),
+       attr(im, "epsilon", im.builder().getF32FloatAttr(q.epsilon))});
+  return {op->getResult(0), op->getResult(1)};
+}
+
+/// An int8 weight kept as int8 (int4 ones packed, two per byte).
+Value int8Weight(Importer &im, CallToConvert &c, const Tensor &t,
+                 const std::string &name) {
+  if (t.dtype() != DType::I8)
+    throw UserError(name + " is " + dtypeName(t.dtype()) + ", expected int8");
+  return im.weight(c.loc, t, c.qualifiedName + "/" + name,
+                   im.builder().getIntegerType(8));
+}
+
+/// graph.unpack_int4 of a packed weight along `axis` to `size` values.
+Value unpackInt4(Importer &im, CallToConvert &c, Value packed, int64_t axis,
+                 int64_t size) {
+  return im.make<UnpackInt4Op>(
+      c.loc, {packed},
+      {attr(im, "axis", i64(im, axis)), attr(im, "size", i64(im, size))});
+}
+
+/// graph.dequantize_grouped of int4 `values` along `axis` by Keras's
+/// sub-channel scale, zero point and group index (g_idx) weights.
+Value dequantizeGrouped(Importer &im, CallToConvert &c, Value values,
+                        const Tensor &scale, const Tensor &zero,
+                        const Tensor &groups, const std::string &prefix,
+                        int64_t axis) {
+  Value s = im.weight(c.loc, scale, c.qualifiedName + "/" + prefix + "_scale",
+                      im.floatType());
+  Value z = int8Weight(im, c, zero, prefix + "_zero");
+  Value g = im.weight(c.loc, groups, c.qualifiedName + "/g_idx",
+                      im.builder().getI32Type());
+  return im.make<DequantizeGroupedOp>(c.loc, {values, s, z, g},
+                                      {attr(im, "axis", i64(im, axis))});
+}
+
+/// Dense under an int8, int4 or float8 policy.
+std::vector<MaskedValue> quantizedDense(Importer &im, CallToConvert &c,
+                                        const QuantPolicy &policy) {
+  Value x = input(c);
+  int64_t in = staticDim(x, -1, "the last dim");
+  int64_t units = c.cfg.getInt("units");
+  bool useBias = c.cfg.getBool("use_bias", true);
+  auto named = [&](std::vector<std::string> names,
+                   std::vector<std::vector<int64_t>> shapes) {
+    if (!useBias) {
+      names.erase(names.begin() + 1);
+      shapes.erase(shapes.begin() + 1);
+    }
+    const std::vector<Tensor> &w = weights(c, names, shapes);
+    std::vector<const Tensor *> out;
+    for (const Tensor &t : w)
+      out.push_back(&t);
+    if (!useBias)
+      out.insert(out.begin() + 1, nullptr);
+    return out;
+  };
+  const std::string &q = c.qualifiedName;
+  Value y;
+  Tensor roundedBias;
+  const Tensor *bias = nullptr;
+  if (policy.mode == "int8") {
+    auto w = named({"kernel", "bias", "kernel_scale"},
+                   {{in, units}, {units}, {units}});
+    bias = w[1];
+    Value kernel = int8Weight(im, c, *w[0], "kernel");
+    Value scale = im.weight(c.loc, *w[2], q + "/kernel_scale", im.floatType());
+    ActivationQuantizer aq = activationQuantizer(c, true);
+    if (aq.on) {
+      auto [xq, xs] = quantizeActivation(im, c, x, aq);
+      y = im.make<QuantizedMatmulOp>(c.loc, {xq, kernel, scale, xs});
+    } else {
+      y = im.make<QuantizedMatmulOp>(c.loc, {x, kernel, scale});
+    }
+  } else if (policy.mode == "int4" && policy.block == -1) {
+    auto w = named({"kernel", "bias", "kernel_scale"},
+                   {{in, (units + 1) / 2}, {units}, {units}});
+    bias = w[1];
+    Value kernel =
+        unpackInt4(im, c, int8Weight(im, c, *w[0], "kernel"), 1, units);
+    Value scale = im.weight(c.loc, *w[2], q + "/kernel_scale", im.floatType());
+    ActivationQuantizer aq = activationQuantizer(c, false);
+    if (aq.on) {
+      auto [xq, xs] = quantizeActivation(im, c, x, aq);
+      y = im.make<QuantizedMatmulOp>(c.loc, {xq, kernel, scale, xs});
+    } else {
+      y = im.make<QuantizedMatmulOp>(c.loc, {x, kernel, scale});
+    }
+  } else if (policy.mode == "int4") {
+    int64_t groups = (in + policy.block - 1) / policy.block;
+    auto w = named({"kernel", "bias", "kernel_scale", "kernel_zero", "g_idx"},
+                   {{in, (units + 1) / 2},
+                    {units},
+                    {groups, units},
+                    {groups, units},
+                    {in}});
+    bias = w[1];
+    Value kernel =
+        unpackInt4(im, c, int8Weight(im, c, *w[0], "kernel"), 1, units);
+    kernel = dequantizeGrouped(im, c, kernel, *w[2], *w[3], *w[4], "kernel", 0);
+    y = im.make<MatmulOp>(c.loc, {x, kernel});
+  } else if (policy.mode == "float8") {
+    auto w = named({"kernel", "bias", "inputs_scale", "inputs_amax_history",
+                    "kernel_scale", "kernel_amax_history", "outputs_grad_scale",
+                    "outputs_grad_amax_history"},
+                   {{in, units}, {units}, {}, {}, {}, {}, {}, {}});
+    for (size_t i : {2, 4})
+      if (!w[i]->shape().empty())
+        throw UserError(std::string(i == 2 ? "inputs_scale" : "kernel_scale") +
+                        " has shape " + formatShape(w[i]->shape()) +
+                        ", expected a scalar");
+    Type e4m3 = im.builder().getFloat8E4M3FNType();
+    auto fake = [&](Value v, const Tensor &scale, const char *name) {
+      Value s = im.weight(c.loc, scale, q + "/" + name, im.floatType());
+      return im.make<FakeQuantizeOp>(
+          c.loc, {v, s}, {attr(im, "target_type", TypeAttr::get(e4m3))});
+    };
+    Value kernel = im.weight(c.loc, *w[0], q + "/kernel", im.floatType());
+    y = im.make<MatmulOp>(c.loc, {fake(x, *w[2], "inputs_scale"),
+                                  fake(kernel, *w[4], "kernel_scale")});
+    // Keras adds an f32 bias rounded to bfloat16 (Dense._float8_call).
+    if (w[1]) {
+      roundedBias = w[1]->cast(DType::BF16).cast(DType::F32);
+      bias = &roundedBias;
+    }
+  } else {
+    throw UserError("quantization mode '" + policy.mode +
+                    "' is not supported on Dense");
+  }
+  y = biasAndActivation(im, c, y, bias, -1);
+  return one(y, c.inputs[0].mask);
+}
+
+//===----------------------------------------------------------------------===//
 // Dense and convolutions
 //===----------------------------------------------------------------------===//
 
 std::vector<MaskedValue> dense(Importer &im, CallToConvert &c) {
+  QuantPolicy policy = quantPolicy(c);
+  if (!policy.mode.empty())
+    return quantizedDense(im, c, policy);
   Value x = input(c);
   int64_t in = staticDim(x, -1, "the last dim");
   int64_t units = c.cfg.getInt("units");
@@ -1013,14 +1251,58 @@ std::vector<MaskedValue> binaryOperation(Importer &im, CallToConvert &c) {
 // Embedding and recurrent layers
 //===----------------------------------------------------------------------===//
 
+/// The table of an int8 or int4 Embedding, dequantized: Keras dequantizes
+/// the gathered rows, elementwise, which is the same as gathering from the
+/// dequantized table.
+Value quantizedTable(Importer &im, CallToConvert &c, const QuantPolicy &policy,
+                     int64_t vocab, int64_t dim) {
+  const std::string &q = c.qualifiedName;
+  if (policy.mode == "int8") {
+    auto &w =
+        weights(c, {"embeddings", "embeddings_scale"}, {{vocab, dim}, {vocab}});
+    Value table = int8Weight(im, c, w[0], "embeddings");
+    Value scale =
+        im.weight(c.loc, w[1], q + "/embeddings_scale", im.floatType());
+    return im.make<DequantizeOp>(c.loc, {table, scale},
+                                 {attr(im, "axis", i64(im, 0))});
+  }
+  if (policy.mode == "int4" && policy.block == -1) {
+    auto &w = weights(c, {"embeddings", "embeddings_scale"},
+                      {{vocab, (dim + 1) / 2}, {vocab}});
+    Value table =
+        unpackInt4(im, c, int8Weight(im, c, w[0], "embeddings"), 1, dim);
+    Value scale =
+        im.weight(c.loc, w[1], q + "/embeddings_scale", im.floatType());
+    return im.make<DequantizeOp>(c.loc, {table, scale},
+                                 {attr(im, "axis", i64(im, 0))});
+  }
+  if (policy.mode == "int4") {
+    int64_t groups = (dim + policy.block - 1) / policy.block;
+    auto &w = weights(
+        c, {"embeddings", "embeddings_scale", "embeddings_zero", "g_idx"},
+        {{vocab, (dim + 1) / 2}, {vocab, groups}, {vocab, groups}, {dim}});
+    Value table =
+        unpackInt4(im, c, int8Weight(im, c, w[0], "embeddings"), 1, dim);
+    return dequantizeGrouped(im, c, table, w[1], w[2], w[3], "embeddings", 1);
+  }
+  throw UserError("quantization mode '" + policy.mode +
+                  "' is not supported on Embedding");
+}
+
 std::vector<MaskedValue> embedding(Importer &im, CallToConvert &c) {
   Value x = input(c);
   int64_t vocab = c.cfg.getInt("input_dim"), dim = c.cfg.getInt("output_dim");
-  auto &w = weights(c, {"embeddings"}, {{vocab, dim}});
+  QuantPolicy policy = quantPolicy(c);
   // Keras casts the token ids to int32 (truncating floats).
   Value ids = im.castTo(c.loc, x, im.builder().getI32Type());
-  Value table =
-      im.weight(c.loc, w[0], c.qualifiedName + "/embeddings", im.floatType());
+  Value table;
+  if (!policy.mode.empty()) {
+    table = quantizedTable(im, c, policy, vocab, dim);
+  } else {
+    auto &w = weights(c, {"embeddings"}, {{vocab, dim}});
+    table =
+        im.weight(c.loc, w[0], c.qualifiedName + "/embeddings", im.floatType());
+  }
   Value y = im.make<EmbeddingOp>(c.loc, {table, ids});
   Value mask;
   if (c.cfg.getBool("mask_zero", false)) {

@@ -1,0 +1,225 @@
+//===- Quant.cpp - the executor's quantization kernels ----------*- C++ -*-===//
+//
+// Keras's int8, int4 and float8 arithmetic (docs/keras.md section 6), in the
+// order Keras evaluates it: f32 scales, round half to even, int32 sums of
+// int8 products, one f32 division per output.
+//
+//===----------------------------------------------------------------------===//
+
+#include "compiler/reference/Gemm.h"
+#include "compiler/reference/Kernels.h"
+#include "compiler/reference/ThreadPool.h"
+
+#include "llvm/ADT/APFloat.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+using namespace mlir;
+using namespace dlc::graph;
+using namespace dlc::reference::detail;
+
+namespace {
+
+/// The rows of `shape` (everything but the last dim) and the last dim.
+std::pair<int64_t, int64_t> rowsAndWidth(const Buffer &b) {
+  int64_t width = b.rank() ? b.dim(-1) : 1;
+  return {width ? b.numel() / width : 0, width};
+}
+
+} // namespace
+
+std::vector<Buffer> dlc::reference::detail::evalQuantize(QuantizeOp op,
+                                                         Operands operands,
+                                                         ThreadPool &pool) {
+  const Buffer &in = operands[0];
+  Buffer out = allocResult(op, 0), scale = allocResult(op, 1);
+  auto [rows, width] = rowsAndWidth(in);
+  const float lo = static_cast<float>(static_cast<int64_t>(op.getMin()));
+  const float hi = static_cast<float>(static_cast<int64_t>(op.getMax()));
+  const float epsilon = op.getEpsilon().convertToFloat();
+  const float *x = in.data<float>();
+  int8_t *q = out.mutableData<int8_t>();
+  float *s = scale.mutableData<float>();
+  pool.parallelForRange(rows, 64, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r) {
+      const float *row = x + r * width;
+      // NaN is skipped here as by a max that keeps the first operand; it then
+      // stays NaN through the product and the clip and converts to int8 as
+      // the minimum, where Keras's result is unspecified.
+      float amax = 0.0f;
+      for (int64_t k = 0; k < width; ++k)
+        amax = std::max(amax, std::fabs(row[k]));
+      const float sr = hi / (amax + epsilon);
+      s[r] = sr;
+      for (int64_t k = 0; k < width; ++k) {
+        float v = std::nearbyint(row[k] * sr); // half to even
+        v = std::min(std::max(v, lo), hi);
+        q[r * width + k] = v == v ? static_cast<int8_t>(v) : INT8_MIN;
+      }
+    }
+  });
+  return {std::move(out), std::move(scale)};
+}
+
+Buffer dlc::reference::detail::evalQuantizedMatmul(QuantizedMatmulOp op,
+                                                   Operands operands,
+                                                   ThreadPool &pool) {
+  const Buffer &lhs = operands[0], &rhs = operands[1];
+  const float *rhsScale = operands[2].data<float>();
+  Buffer out = allocResult(op);
+  auto [rows, k] = rowsAndWidth(lhs);
+  const int64_t n = rhs.dim(1);
+  float *y = out.mutableData<float>();
+  const int8_t *w = rhs.data<int8_t>();
+  if (lhs.elem() == Elem::I8) {
+    // int8 x int8 summed exactly in int32, then f32(sum) / (rhs_scale *
+    // lhs_scale): Keras's matmul with preferred_element_type int32, cast,
+    // divide.
+    const int8_t *a = lhs.data<int8_t>();
+    const float *lhsScale = operands[3].data<float>();
+    pool.parallelForRange(rows, 16, [&](int64_t begin, int64_t end) {
+      std::vector<int32_t> acc(n);
+      for (int64_t r = begin; r < end; ++r) {
+        std::fill(acc.begin(), acc.end(), 0);
+        for (int64_t kk = 0; kk < k; ++kk) {
+          const int32_t av = a[r * k + kk];
+          const int8_t *wr = w + kk * n;
+          for (int64_t j = 0; j < n; ++j)
+            acc[j] += av * wr[j];
+        }
+        for (int64_t j = 0; j < n; ++j)
+          y[r * n + j] =
+              static_cast<float>(acc[j]) / (rhsScale[j] * lhsScale[r]);
+      }
+    });
+    return out;
+  }
+  // f32 x int8: the int8 values as f32, an f32 product, then / rhs_scale.
+  std::vector<float> wf(static_cast<size_t>(k * n));
+  for (int64_t i = 0; i < k * n; ++i)
+    wf[i] = w[i];
+  MatrixB packed = MatrixB::rowMajor(wf.data(), k, n, false);
+  gemm(rows, lhs.data<float>(), k, packed, y, n, false, pool);
+  if (k == 0)
+    std::fill(y, y + out.numel(), 0.0f);
+  for (int64_t r = 0; r < rows; ++r)
+    for (int64_t j = 0; j < n; ++j)
+      y[r * n + j] /= rhsScale[j];
+  return out;
+}
+
+Buffer dlc::reference::detail::evalUnpackInt4(UnpackInt4Op op,
+                                              Operands operands,
+                                              ThreadPool &pool) {
+  const Buffer &in = operands[0];
+  Buffer out = allocResult(op);
+  const int64_t axis = normAxis(op.getAxis(), in.rank());
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= in.dim(d);
+  for (int64_t d = axis + 1; d < in.rank(); ++d)
+    inner *= in.dim(d);
+  const int64_t packed = in.dim(axis), size = out.dim(axis);
+  const uint8_t *x = in.data<uint8_t>();
+  int8_t *y = out.mutableData<int8_t>();
+  // A nibble v in [0, 15] is the int4 (v ^ 8) - 8, as Keras's unpack_int4.
+  auto nibble = [](unsigned v) { return static_cast<int8_t>((v ^ 8) - 8); };
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < size; ++i) {
+      const uint8_t *src = x + (o * packed + i / 2) * inner;
+      int8_t *dst = y + (o * size + i) * inner;
+      for (int64_t c = 0; c < inner; ++c)
+        dst[c] = nibble(i % 2 ? (src[c] >> 4) & 0xF : src[c] & 0xF);
+    }
+  (void)pool;
+  return out;
+}
+
+Buffer dlc::reference::detail::evalDequantize(DequantizeOp op,
+                                              Operands operands,
+                                              ThreadPool &pool) {
+  const Buffer &in = operands[0];
+  const float *scale = operands[1].data<float>();
+  Buffer out = allocResult(op);
+  const int64_t axis = normAxis(op.getAxis(), in.rank());
+  int64_t inner = 1;
+  for (int64_t d = axis + 1; d < in.rank(); ++d)
+    inner *= in.dim(d);
+  const int64_t size = in.dim(axis);
+  const int8_t *x = in.data<int8_t>();
+  float *y = out.mutableData<float>();
+  pool.parallelForRange(in.numel(), 32768, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i)
+      y[i] = static_cast<float>(x[i]) / scale[(i / inner) % size];
+  });
+  return out;
+}
+
+Buffer dlc::reference::detail::evalDequantizeGrouped(DequantizeGroupedOp op,
+                                                     Operands operands,
+                                                     ThreadPool &pool) {
+  const Buffer &in = operands[0], &scale = operands[1], &zero = operands[2];
+  const Buffer &groups = operands[3];
+  Buffer out = allocResult(op);
+  const int64_t axis = normAxis(op.getAxis(), in.rank());
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < axis; ++d)
+    outer *= in.dim(d);
+  for (int64_t d = axis + 1; d < in.rank(); ++d)
+    inner *= in.dim(d);
+  const int64_t size = in.dim(axis), count = scale.dim(axis);
+  std::vector<int64_t> group(size);
+  for (int64_t i = 0; i < size; ++i) {
+    group[i] = groups.elem() == Elem::I32 ? groups.data<int32_t>()[i]
+                                          : groups.data<int64_t>()[i];
+    if (group[i] < 0 || group[i] >= count)
+      throwOpError(op, "group index " + std::to_string(group[i]) + " at " +
+                           std::to_string(i) +
+                           " is outside the scale's groups [0, " +
+                           std::to_string(count) + ")");
+  }
+  const int8_t *x = in.data<int8_t>(), *z = zero.data<int8_t>();
+  const float *s = scale.data<float>();
+  float *y = out.mutableData<float>();
+  pool.parallelForRange(outer * size, 64, [&](int64_t begin, int64_t end) {
+    for (int64_t os = begin; os < end; ++os) {
+      const int64_t o = os / size, i = os % size;
+      const int64_t g = (o * count + group[i]) * inner;
+      for (int64_t c = 0; c < inner; ++c)
+        y[os * inner + c] = (static_cast<float>(x[os * inner + c]) -
+                             static_cast<float>(z[g + c])) *
+                            s[g + c];
+    }
+  });
+  return out;
+}
+
+Buffer dlc::reference::detail::evalFakeQuantize(FakeQuantizeOp op,
+                                                Operands operands,
+                                                ThreadPool &pool) {
+  const Buffer &in = operands[0];
+  const float scale = operands[1].data<float>()[0];
+  Buffer out = allocResult(op);
+  const llvm::fltSemantics &sem = op.getTargetType().isFloat8E4M3FN()
+                                      ? llvm::APFloat::Float8E4M3FN()
+                                      : llvm::APFloat::Float8E5M2();
+  const float limit =
+      llvm::APFloat::getLargest(sem).convertToDouble(); // 448 or 57344
+  const float *x = in.data<float>();
+  float *y = out.mutableData<float>();
+  pool.parallelForRange(in.numel(), 4096, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      float v = x[i] / scale;
+      v = v > limit ? limit : (v < -limit ? -limit : v); // NaN stays NaN
+      llvm::APFloat a(v);
+      bool lost = false;
+      a.convert(sem, llvm::APFloat::rmNearestTiesToEven, &lost);
+      a.convert(llvm::APFloat::IEEEsingle(), llvm::APFloat::rmNearestTiesToEven,
+                &lost);
+      y[i] = a.convertToFloat() * scale;
+    }
+  });
+  return out;
+}

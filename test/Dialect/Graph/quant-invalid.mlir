@@ -1,0 +1,88 @@
+// The verifier errors of the quantization ops, one case each.
+// RUN: dlc-opt %s -split-input-file -verify-diagnostics
+
+func.func @quantize_range(%x: tensor<2x4xf32>) {
+  // expected-error@+1 {{expects -128 <= min < max <= 127 and max > 0, got [-127, 200]}}
+  %0:2 = graph.quantize %x {max = 200 : i64} : (tensor<2x4xf32>) -> (tensor<2x4xi8>, tensor<2x1xf32>)
+  return
+}
+
+// -----
+
+func.func @quantized_matmul_k(%x: tensor<2x4xi8>, %k: tensor<5x3xi8>, %s: tensor<3xf32>, %xs: tensor<2x1xf32>) {
+  // expected-error@+1 {{contraction sizes differ: lhs [2, 4] has 4, rhs [5, 3] has 5}}
+  %0 = graph.quantized_matmul %x, %k, %s, %xs : (tensor<2x4xi8>, tensor<5x3xi8>, tensor<3xf32>, tensor<2x1xf32>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @quantized_matmul_no_lhs_scale(%x: tensor<2x4xi8>, %k: tensor<4x3xi8>, %s: tensor<3xf32>) {
+  // expected-error@+1 {{expects an lhs_scale with an i8 lhs}}
+  %0 = graph.quantized_matmul %x, %k, %s : (tensor<2x4xi8>, tensor<4x3xi8>, tensor<3xf32>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @quantized_matmul_lhs_scale_shape(%x: tensor<2x4xi8>, %k: tensor<4x3xi8>, %s: tensor<3xf32>, %xs: tensor<2x4xf32>) {
+  // expected-error@+1 {{lhs_scale has type 'tensor<2x4xf32>', expected shape [2, 1] of 'f32'}}
+  %0 = graph.quantized_matmul %x, %k, %s, %xs : (tensor<2x4xi8>, tensor<4x3xi8>, tensor<3xf32>, tensor<2x4xf32>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @quantized_matmul_scale(%x: tensor<2x4xf32>, %k: tensor<4x3xi8>, %s: tensor<4xf32>) {
+  // expected-error@+1 {{rhs_scale has shape [4], expected [3]}}
+  %0 = graph.quantized_matmul %x, %k, %s : (tensor<2x4xf32>, tensor<4x3xi8>, tensor<4xf32>) -> tensor<2x3xf32>
+  return
+}
+
+// -----
+
+func.func @unpack_int4_size(%p: tensor<4x3xi8>) {
+  // expected-error@+1 {{size 7 does not pack into 3 bytes}}
+  %0 = graph.unpack_int4 %p {axis = 1 : i64, size = 7 : i64} : (tensor<4x3xi8>) -> tensor<4x7xi8>
+  return
+}
+
+// -----
+
+func.func @dequantize_scale(%t: tensor<5x3xi8>, %s: tensor<3xf32>) {
+  // expected-error@+1 {{scale has shape [3], expected [5]}}
+  %0 = graph.dequantize %t, %s {axis = 0 : i64} : (tensor<5x3xi8>, tensor<3xf32>) -> tensor<5x3xf32>
+  return
+}
+
+// -----
+
+func.func @dequantize_grouped_groups(%t: tensor<6x3xi8>, %s: tensor<2x3xf32>, %z: tensor<2x3xi8>, %g: tensor<5xi32>) {
+  // expected-error@+1 {{groups has shape [5], expected [6]}}
+  %0 = graph.dequantize_grouped %t, %s, %z, %g {axis = 0 : i64} : (tensor<6x3xi8>, tensor<2x3xf32>, tensor<2x3xi8>, tensor<5xi32>) -> tensor<6x3xf32>
+  return
+}
+
+// -----
+
+func.func @dequantize_grouped_zero(%t: tensor<6x3xi8>, %s: tensor<2x3xf32>, %z: tensor<3x3xi8>, %g: tensor<6xi32>) {
+  // expected-error@+1 {{scale [2, 3] and zero [3, 3] differ in shape}}
+  %0 = graph.dequantize_grouped %t, %s, %z, %g {axis = 0 : i64} : (tensor<6x3xi8>, tensor<2x3xf32>, tensor<3x3xi8>, tensor<6xi32>) -> tensor<6x3xf32>
+  return
+}
+
+// -----
+
+func.func @fake_quantize_type(%x: tensor<2x4xf32>, %s: tensor<f32>) {
+  // expected-error@+1 {{expects a target_type f8E4M3FN or f8E5M2}}
+  %0 = graph.fake_quantize %x, %s {target_type = i8} : (tensor<2x4xf32>, tensor<f32>) -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
+func.func @fake_quantize_scale(%x: tensor<2x4xf32>, %s: tensor<1xf32>) {
+  // expected-error@+1 {{expects a rank-0 scale of 'f32', got 'tensor<1xf32>'}}
+  %0 = graph.fake_quantize %x, %s {target_type = f8E4M3FN} : (tensor<2x4xf32>, tensor<1xf32>) -> tensor<2x4xf32>
+  return
+}

@@ -1,0 +1,47 @@
+#!/usr/bin/env python3
+"""Write the `quant` fixture set (fixture_quant.py): gen_fixtures.py's files for models that
+Keras quantizes after their float weights are drawn.
+
+gen_fixtures.fill_weights draws float weights by variable name; each model is then quantized
+(fixture_quant.QUANTIZE) before Keras computes its outputs and saves it. dlc reads quantized
+layers from .keras and .weights.h5 only, so the legacy.h5 that gen_fixtures writes stays in the
+folder but leaves the formats compare.py runs (e2e/quant/legacy_refused checks the refusal).
+"""
+
+import json
+import os
+import sys
+
+import fixture_models  # noqa: F401  (stamped by ensure_fixtures.sh)
+import fixture_quant
+import gen_fixtures
+
+_fill = gen_fixtures.fill_weights
+_gen = gen_fixtures.gen_model
+_current = [None]  # the spec gen_model is writing
+
+
+def fill_and_quantize(model, K, rng):
+    _fill(model, K, rng)
+    mode, config = fixture_quant.QUANTIZE[_current[0]]
+    if config is None:
+        model.quantize(mode)
+    else:
+        model.quantize(mode, config=config(K))
+
+
+def gen_model(spec, outdir, keras, *args, **kwargs):
+    _current[0] = spec.name
+    meta = _gen(spec, outdir, keras, *args, **kwargs)
+    meta["formats"] = [f for f in meta["formats"] if f["format"] != "legacy_h5"]
+    meta["skipped"].append("legacy_h5: dlc refuses quantized layers in legacy HDF5")
+    with open(os.path.join(outdir, spec.name, "meta.json"), "w") as f:
+        json.dump(meta, f, indent=1)
+    return meta
+
+
+gen_fixtures.fill_weights = fill_and_quantize
+gen_fixtures.gen_model = gen_model
+
+if __name__ == "__main__":
+    sys.exit(gen_fixtures.main(registry=fixture_quant.REGISTRY))
