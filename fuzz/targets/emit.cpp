@@ -297,8 +297,11 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size < kHeaderBytes)
     return 0;
   const Header h = decode(data);
-  std::string_view text(reinterpret_cast<const char *>(data) + kHeaderBytes,
-                        size - kHeaderBytes);
+  // A copy: MLIR's lexer reads the byte after the text (a NUL, as every
+  // file dlc parses has: a MemoryBuffer or a std::string), which libFuzzer's
+  // exact-size buffer does not have.
+  const std::string text(reinterpret_cast<const char *>(data) + kHeaderBytes,
+                         size - kHeaderBytes);
   dlc::fuzz::expectCleanly([&] { compile(text, h); });
   return 0;
 }
