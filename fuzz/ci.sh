@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The sanitizer job of CI (ctest fuzz/sanitized, label asan): builds
-# fuzz/sanitized (ASan + UBSan + libFuzzer, clang 14, ccache) into BUILD,
+# fuzz/sanitized (ASan + UBSan + libFuzzer, clang 14, ccache; the readers and
+# the compiler's passes and CUDA emitter for the emit target) into BUILD,
 # replays every committed fuzz input, runs the sanitized isolated reader on the
 # malformed corpus and the CLI regressions, and fuzzes each target briefly.
 # Usage: fuzz/ci.sh BUILD MALFORMED_CORPUS [SECONDS_PER_TARGET]
@@ -47,7 +48,7 @@ trap 'rm -rf "$smoke"' EXIT
 findings=$build/findings
 rm -rf "$findings" && mkdir -p "$findings"
 status=0
-for t in keras_config keras_archive hdf5_model hdf5_weights tfjs npy artifact; do
+for t in keras_config keras_archive hdf5_model hdf5_weights tfjs npy artifact emit; do
   case $t in
     keras_config | tfjs) dict=json.dict ;;
     keras_archive) dict=zip.dict ;;

@@ -40,6 +40,7 @@ DICTS = {
     "tfjs": "json.dict",
     "npy": "npy.dict",
     "artifact": "artifact.dict",
+    "emit": "emit.dict",
 }
 CAMPAIGN = os.path.join(HERE, "CAMPAIGN.md")
 BEGIN_RUNS = "<!-- runs: run.py adds rows below -->"
