@@ -4,7 +4,7 @@ Every model is built with weights=None, classes=10 and the smallest input its co
 accepts (32x32, 71x71 for Xception, 75x75 for the Inception models); BatchNormalization is
 calibrated and the softmax head scaled as for the core set's resnet50 and mobilenet_v2. RegNet
 is not in Keras 3's keras.applications; it comes from Keras 2 (tf_keras) and is the one
-family written only in Keras 2's formats (k3=False in K3ONLY's sense: see gen_apps.py).
+family written only in Keras 2's formats and TF.js (K2_ONLY, gen_apps.gen_k2_only).
 
 Two sets share this file: REGISTRY (`apps`, run by CI: the layers and operations the catalogue
 needs, on small models) and HEAVY (`apps_heavy`, the whole catalogue; its tests carry the
@@ -15,8 +15,8 @@ CustomScaleLayer) are Keras's only where the file records their module, which on
 .keras and JSON do; Keras 3's legacy .h5 and every Keras 2 / TF.js file write them as bare
 class names, which Keras itself cannot reload without custom_objects and dlc refuses as
 custom objects. The same holds for the keras.ops nodes of MobileNetV3 (`x + 3.0`) in a legacy
-.h5 (Keras 3 cannot reload them), and Keras 2 writes them as TFOpLambda, which dlc does not
-support. Those models list the formats dlc refuses in NO_LEGACY_H5 / k2=False.
+.h5 (Keras 3 cannot reload them). Those models list the formats dlc refuses in NO_LEGACY_H5 /
+k2=False.
 """
 
 import fixture_models as M
@@ -120,6 +120,16 @@ for _ctor, _size, _k2 in CATALOGUE:
     M.model(_ctor.lower(), registry=HEAVY, k2=_k2, softmax=True,
             calib_bn=not _ctor.startswith("ConvNeXt"), scale=scale_of(_ctor),
             note=note(_ctor, _size))(_fn)
+
+# RegNet: only Keras 2 (tf_keras.applications) has it; gen_apps.gen_k2_only writes its Keras 2
+# and TF.js files. Its head is a Dense without softmax (logits).
+K2_ONLY = set()
+for _ctor in ("RegNetX002", "RegNetX004", "RegNetY002", "RegNetY004"):
+    def _fn(K, ctor=_ctor):
+        return app(K, ctor, 32)
+    M.model(_ctor.lower(), registry=HEAVY, calib_bn=True, scale=scale_of(_ctor),
+            note="tf_keras." + note(_ctor, 32)[len("keras."):])(_fn)
+    K2_ONLY.add(_ctor.lower())
 
 NO_LEGACY_H5["convnexttiny"] = "LayerScale (keras.src.applications.convnext)"
 NO_LEGACY_H5["inceptionresnetv2"] = "CustomScaleLayer (keras.src.applications.inception_resnet_v2)"

@@ -3,7 +3,8 @@
 
     gen_apps.py OUTDIR [--only NAME ...] [--no-k2] [--verify] | --list
 
-Four additions to gen_fixtures.py for keras.applications: BatchNormalization is calibrated in
+Five additions to gen_fixtures.py for keras.applications: Normalization statistics are set
+rather than adapted (set_normalization); BatchNormalization is calibrated in
 one forward pass (calibrate_bn_fast: the catalogue has up to 240 BN layers, and
 gen_fixtures.calibrate_bn runs the network once per layer); ConvNeXt's LayerScale gamma (a
 variable Keras names `variable`) is drawn in [0.1, 0.4], small like the residual gammas of
@@ -15,7 +16,9 @@ kept (Keras itself cannot reload it; dlc refuses it), with the reason in meta.js
 
 import json
 import os
+import shutil
 import sys
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -35,6 +38,7 @@ def install(no_legacy):
 
     gen_fixtures.draw_weight = draw_weight
     gen_fixtures.calibrate_bn = calibrate_bn_fast
+    gen_fixtures.adapt_normalization = set_normalization
     calibrate_softmax = gen_fixtures.calibrate_softmax
 
     def calibrate_softmax_apps(model, keras, xs):
@@ -46,6 +50,8 @@ def install(no_legacy):
     gen_model = gen_fixtures.gen_model
 
     def gen_model_apps(spec, outdir, *args, **kw):
+        if spec.name in fixture_apps.K2_ONLY:
+            return gen_k2_only(spec, outdir, *args, **kw)
         meta = gen_model(spec, outdir, *args, **kw)
         why = no_legacy.get(spec.name)
         if why:
@@ -62,6 +68,105 @@ def install(no_legacy):
     gen_fixtures.gen_model = gen_model_apps
 
 
+def set_normalization(model, keras, rng):
+    """EfficientNet's Normalization is built on the image shape, where
+    gen_fixtures.adapt_normalization adapts on vectors: set its statistics directly instead,
+    a mean ~ N(0, 0.05) and a standard deviation in [0.15, 0.35] per channel: it follows a
+    Rescaling(1/255) of inputs of pixel scale (fixture_apps.PIXELS), and statistics much wider
+    than its input would make the image almost constant (see fixture_apps.PREPROCESSING)."""
+    import numpy as np
+
+    for layer in gen_fixtures.walk_layers(model, keras):
+        if type(layer).__name__ != "Normalization":
+            continue
+        shape = tuple(int(s) for s in layer.weights[0].shape)
+        layer.weights[0].assign(rng.normal(0.0, 0.05, size=shape).astype("float32"))
+        layer.weights[1].assign((rng.uniform(0.15, 0.35, size=shape) ** 2).astype("float32"))
+        layer.finalize_state()
+
+
+def is_add(layer):
+    """An Add layer, or Keras 2's `x + y` (TFOpLambda __operators__.add)."""
+    name = type(layer).__name__
+    return name == "Add" or (name == "TFOpLambda" and
+                             layer.get_config().get("function") == "__operators__.add")
+
+
+def gen_k2_only(spec, outdir, keras, tf_keras, tfjs, verify):
+    """A model that only Keras 2 has (tf_keras's RegNet): gen_fixtures.gen_model's steps with
+    tf_keras, writing the Keras 2 formats (k2.h5, k2.json + k2_weights.h5) and TF.js."""
+    import numpy as np
+
+    if tf_keras is None:
+        raise RuntimeError("%s needs tf_keras (Keras 2), which is not installed" % spec.name)
+    t0 = time.time()
+    d = os.path.join(outdir, spec.name)
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    seed = gen_fixtures.seed_of(spec.name)
+    tf_keras.backend.clear_session()
+    tf_keras.utils.set_random_seed(seed)
+    rng = np.random.default_rng(seed)
+    m = spec.fn(tf_keras)
+
+    def inputs(r, batch):
+        return [np.asarray(r.normal(0.0, spec.scale, size=(batch,) + tuple(t.shape[1:])),
+                           dtype="float32") for t in m.inputs]
+
+    xs = inputs(rng, spec.batch)
+    for layer in gen_fixtures.walk_layers(m, tf_keras):  # fill_weights, with TF dtypes
+        layer.set_weights([np.asarray(gen_fixtures.draw_weight(
+            rng, type(layer).__name__, v.name.split("/")[-1].split(":")[0], v.shape),
+            dtype="float32") for v in layer.weights])
+    if spec.calib_bn:
+        calibrate_bn_fast(m, tf_keras, inputs(np.random.default_rng(seed + 1), 16), rng)
+    ys = gen_fixtures.run_k2(m, xs)
+    gen_fixtures.check_outputs(spec.name, ys)
+    for i, x in enumerate(xs):
+        np.save(os.path.join(d, "input_%d.npy" % i), x)
+    exp = gen_fixtures.save_outputs(d, "expected_k2", ys)
+    formats, notes = [], []
+    m.save(os.path.join(d, "k2.h5"))
+    formats.append({"format": "k2_h5", "generation": "k2",
+                    "files": {"model": "k2.h5", "weights": None}, "expected": exp})
+    with open(os.path.join(d, "k2.json"), "w") as f:
+        f.write(m.to_json())
+    m.save_weights(os.path.join(d, "k2_weights.h5"))
+    formats.append({"format": "k2_json", "generation": "k2",
+                    "files": {"model": "k2.json", "weights": "k2_weights.h5"}, "expected": exp})
+    if spec.tfjs and tfjs is not None:
+        from tensorflowjs.converters import keras_h5_conversion, keras_tfjs_loader
+
+        try:
+            with gen_fixtures.quiet():
+                keras_h5_conversion.save_keras_model(m, os.path.join(d, "tfjs"))
+                mt = keras_tfjs_loader.load_keras_model(os.path.join(d, "tfjs", "model.json"))
+            yt = gen_fixtures.run_k2(mt, xs)
+            gen_fixtures.check_outputs(spec.name + " (tfjs)", yt)
+            formats.append({"format": "tfjs", "generation": "tfjs",
+                            "files": {"model": "tfjs/model.json", "weights": None},
+                            "expected": gen_fixtures.save_outputs(d, "expected_tfjs", yt),
+                            "quantization": None})
+        except Exception as e:
+            notes.append("tfjs: %s: %s" % (type(e).__name__, str(e).splitlines()[0][:300]))
+    table = gen_fixtures.layer_table(m, tf_keras)
+    meta = {
+        "name": spec.name, "note": spec.note, "keras_version": None,
+        "tf_keras_version": tf_keras.__version__, "count_params": int(m.count_params()),
+        "batch": spec.batch,
+        "inputs": [{"file": "input_%d.npy" % i, "name": t.name, "dtype": "float32",
+                    "shape": list(x.shape)} for i, (t, x) in enumerate(zip(m.inputs, xs))],
+        "outputs": [{"dtype_keras": str(y.dtype), "shape": list(y.shape)} for y in ys],
+        "dtype_policy": "float32", "tolerance": spec.tol, "formats": formats,
+        "layers": table, "layers_k2": table, "checks": {},
+        "skipped": notes + ["k3: not in Keras 3's keras.applications (tf_keras only)"],
+        "seconds": {"k3": 0.0, "total": round(time.time() - t0, 2)},
+    }
+    with open(os.path.join(d, "meta.json"), "w") as f:
+        json.dump(meta, f, indent=1)
+    return meta
+
+
 def calibrate_bn_fast(model, keras, xs, rng):
     """gen_fixtures.calibrate_bn in one pass: the model called in training mode with momentum 0
     (Dropout off) sets every moving statistic to the batch statistics of its input, each layer
@@ -72,8 +177,8 @@ def calibrate_bn_fast(model, keras, xs, rng):
 
     bns = [l for l in model.layers if type(l).__name__ == "BatchNormalization"]
     for l in bns:
-        consumers = [n.operation for n in l._outbound_nodes]
-        if consumers and all(type(c).__name__ == "Add" for c in consumers):
+        consumers = [getattr(n, "operation", None) or n.layer for n in l._outbound_nodes]
+        if consumers and all(is_add(c) for c in consumers):
             l.gamma.assign(l.gamma.numpy() * gen_fixtures.RESIDUAL_GAMMA)
     saved = {}
     for l in model.layers:

@@ -1247,6 +1247,26 @@ std::vector<MaskedValue> binaryOperation(Importer &im, CallToConvert &c) {
   return one(im.make<OpT>(c.loc, operands));
 }
 
+/// Keras 2's TFOpLambda: the TensorFlow functions that keras.applications
+/// (tf_keras's RegNet and MobileNetV3) record, by the config's `function`,
+/// with the arguments the reader made positional.
+std::vector<MaskedValue> tfOpLambda(Importer &im, CallToConvert &c) {
+  static const std::map<std::string, Converter> functions = {
+      {"__operators__.add", binaryOperation<AddOp>},
+      {"math.add", binaryOperation<AddOp>},
+      {"math.subtract", binaryOperation<SubOp>},
+      {"math.multiply", binaryOperation<MulOp>},
+      {"math.truediv", binaryOperation<DivOp>},
+      {"math.maximum", binaryOperation<MaximumOp>},
+      {"math.minimum", binaryOperation<MinimumOp>},
+  };
+  std::string fn = c.cfg.getString("function", "");
+  auto it = functions.find(fn);
+  if (it == functions.end())
+    throw UserError("unsupported TensorFlow function '" + fn + "'");
+  return it->second(im, c);
+}
+
 //===----------------------------------------------------------------------===//
 // Embedding and recurrent layers
 //===----------------------------------------------------------------------===//
@@ -1556,6 +1576,7 @@ const std::map<std::string, Converter> &dlc::keras::converters() {
       {"UnitNormalization", unitNorm},
       {"LayerScale", layerScale},
       {"CustomScaleLayer", customScale},
+      {"TFOpLambda", tfOpLambda},
   };
   return table;
 }

@@ -53,9 +53,11 @@ struct TensorRef {
 struct LayerCall {
   std::vector<TensorRef> inputs;
   nlohmann::json kwargs = nlohmann::json::object();
-  /// For a Keras 3 operation (`keras.src.ops.*`, e.g. `x + 3.0`): its
-  /// positional arguments as written, each tensor replaced by {"input": k},
-  /// k its index in `inputs`, constants kept (3.0). Null for layers.
+  /// For a Keras 3 operation (`keras.src.ops.*`, e.g. `x + 3.0`) and a
+  /// Keras 2 TFOpLambda (its first input, then its `y` keyword argument):
+  /// the positional arguments as written, each tensor replaced by
+  /// {"input": k}, k its index in `inputs`, constants kept (3.0). Null for
+  /// layers.
   nlohmann::json args;
 };
 

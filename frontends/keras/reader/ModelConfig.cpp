@@ -167,6 +167,30 @@ json markTensors(const json &j, size_t &next, int depth = 0) {
   return j;
 }
 
+/// Keras 2's TFOpLambda (a TensorFlow function called on Keras tensors:
+/// `x + skip`, `tf.math.multiply(x, 3.0)`) writes its first argument as the
+/// node's input and the second as the keyword argument `y`: a
+/// [layer, node, tensor] leaf or a constant. Both become positional
+/// arguments (LayerCall::args), `y` a second input when it is a tensor.
+void tfOpArguments(RawCall &call, const std::string &what) {
+  if (call.inputs.size() != 1)
+    return; // the importer refuses the call
+  json args = json::array({{{"input", 0}}});
+  if (call.kwargs.contains("y")) {
+    const json &y = call.kwargs["y"];
+    if (y.is_array() && y.size() >= 3 && y.size() <= 4 && y[0].is_string()) {
+      call.inputs.push_back(parseLeaf(y, what + " argument y"));
+      args.push_back({{"input", 1}});
+    } else {
+      args.push_back(y);
+    }
+    call.kwargs.erase("y");
+  }
+  if (call.kwargs.contains("name") && call.kwargs["name"].is_null())
+    call.kwargs.erase("name");
+  call.args = std::move(args);
+}
+
 bool containsKerasTensor(const json &j, int depth = 0) {
   if (depth > 64)
     throw UserError("call keyword arguments nest too deep");
@@ -398,8 +422,13 @@ RawCall ModelConfigParser::readNode(const json &node, const Layer &layer,
       call.kwargs = node["kwargs"];
     }
   } else if (node.is_array()) {
-    // Keras 2 / TF.js: one [layer, node, tensor, kwargs] per input.
-    for (const json &input : node) {
+    // Keras 2 / TF.js: one [layer, node, tensor, kwargs] per input. A
+    // TFOpLambda writes its one input without the outer list.
+    const json inputs =
+        layer.className == "TFOpLambda" && !node.empty() && node[0].is_string()
+            ? json::array({node})
+            : node;
+    for (const json &input : inputs) {
       if (input.is_array() && !input.empty() && input[0] == "_CONSTANT_VALUE") {
         hasConstant = true;
         continue;
@@ -410,6 +439,8 @@ RawCall ModelConfigParser::readNode(const json &node, const Layer &layer,
       else if (input.size() == 4 && !input[3].is_null())
         throw UserError(what + " has kwargs that are not an object");
     }
+    if (layer.className == "TFOpLambda")
+      tfOpArguments(call, what);
   } else {
     throw UserError(what + " is neither a list nor an {args, kwargs} object");
   }
