@@ -90,6 +90,7 @@ std::vector<const json *> innerSpecs(const Layer &layer) {
 
 struct Offender {
   std::string name, className, module;
+  std::string reason = ""; ///< when set, the whole reason
 };
 
 /// Whether the file records a module for its layers (Keras 3's .keras and
@@ -106,6 +107,14 @@ void collectOffenders(const Model &model, const std::string &prefix,
                       bool modulesRecorded, std::vector<Offender> &out) {
   for (const Layer &layer : model.layers) {
     std::string name = prefix + layer.name;
+    if (isKerasHubLayer(layer)) {
+      if (!kerasHubConverter(layer))
+        out.push_back({name, layer.className, layer.module,
+                       "KerasHub class '" + layer.registeredName +
+                           "' is not supported (supported: " +
+                           kerasHubAllowList() + ")"});
+      continue;
+    }
     // Keras 3 names the module of everything it wrote itself; a custom class
     // defined in __main__ or registered gets module null.
     if (modulesRecorded && layer.module.empty() &&
@@ -174,8 +183,9 @@ void Importer::checkSupported() {
     return;
   if (offenders.size() == 1) {
     const Offender &o = offenders[0];
-    std::string reason = !o.module.empty() ? "custom object from module '" +
-                                                 o.module + "' is refused"
+    std::string reason = !o.reason.empty()   ? o.reason
+                         : !o.module.empty() ? "custom object from module '" +
+                                                   o.module + "' is refused"
                          : o.className == "Lambda"
                              ? "Lambda layers hold Python code and are refused"
                              : "unsupported layer class";
@@ -430,13 +440,17 @@ Importer::convertLayer(const Layer &layer, const std::string &qualifiedName,
                         std::to_string(inputs.size()));
       return inputs;
     }
-    auto it = converters().find(layer.className);
-    if (it == converters().end())
-      throw UserError("unsupported layer class");
+    const Converter *converter = kerasHubConverter(layer);
+    if (!converter) {
+      auto it = converters().find(layer.className);
+      if (it == converters().end())
+        throw UserError("unsupported layer class");
+      converter = &it->second;
+    }
     CallToConvert call{layer,         LayerConfig(layer.config),
                        loc,           std::move(inputs),
                        qualifiedName, std::move(kwargs)};
-    return it->second(*this, call);
+    return (*converter)(*this, call);
   } catch (const UserError &e) {
     throw e.inLayer(qualifiedName, layer.className).inFile(model_.path);
   } catch (const nlohmann::json::exception &e) {
