@@ -38,10 +38,10 @@ struct IsolationLimits {
 
 /// The limits for reading model files of `inputBytes` bytes in all:
 /// $DLC_READ_TIMEOUT (whole seconds) and $DLC_READ_MEMORY (parseMemorySize
-/// of support/MemorySize.h; at least kMinimumMemory) when set, else kDefaultSeconds plus a
-/// second per kBytesPerExtraSecond of input and kDefaultMemory plus
-/// kMemoryPerInputByte times the input. Throws UserError for a malformed
-/// variable.
+/// of support/MemorySize.h; at least kMinimumMemory) when set, else
+/// kDefaultSeconds plus a second per kBytesPerExtraSecond of input and
+/// kDefaultMemory plus kMemoryPerInputByte times the input. Throws UserError
+/// for a malformed variable.
 IsolationLimits readerLimits(uint64_t inputBytes);
 constexpr unsigned kDefaultSeconds = 8;
 constexpr uint64_t kBytesPerExtraSecond = uint64_t(8) << 20;
