@@ -394,6 +394,7 @@ CompileResult driver::compileFile(const std::string &modelPath,
   Checked checked = checkOptions(options, modelPath);
   auto context = makeContext();
   keras::ImportResult model =
-      keras::loadModel(*context, modelPath, weightsPath);
+      keras::loadModel(*context, modelPath, weightsPath,
+                       {options.inputShapes, /*requireSizes=*/true});
   return compileChecked(*model.module, modelPath, options, checked);
 }

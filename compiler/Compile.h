@@ -74,6 +74,10 @@ struct CompileOptions {
   Precision precision = Precision::FromModel;
   /// The batch size to fix. Unset: defaultBatch().
   std::optional<int64_t> batch;
+  /// Sizes for the None dims (besides the batch dim) of the model's inputs,
+  /// by Keras input name (`--input-shape NAME=DIMS`), fixed at import:
+  /// compileFile() refuses a model with a None dim this does not size.
+  keras::InputShapes inputShapes;
   /// The archs to compile for, a cubin each; empty: sm_80 and sm_90, or with
   /// `autotune` the GPU's arch only. The oldest decides the tilings.
   std::vector<uint32_t> archs;

@@ -12,6 +12,7 @@
 #include "mlir/IR/DialectRegistry.h"
 
 #include <cmath>
+#include <optional>
 #include <sstream>
 
 using namespace mlir;
@@ -97,14 +98,19 @@ driver::StageError driver::compareOutputs(const Tensor &actual,
           fp16 ? 1e-2 : 1e-5, "relative L2"};
 }
 
+namespace {
+std::string modelCountError(size_t model, size_t given) {
+  return "the model has " + std::to_string(model) + " input" +
+         (model == 1 ? "" : "s") + ", " + std::to_string(given) + " given";
+}
+} // namespace
+
 std::vector<Tensor> driver::bindInputs(func::FuncOp func,
                                        std::vector<Tensor> inputs,
                                        const std::vector<std::string> &names) {
   auto argTypes = func.getArgumentTypes();
   if (inputs.size() != argTypes.size())
-    throw UserError("the model has " + std::to_string(argTypes.size()) +
-                    " input" + (argTypes.size() == 1 ? "" : "s") + ", " +
-                    std::to_string(inputs.size()) + " given");
+    throw UserError(modelCountError(argTypes.size(), inputs.size()));
   SmallVector<Type> specialized;
   int64_t batch = -1;
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -144,6 +150,125 @@ std::vector<Tensor> driver::bindInputs(func::FuncOp func,
   if (failed(specializeFunction(func, specialized)))
     error.raise("the model does not accept inputs of these shapes");
   return inputs;
+}
+
+keras::InputShapes
+driver::inputShapesOf(const std::vector<keras::ModelInput> &modelInputs,
+                      const std::vector<Tensor> &inputs,
+                      const std::vector<std::string> &names) {
+  if (inputs.size() != modelInputs.size())
+    throw UserError(modelCountError(modelInputs.size(), inputs.size()));
+  keras::InputShapes shapes;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const keras::ModelInput &in = modelInputs[i];
+    if (!in.hasOpenDims())
+      continue; // bindInputs checks it against the imported argument
+    const Tensor &t = inputs[i];
+    bool fits = t.rank() == static_cast<int64_t>(in.shape.size());
+    for (size_t d = 0; fits && d < in.shape.size(); ++d)
+      fits = in.shape[d] < 0 || in.shape[d] == t.dim(d);
+    if (!fits)
+      throw UserError("input " + std::to_string(i) + " (" + names[i] +
+                      ") has shape " + formatShape(t.shape()) +
+                      ", the model expects " + formatShape(in.shape));
+    shapes[in.name] = {t.shape().begin() + 1, t.shape().end()};
+  }
+  return shapes;
+}
+
+keras::ImportResult
+driver::loadModelFor(MLIRContext &context, const std::string &path,
+                     const std::string &weightsPath,
+                     const std::vector<Tensor> &inputs,
+                     const std::vector<std::string> &names) {
+  keras::KerasModel model = keras::readKerasModel(path, weightsPath);
+  keras::InputShapes shapes;
+  try {
+    shapes = inputShapesOf(keras::modelInputs(model), inputs, names);
+  } catch (const UserError &e) {
+    throw e.inFile(path);
+  }
+  return keras::importModel(context, model, {shapes, /*requireSizes=*/false});
+}
+
+namespace {
+
+/// `a` with every number that differs from the one at the same place in `b`
+/// replaced by ?; nothing when the two differ otherwise.
+std::optional<std::string> mergeShapes(const std::string &a,
+                                       const std::string &b) {
+  std::string out;
+  size_t i = 0, j = 0;
+  auto digit = [](char c) { return c >= '0' && c <= '9'; };
+  while (i < a.size() && j < b.size()) {
+    if (digit(a[i]) && digit(b[j])) {
+      size_t i0 = i, j0 = j;
+      while (i < a.size() && digit(a[i]))
+        ++i;
+      while (j < b.size() && digit(b[j]))
+        ++j;
+      std::string x = a.substr(i0, i - i0), y = b.substr(j0, j - j0);
+      out += x == y ? x : "?";
+    } else if (a[i] == b[j]) {
+      out += a[i];
+      ++i, ++j;
+    } else {
+      return std::nullopt;
+    }
+  }
+  if (i != a.size() || j != b.size())
+    return std::nullopt;
+  return out;
+}
+
+} // namespace
+
+std::string driver::inspectModel(MLIRContext &context, const std::string &path,
+                                 const std::string &weightsPath,
+                                 const keras::InputShapes &shapes) {
+  keras::KerasModel model = keras::readKerasModel(path, weightsPath);
+  std::optional<keras::ImportResult> open;
+  std::optional<UserError> openError;
+  try {
+    open = keras::importModel(context, model, {shapes, false});
+  } catch (const UserError &e) {
+    openError = e;
+  }
+  std::vector<keras::ModelInput> inputs = keras::modelInputs(model);
+  bool sized = llvm::all_of(inputs, [&](const keras::ModelInput &in) {
+    return !in.hasOpenDims() || shapes.count(in.name);
+  });
+  if (open)
+    return formatLayerTable(*open, path);
+  if (sized)
+    throw *openError;
+  // A layer needs the sizes to import: import at two sizes of every open
+  // dim (multiples of 32, so that strided layers keep them apart) and show
+  // the dims that differ as ?.
+  auto probe = [&](int64_t size) {
+    keras::InputShapes probed = shapes;
+    for (const keras::ModelInput &in : inputs) {
+      if (!in.hasOpenDims() || shapes.count(in.name))
+        continue;
+      std::vector<int64_t> &dims = probed[in.name];
+      for (size_t d = 1; d < in.shape.size(); ++d)
+        dims.push_back(in.shape[d] < 0 ? size : in.shape[d]);
+    }
+    return keras::importModel(context, model, {probed, false});
+  };
+  try {
+    keras::ImportResult a = probe(256), b = probe(384);
+    for (size_t l = 0; l < a.layers.size(); ++l) {
+      std::optional<std::string> merged =
+          mergeShapes(a.layers[l].outputShape, b.layers[l].outputShape);
+      if (!merged)
+        throw *openError;
+      a.layers[l].outputShape = *merged;
+    }
+    return formatLayerTable(a, path);
+  } catch (const UserError &) {
+    throw *openError; // the layer that needs a size
+  }
 }
 
 std::vector<Tensor> driver::runOnCpu(func::FuncOp func,

@@ -73,6 +73,32 @@ std::vector<Tensor> bindInputs(mlir::func::FuncOp func,
                                std::vector<Tensor> inputs,
                                const std::vector<std::string> &names);
 
+/// The sizes that `inputs` (.npy files named `names`) give the None dims of
+/// the model's inputs besides the batch dim, by input name, for importing
+/// the model at their shapes (keras::ImportOptions). Throws bindInputs's
+/// UserError for a count, rank or static dim that does not match.
+keras::InputShapes
+inputShapesOf(const std::vector<keras::ModelInput> &modelInputs,
+              const std::vector<Tensor> &inputs,
+              const std::vector<std::string> &names);
+
+/// Imports the model file at `path` for `inputs` (.npy files `names`): its
+/// None dims take the inputs' sizes (inputShapesOf). Errors name `path`.
+keras::ImportResult loadModelFor(mlir::MLIRContext &context,
+                                 const std::string &path,
+                                 const std::string &weightsPath,
+                                 const std::vector<Tensor> &inputs,
+                                 const std::vector<std::string> &names);
+
+/// `dlc inspect MODEL`'s table: the model imported at `shapes`; a None dim
+/// they leave is shown as ?, and where a layer needs its size to import
+/// (`same` padding with strides, Flatten...), the model is imported at two
+/// sizes for every such dim and a dim of a layer's output that differs
+/// between them is shown as ?.
+std::string inspectModel(mlir::MLIRContext &context, const std::string &path,
+                         const std::string &weightsPath,
+                         const keras::InputShapes &shapes);
+
 /// Runs the entry function on the CPU reference executor: a function of
 /// graph ops directly, an execution plan (after the exec stage) in its arena.
 std::vector<Tensor> runOnCpu(mlir::func::FuncOp func,

@@ -5,6 +5,13 @@
 // are buffer aliases, constants weights). Groups form in three rounds, each
 // in program order; an op joins at most one group.
 //
+// 0. Attention: matmul(softmax(S), v) where S is a batched
+//    matmul(q', k) {transpose_rhs} followed by a chain of float casts and
+//    multiplications by a scalar constant, and q' is q under such a chain;
+//    the softmax is over the last axis and every op of the pattern but the
+//    last has one user, the next one; float casts of k and v whose only
+//    user is their product join too. The group is one attention kernel (the
+//    score matrix never leaves it).
 // 1. Anchors: conv2d, depthwise_conv2d, conv2d_transpose, matmul.
 //    Prologue: a pad or cast whose only user is the anchor (or a chain of
 //    them).
@@ -213,6 +220,7 @@ private:
   bool inGroup(Operation *op, unsigned group) const;
   void reject(Operation *producer, Operation *consumer, const Twine &reason);
 
+  void growAttention(MatmulOp pv);
   void growAnchor(Operation *anchor);
   void growReduction(Operation *reduction);
   void growEpilogue(unsigned group);
@@ -271,6 +279,96 @@ std::string Fuser::fusedWith(Operation *op) const {
 //===----------------------------------------------------------------------===//
 // Growing groups
 //===----------------------------------------------------------------------===//
+
+/// Whether `op` is a float-to-float cast.
+bool isFloatCast(Operation *op) {
+  auto c = dyn_cast<CastOp>(op);
+  return c && isa<FloatType>(c.getInput().getType().getElementType()) &&
+         isa<FloatType>(c.getType().getElementType());
+}
+
+/// The operand that `op` scales when it multiplies a value of its result's
+/// shape by a constant whose elements are all equal; null otherwise.
+Value scaledOperand(Operation *op) {
+  auto mul = dyn_cast<MulOp>(op);
+  if (!mul)
+    return {};
+  for (auto [c, x] : {std::pair(mul.getLhs(), mul.getRhs()),
+                      std::pair(mul.getRhs(), mul.getLhs())}) {
+    auto constant = c.getDefiningOp<ConstantOp>();
+    if (!constant || x.getType() != mul.getType() ||
+        constant.getValue().getNumElements() > kMaxInlineElements)
+      continue;
+    FailureOr<std::vector<float>> values = readFloats(constant.getValue());
+    if (succeeded(values) && !values->empty() && llvm::all_equal(*values))
+      return x;
+  }
+  return {};
+}
+
+void Fuser::growAttention(MatmulOp pv) {
+  const int64_t rank = pv.getType().getRank();
+  if (rank < 3 || pv.getTransposeRhs() ||
+      pv.getRhs().getType().getRank() != rank || !pv.getType().hasStaticShape())
+    return;
+  // Walks up from `value` through ops of `block` in no group whose only user
+  // is the op before them in the walk, while `pass` accepts them; returns the
+  // first op it does not pass (null when there is none).
+  SmallVector<Operation *> members{pv};
+  auto single = [&](Operation *op) {
+    return op && op->getBlock() == &block && !groupOf.count(op) &&
+           usersOf(op).size() == 1 && op->hasOneUse();
+  };
+  auto walk = [&](Value value, function_ref<bool(Operation *)> pass,
+                  SmallVectorImpl<Operation *> &chain) -> Operation * {
+    Operation *op = value.getDefiningOp();
+    while (single(op) && pass(op)) {
+      chain.push_back(op);
+      op = isa<CastOp>(op) ? op->getOperand(0).getDefiningOp()
+                           : scaledOperand(op).getDefiningOp();
+    }
+    return single(op) ? op : nullptr;
+  };
+  SmallVector<Operation *> chain;
+  auto softmax =
+      dyn_cast_or_null<SoftmaxOp>(walk(pv.getLhs(), isFloatCast, chain));
+  if (!softmax)
+    return;
+  FailureOr<int64_t> axis = normalizeAxis(softmax.getAxis(), rank);
+  if (failed(axis) || *axis != rank - 1)
+    return;
+  chain.push_back(softmax);
+  auto castOrScale = [](Operation *op) {
+    return isFloatCast(op) || scaledOperand(op);
+  };
+  auto qk =
+      dyn_cast_or_null<MatmulOp>(walk(softmax.getInput(), castOrScale, chain));
+  if (!qk || !qk.getTransposeRhs() || qk.getLhs().getType().getRank() != rank ||
+      qk.getRhs().getType().getRank() != rank ||
+      qk.getType().getShape() != softmax.getType().getShape())
+    return;
+  chain.push_back(qk);
+  Operation *q = qk.getLhs().getDefiningOp();
+  while (single(q) && castOrScale(q)) {
+    chain.push_back(q);
+    q = isa<CastOp>(q) ? q->getOperand(0).getDefiningOp()
+                       : scaledOperand(q).getDefiningOp();
+  }
+  // Casts that make k and v the products' operands (the fp16 pipeline's
+  // f16 -> f32 for logits it computes in f32) join as a GEMM's prologue.
+  for (Value operand : {qk.getRhs(), pv.getRhs()}) {
+    Operation *op = operand.getDefiningOp();
+    while (single(op) && isFloatCast(op)) {
+      chain.push_back(op);
+      op = op->getOperand(0).getDefiningOp();
+    }
+  }
+  unsigned group = newGroup(qk);
+  join(group, pv);
+  for (Operation *op : chain)
+    if (op != qk.getOperation())
+      join(group, op);
+}
 
 void Fuser::growAnchor(Operation *anchor) {
   unsigned group = newGroup(anchor);
@@ -667,8 +765,11 @@ void widenBody(FusionOp fusion) {
 }
 
 void Fuser::run() {
+  for (auto pv : block.getOps<MatmulOp>())
+    if (!groupOf.count(pv))
+      growAttention(pv);
   for (Operation &op : block)
-    if (classify(&op) == Kind::Anchor)
+    if (classify(&op) == Kind::Anchor && !groupOf.count(&op))
       growAnchor(&op);
   for (Operation &op : block)
     if (classify(&op) == Kind::Reduction && !groupOf.count(&op))

@@ -11,10 +11,13 @@ start=$(date +%s)
 echo "setup and build: $(( $(date +%s) - start )) s"
 cd "$root/build"
 # Tests labelled cuda need a GPU; without one they are left out rather than
-# listed as skipped, so that the run ends with ctest's summary.
-gpu_filter=()
+# listed as skipped, so that the run ends with ctest's summary. Tests labelled
+# heavy (the whole keras.applications catalogue, test/e2e/fixture_apps.py)
+# are left out too: run them with `ctest -L heavy`.
+exclude=heavy
 if ! nvidia-smi -L >/dev/null 2>&1; then
   echo "no GPU (nvidia-smi -L): the tests labelled cuda are left out"
-  gpu_filter=(-LE cuda)
+  exclude="cuda|heavy"
 fi
-exec ctest --output-on-failure -j"$(nproc)" "${gpu_filter[@]}"
+echo "tests labelled heavy are left out (ctest -L heavy runs them)"
+exec ctest --output-on-failure -j"$(nproc)" -LE "$exclude"

@@ -21,6 +21,8 @@ config.substitutions.append(("%python", config.python_executable))
 config.substitutions.append(("%dlc_src", config.dlc_src_root))
 # Models written by real Keras at test time (test/e2e/gen_fixtures.py).
 config.substitutions.append(("%fixtures", config.dlc_fixtures))
+# The `dyn` fixture set (test/e2e/fixture_dyn.py): inputs with None dims.
+config.substitutions.append(("%dyn_fixtures", config.dlc_fixtures + "-dyn"))
 config.substitutions.append(("%venv_python", os.path.join(config.dlc_src_root, ".venv", "bin", "python")))
 
 # The `cuda` feature: only where a GPU answers.

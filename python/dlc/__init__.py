@@ -380,7 +380,8 @@ def _is_keras_model(obj: Any) -> bool:
 def compile(model: Any, *, weights: str | os.PathLike[str] | None = None,
             precision: str | None = None, batch: int | None = None,
             arch: str | Sequence[str] | None = None, kernels: str = "auto",
-            progress: bool | None = None) -> CompiledModel:
+            progress: bool | None = None,
+            input_shapes: dict[str, Sequence[int]] | None = None) -> CompiledModel:
     """Compiles a Keras model: an in-memory `keras.Model` or a path to any file dlc reads
     (`.keras`, `model.to_json()` JSON with `weights=` or weights beside it, legacy `.h5`,
     TF.js `model.json`).
@@ -395,6 +396,10 @@ def compile(model: Any, *, weights: str | os.PathLike[str] | None = None,
     kernels: "auto", "generated" or "library" (cuBLASLt / cuDNN calls).
     progress: draw "dlc: compiling kernels N/M" on stderr while NVRTC compiles the kernels;
     None: when stderr is a terminal.
+    input_shapes: sizes for inputs with None dims besides the batch dim, by Keras input name:
+    the dims after the batch dim, e.g. {"image": (224, 224, 3)} for
+    keras.Input((None, None, 3), name="image") (`dlc compile --input-shape image=224x224x3`);
+    the model is compiled, and runs, at that size.
 
     Raises dlc.Error with dlc's one-line message for a model dlc cannot compile.
     """
@@ -403,12 +408,21 @@ def compile(model: Any, *, weights: str | os.PathLike[str] | None = None,
     if batch is not None and (isinstance(batch, bool) or not isinstance(batch, int)):
         raise TypeError("batch must be an int or None, not %s" % type(batch).__name__)
     opts = (precision or "", batch, arch or "", kernels)
+    shapes = {}
+    for name, dims in (input_shapes or {}).items():
+        if not isinstance(name, str):
+            raise TypeError("input_shapes keys are input names (str), not %s"
+                            % type(name).__name__)
+        dims = tuple(dims)
+        if not all(isinstance(d, int) and not isinstance(d, bool) for d in dims):
+            raise TypeError("input_shapes['%s'] must be a sequence of ints, not %r" % (name, dims))
+        shapes[name] = list(dims)
     if progress is None:
         progress = bool(getattr(sys.stderr, "isatty", lambda: False)())
     if isinstance(model, (str, os.PathLike)):
         path = os.fspath(model)
         impl = _dlc.compile_file(path, os.fspath(weights) if weights else "", *opts, "",
-                                 progress)
+                                 progress, shapes)
         return _finish(CompiledModel(source=path, model=impl))
     if _is_keras_model(model):
         if weights is not None:
@@ -417,7 +431,7 @@ def compile(model: Any, *, weights: str | os.PathLike[str] | None = None,
         with tempfile.TemporaryDirectory(prefix="dlc-") as tmp:
             path = os.path.join(tmp, "model.keras")
             model.save(path)
-            impl = _dlc.compile_file(path, "", *opts, source, progress)
+            impl = _dlc.compile_file(path, "", *opts, source, progress, shapes)
         return _finish(CompiledModel(source=source, model=impl))
     raise TypeError("dlc.compile takes a keras.Model or a path, not %s" % type(model).__name__)
 

@@ -112,6 +112,7 @@ std::unique_ptr<Model> Model::compileFile(const std::string &path,
                         std::to_string(*options.batch),
                     m.name);
   o.batch = options.batch;
+  o.inputShapes = options.inputShapes;
   if (!options.arch.empty())
     o.archs = driver::parseArchs(options.arch);
   std::optional<driver::KernelChoice> kernels =
@@ -131,7 +132,8 @@ std::unique_ptr<Model> Model::compileFile(const std::string &path,
 
   try {
     m.context = driver::makeContext();
-    keras::ImportResult imported = keras::loadModel(*m.context, path, weights);
+    keras::ImportResult imported = keras::loadModel(
+        *m.context, path, weights, {o.inputShapes, /*requireSizes=*/true});
     m.imported = std::move(imported.module);
     func::FuncOp func = driver::mainFunction(*m.imported);
     for (BlockArgument arg : func.getArguments()) {

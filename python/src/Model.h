@@ -14,6 +14,7 @@
 #include "support/Tensor.h"
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -28,6 +29,9 @@ struct Options {
   std::string arch;             ///< "sm_80,sm_90"; "" the default
   std::string kernels = "auto"; ///< "auto", "generated", "library"
   bool progress = false; ///< draw driver::stderrProgress() while compiling
+  /// Sizes for the inputs' None dims besides the batch dim, by input name
+  /// (CompileOptions::inputShapes).
+  std::map<std::string, std::vector<int64_t>> inputShapes;
 };
 
 /// A model input or output: -1 for a dim that is open (the batch).

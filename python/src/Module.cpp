@@ -15,6 +15,7 @@
 
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
+#include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
@@ -344,8 +345,10 @@ NB_MODULE(_dlc, m) {
       [](const std::string &path, const std::string &weights,
          const std::string &precision, std::optional<int64_t> batch,
          const std::string &arch, const std::string &kernels,
-         const std::string &displayName, bool progress) {
+         const std::string &displayName, bool progress,
+         const std::map<std::string, std::vector<int64_t>> &inputShapes) {
         Options options;
+        options.inputShapes = inputShapes;
         options.progress = progress;
         options.precision = precision;
         options.batch = batch;
@@ -356,7 +359,8 @@ NB_MODULE(_dlc, m) {
       },
       nb::arg("path"), nb::arg("weights"), nb::arg("precision"),
       nb::arg("batch").none(), nb::arg("arch"), nb::arg("kernels"),
-      nb::arg("display_name"), nb::arg("progress") = false);
+      nb::arg("display_name"), nb::arg("progress") = false,
+      nb::arg("input_shapes") = std::map<std::string, std::vector<int64_t>>());
 
   m.def(
       "inspect_artifact",

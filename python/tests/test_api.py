@@ -91,6 +91,27 @@ def test_keras_model_built_here():
     assert model(x.astype(np.float64)).tobytes() == model(x).tobytes()
 
 
+def test_input_shapes():
+    """A model with None dims compiles for the size input_shapes gives, and runs at it."""
+    import keras
+
+    keras.utils.set_random_seed(4)
+    inp = keras.Input((None, None, 2), name="image")
+    x = keras.layers.Conv2D(4, 3, strides=2, padding="same", activation="relu")(inp)
+    out = keras.layers.GlobalAveragePooling2D()(x)
+    km = keras.Model(inp, out)
+    x = np.random.default_rng(0).normal(size=(2, 9, 7, 2)).astype(np.float32)
+    with pytest.raises(dlc.Error) as e:
+        dlc.compile(km)
+    assert str(e.value).endswith(": input 'image' has unknown dimension(s) [?, ?, 2]: give "
+                                 "--input-shape image=DIMS")
+    model = dlc.compile(km, input_shapes={"image": (9, 7, 2)})
+    assert model.inputs == (dlc.TensorSpec("image", (None, 9, 7, 2), "float32"),)
+    np.testing.assert_allclose(model(x), km.predict(x, verbose=0), rtol=1e-4, atol=1e-6)
+    with pytest.raises(TypeError, match="must be a sequence of ints"):
+        dlc.compile(km, input_shapes={"image": (9.0, 7, 2)})
+
+
 def test_json_with_weights(fixture):
     f = fixture("mnist_cnn")
     model = dlc.compile(os.path.join(f.dir, "model.json"),

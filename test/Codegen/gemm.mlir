@@ -196,3 +196,37 @@ func.func @conv_rounded_input(%x: memref<1x2x2x8xf32>, %w: memref<4x1x1x8xf16>,
   }
   return
 }
+
+// -----
+
+// A batched matmul (attention's q k^T, k broadcast over the 3 heads) on f16
+// operands with rhs [N, K]: one tensor-core GEMM per batch element over grid
+// z (2 x 3), the Problem's `batch` its blockIdx.z; a_ptr / b_ptr address the
+// operands at that element (k's head index reads 0), the epilogue stores at
+// (batch * M + m) * N + n.
+// CHECK-LABEL: // ===== kernel k9_matmul family=gemm_tc grid=(2,5,6) block=(32,1,1) smem=4096
+// CHECK:       struct dlc_problem {
+// CHECK-NEXT:    using Elem = __half;
+// CHECK-NEXT:    static constexpr int M = 70, N = 20, K = 32;
+// CHECK:         int batch; // the batch element: blockIdx.z
+// CHECK:         const __half *a_ptr(int m, int k) const {
+// CHECK-NEXT:      const dlc_idx [[B0:i[0-9]+]] = batch / 3;
+// CHECK-NEXT:      const dlc_idx [[B1:i[0-9]+]] = batch % 3;
+// CHECK-NEXT:      return (in0 + (([[B0]] * 6720) + ([[B1]] * 2240) + (m * 32) + k));
+// CHECK:         const __half *b_ptr(int n, int k) const {
+// CHECK-NEXT:      const dlc_idx [[C0:i[0-9]+]] = batch / 3;
+// CHECK-NEXT:      return (in1 + (([[C0]] * 640) + (n * 32) + k));
+// CHECK:         void epilogue(int m, int n, float c0, float c1) const {
+// CHECK:           out0 + ((dlc_idx)batch * M + m) * N + n
+// CHECK:         const dlc_problem p{in0, in1, out0, (int)blockIdx.z};
+func.func @batched_tc(%q: memref<2x3x70x32xf16>, %k: memref<2x1x20x32xf16>,
+                      %s: memref<2x3x70x20xf32>) {
+  exec.kernel "k9_matmul" ins(%q, %k : memref<2x3x70x32xf16>, memref<2x1x20x32xf16>) outs(%s : memref<2x3x70x20xf32>) {
+  ^bb0(%a0: tensor<2x3x70x32xf16>, %a1: tensor<2x1x20x32xf16>):
+    %0 = graph.cast %a0 : tensor<2x3x70x32xf16> -> tensor<2x3x70x32xf32>
+    %1 = graph.cast %a1 : tensor<2x1x20x32xf16> -> tensor<2x1x20x32xf32>
+    %2 = graph.matmul %0, %1 {transpose_rhs = true} : (tensor<2x3x70x32xf32>, tensor<2x1x20x32xf32>) -> tensor<2x3x70x20xf32>
+    exec.yield %2 : tensor<2x3x70x20xf32>
+  }
+  return
+}

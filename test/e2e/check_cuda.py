@@ -6,8 +6,11 @@
 
 For every model (OUTDIR/*/model.keras) and precision this runs `dlc compile MODEL --precision P
 -o DIR/NAME.P.dlcm` (every kernel of the plan generated and compiled by NVRTC for sm_80 and
-sm_90, plus PTX) and `dlc inspect` on the artifact, and checks that no GEMM or convolution kernel
-(families gemm_tc, conv_tc, gemm_simt, conv_simt) spills to local memory on either arch. Prints,
+sm_90, plus PTX) and `dlc inspect` on the artifact, and checks that no GEMM, convolution or
+attention kernel (families gemm_tc, conv_tc, gemm_simt, conv_simt, attention_tc, attention_simt)
+spills to local memory on either arch. A model whose Keras inputs have None dims besides the
+batch dim is compiled for its fixture inputs' size (`--input-shape NAME=DIMS` from meta.json).
+Prints,
 per precision, the kernels per family with their largest register count and shared memory, and
 exits 1 on a compile failure or a spill. Set DLC_CACHE_DIR to keep NVRTC's cache in the build.
 
@@ -16,19 +19,54 @@ Only the standard library: this must not import Keras.
 
 import argparse
 import concurrent.futures
+import json
 import os
 import re
 import subprocess
 import sys
+import zipfile
 
-ANCHORS = {"gemm_tc", "conv_tc", "gemm_simt", "conv_simt"}
+ANCHORS = {"gemm_tc", "conv_tc", "gemm_simt", "conv_simt", "attention_tc", "attention_simt"}
 ROW = re.compile(r"^\s+(k\d+_\w+|c\d+_copy)\s+(\w+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)")
+
+
+def open_inputs(config):
+    """Names of the InputLayers in a Keras 3 config with a None dim besides the batch dim."""
+    found = set()
+    if isinstance(config, dict):
+        cfg = config.get("config")
+        if config.get("class_name") == "InputLayer" and isinstance(cfg, dict):
+            shape = cfg.get("batch_shape") or cfg.get("batch_input_shape") or []
+            if any(d is None for d in shape[1:]):
+                found.add(cfg.get("name"))
+        for v in config.values():
+            found |= open_inputs(v)
+    elif isinstance(config, list):
+        for v in config:
+            found |= open_inputs(v)
+    return found
+
+
+def input_shape_args(fixture):
+    """`--input-shape NAME=DIMS` for each input with None dims: the size of its fixture input."""
+    with zipfile.ZipFile(os.path.join(fixture, "model.keras")) as z:
+        names = open_inputs(json.loads(z.read("config.json")))
+    if not names:
+        return []
+    with open(os.path.join(fixture, "meta.json")) as f:
+        meta = json.load(f)
+    args = []
+    for i in meta["inputs"]:
+        if i["name"] in names:
+            args += ["--input-shape", "%s=%s" % (i["name"], "x".join(map(str, i["shape"][1:])))]
+    return args
 
 
 def compile_one(args, name, precision):
     model = os.path.join(args.fixtures, name, "model.keras")
     out = os.path.join(args.out, "%s.%s.dlcm" % (name, precision))
-    p = subprocess.run([args.dlc, "compile", model, "--precision", precision, "-o", out],
+    sizes = input_shape_args(os.path.join(args.fixtures, name))
+    p = subprocess.run([args.dlc, "compile", model, "--precision", precision, "-o", out] + sizes,
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=1800)
     if p.returncode != 0:
         return name, precision, None, p.stderr.decode().strip()

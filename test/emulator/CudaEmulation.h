@@ -25,10 +25,11 @@
 // Launch::dynamicSmem, poisoned for every CTA.
 //
 // The PTX primitives of dlc_gemm_tc.cuh (its host build leaves them to the
-// includer) are emulated with the fragment layouts of the PTX ISA: ldmatrix
-// and mma.sync exchange operands between the lanes of a warp, and cp.async
-// copies land either at once or only at the cp.async.wait_group that must
-// cover them, so a stage read before its copies were waited for shows.
+// includer; dlc_attention.cuh uses them too) are emulated with the fragment
+// layouts of the PTX ISA: ldmatrix and mma.sync exchange operands between the
+// lanes of a warp, and cp.async copies land either at once or only at the
+// cp.async.wait_group that must cover them, so a stage read before its copies
+// were waited for shows.
 //
 //===----------------------------------------------------------------------===//
 
@@ -398,7 +399,7 @@ inline void needWholeWarp(const char *what) {
     fail(std::string(what) + " in a warp of fewer than 32 threads");
 }
 
-enum Op { Shuffle = 1, Vote, SyncWarp, LdMatrix, Mma };
+enum Op { Shuffle = 1, Vote, SyncWarp, LdMatrix, LdMatrixTrans, Mma };
 
 /// A shuffle: lane l gets the value of lane src(l), or its own where src(l)
 /// is negative.
@@ -619,6 +620,26 @@ inline void ldmatrix_x4(unsigned (&r)[4], unsigned addr) {
             std::memcpy(w.out[l] + 4 * j,
                         cta.launch.dynamicSmem + row + 4 * (l % 4), 4);
           }
+      });
+  std::memcpy(r, out, sizeof r);
+}
+
+// ldmatrix.x4.trans: the same rows, each matrix transposed: lane l receives
+// rows 2(l%4) and 2(l%4)+1 of column l/4 of each (the low half the first).
+inline void ldmatrix_x4_trans(unsigned (&r)[4], unsigned addr) {
+  using namespace dlc_emu::detail;
+  needWholeWarp("ldmatrix");
+  sharedBytes(addr, 16, "ldmatrix");
+  const unsigned char *out =
+      collective(LdMatrixTrans, &addr, sizeof addr, [](Warp &w) {
+        for (unsigned l = 0; l < 32; ++l)
+          for (unsigned j = 0; j < 4; ++j)
+            for (unsigned h = 0; h < 2; ++h) {
+              unsigned row;
+              std::memcpy(&row, w.in[8 * j + 2 * (l % 4) + h], sizeof row);
+              std::memcpy(w.out[l] + 4 * j + 2 * h,
+                          cta.launch.dynamicSmem + row + 2 * (l / 4), 2);
+            }
       });
   std::memcpy(r, out, sizeof r);
 }

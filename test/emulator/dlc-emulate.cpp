@@ -1,12 +1,13 @@
 //===- dlc-emulate.cpp - a model's generated CUDA kernels run on the host -===//
 //
-//   dlc-emulate MODEL --input X.npy ... --output Y.npy ...
+//   dlc-emulate MODEL|FILE.mlir --input X.npy ... --output Y.npy ...
 //               [--precision fp32|fp16] [--batch N] [--arch sm_XX]
 //               [--weights FILE] [--cache-dir DIR] [--jobs N] [--cxx PATH]
 //               [--reverse] [--copies-at-once] [--check-kernels]
 //               [--report FILE.json]
 //
-// A test tool: compiles the model as `dlc compile --emit cuda` does
+// A test tool: compiles the model (or a graph-dialect module with a
+// func.func @main, as the importer makes) as `dlc compile --emit cuda` does
 // (driver::compile: the pipeline to the execution plan, the batch the
 // inputs'; --batch N repeats or cuts their rows to N; the CUDA source of
 // every step, exec.copy steps as copy kernels, no library calls, the
@@ -42,6 +43,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/Parser/Parser.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
@@ -434,8 +436,15 @@ int run(int argc, char **argv) {
   }
 
   auto context = driver::makeContext();
-  keras::ImportResult model =
-      keras::loadModel(*context, args.model, args.get("--weights", ""));
+  keras::ImportResult model;
+  if (StringRef(args.model).ends_with(".mlir")) {
+    // Graph IR written by hand (the tests of single kernel families).
+    model.module = parseSourceFile<ModuleOp>(args.model, context.get());
+    if (!model.module)
+      throw UserError("cannot parse the graph IR", args.model);
+  } else {
+    model = keras::loadModel(*context, args.model, args.get("--weights", ""));
+  }
   func::FuncOp func = driver::mainFunction(*model.module);
   if (outputPaths.size() != func.getNumResults())
     throw UserError("the model has " + std::to_string(func.getNumResults()) +

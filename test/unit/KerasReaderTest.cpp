@@ -720,4 +720,28 @@ TEST(KerasConfig, KwargTensorsResolveAndCycleIsRefused) {
             "'m' has a cycle through layer 'inner'");
 }
 
+// A keras.ops call with a constant (`3.0 - x`) keeps its positional
+// arguments in order, the tensor marked by its index among the inputs; a
+// layer given a constant is refused.
+TEST(KerasConfig, OperationKeepsConstantArguments) {
+  std::string text = R"({"class_name": "Functional", "config": {"name": "m",
+    "layers": [
+      {"module": "keras.layers", "class_name": "InputLayer", "name": "x", "config": {"name": "x", "batch_shape": [null, 2]}, "inbound_nodes": []},
+      {"module": "keras.src.ops.numpy", "class_name": "Subtract", "registered_name": "Subtract", "name": "sub", "config": {"name": "sub"},
+       "inbound_nodes": [{"args": [3.0, {"class_name": "__keras_tensor__", "config": {"shape": [null, 2], "keras_history": ["x", 0, 0]}}], "kwargs": {}}]}],
+    "input_layers": ["x", 0, 0], "output_layers": ["sub", 0, 0]}})";
+  std::shared_ptr<Model> m =
+      readModelConfig(json::parse(text), Generation::Keras3);
+  const LayerCall &call = m->layers[1].calls.at(0);
+  EXPECT_EQ(refs(call.inputs), "x:0:0");
+  EXPECT_EQ(call.args, json::parse(R"([3.0, {"input": 0}])"));
+  EXPECT_TRUE(m->layers[0].calls.empty());
+  json layer = json::parse(text);
+  layer["config"]["layers"][1]["module"] = "keras.layers";
+  EXPECT_EQ(errorOf([&] { readModelConfig(layer, Generation::Keras3); }),
+            "dlc: error: layer 'sub' (Subtract): inbound node 0 passes a "
+            "constant (non-tensor) positional argument, which is not "
+            "supported");
+}
+
 } // namespace

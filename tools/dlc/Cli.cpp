@@ -52,6 +52,12 @@ std::vector<CommandSpec> buildCommands() {
       value("--weights", "FILE",
             "The weights of a model.to_json() file (default: STEM.weights.h5 "
             "or STEM.h5 beside it)");
+  OptionSpec inputShape =
+      value("--input-shape", "NAME=DIMS",
+            "Sizes for input NAME's dims after the batch dim, its None dims "
+            "filled, e.g. image=224x224x3 for keras.Input((None, None, 3), "
+            "name='image') (repeat per input; the batch is --batch)");
+  inputShape.repeatable = true;
   OptionSpec stopAfter =
       value("--stop-after", "STAGE",
             "Stop the pipeline after a stage: import, simplify, layout, fp16, "
@@ -64,6 +70,7 @@ std::vector<CommandSpec> buildCommands() {
             "GPU architectures to compile for (default sm_80,sm_90)"),
       positiveInt("--batch", "Fix the batch size (default: 1; kept open when "
                              "--stop-after names a graph stage)"),
+      inputShape,
       value("--kernels", "auto|generated|library",
             "Generated kernels only; cuDNN/cuBLASLt calls wherever a kernel "
             "is a pattern they take whole; or auto: cuBLASLt for GEMMs of "
@@ -132,6 +139,7 @@ std::vector<CommandSpec> buildCommands() {
       positiveInt("--batch",
                   "The batch: a model is compiled for it (default 1); an "
                   "artifact must have been"),
+      inputShape,
       positiveInt("--iters", "Timed runs after the warm-up (default 100)"),
       positiveInt("--warmup", "Untimed runs first (default 10)"),
       value("--json", "FILE",
@@ -145,7 +153,11 @@ std::vector<CommandSpec> buildCommands() {
                       "MODEL|OUT.dlcm",
                       "Print a model's layers or an artifact's kernels",
                       {}};
-  inspect.options = {weights};
+  OptionSpec inspectShape = inputShape;
+  inspectShape.help = "Show a model's layers for these sizes of input NAME's "
+                      "dims after the batch dim (repeat per input; default: "
+                      "None dims shown as ?)";
+  inspect.options = {weights, inspectShape};
 
   CommandSpec compare{"compare",
                       "MODEL",
@@ -345,6 +357,14 @@ bool dlc::cli::parse(const std::vector<std::string> &args, Invocation &out,
                           std::regex("sm_[0-9]{2,3}a?(,sm_[0-9]{2,3}a?)*"))) {
       error = "invalid value '" + val +
               "' for --arch (expected a list like sm_80,sm_90)";
+      return false;
+    }
+    if (opt->name == "--input-shape" &&
+        !std::regex_match(val,
+                          std::regex("[^=]+=[0-9]{1,10}(x[0-9]{1,10})*"))) {
+      error = "invalid value '" + val +
+              "' for --input-shape (expected NAME=DIMS, e.g. "
+              "image=224x224x3)";
       return false;
     }
     std::vector<std::string> &slot = out.values[opt->name];

@@ -16,6 +16,7 @@
 #include "support/File.h"
 #include "support/Npy.h"
 
+#include <algorithm>
 #include <iostream>
 #include <optional>
 
@@ -25,6 +26,27 @@ using namespace dlc;
 
 namespace {
 
+/// --input-shape NAME=DIMS (the parser checked the form), by name.
+keras::InputShapes inputShapes(const cli::Invocation &inv) {
+  keras::InputShapes shapes;
+  auto it = inv.values.find("--input-shape");
+  if (it == inv.values.end())
+    return shapes;
+  for (const std::string &value : it->second) {
+    size_t eq = value.rfind('=');
+    std::string name = value.substr(0, eq);
+    std::vector<int64_t> dims;
+    for (size_t at = eq + 1; at <= value.size();) {
+      size_t x = std::min(value.find('x', at), value.size());
+      dims.push_back(std::stoll(value.substr(at, x - at)));
+      at = x + 1;
+    }
+    if (!shapes.emplace(name, std::move(dims)).second)
+      throw UserError("--input-shape gives input '" + name + "' twice");
+  }
+  return shapes;
+}
+
 /// The invocation's options; those of `compile` that `run` does not take
 /// keep their defaults there (the parser checked every value).
 driver::CompileOptions compileOptions(const cli::Invocation &inv) {
@@ -33,6 +55,7 @@ driver::CompileOptions compileOptions(const cli::Invocation &inv) {
     options.precision = *driver::precisionNamed(inv.get("--precision"));
   if (inv.has("--batch"))
     options.batch = std::stoll(inv.get("--batch"));
+  options.inputShapes = inputShapes(inv);
   if (inv.has("--arch"))
     options.archs = driver::parseArchs(inv.get("--arch"));
   options.kernels = *driver::kernelChoiceNamed(inv.get("--kernels", "auto"));
@@ -78,9 +101,8 @@ int cli::runBench(const Invocation &inv) {
 
 int cli::runInspect(const Invocation &inv) {
   auto context = driver::makeContext();
-  keras::ImportResult model =
-      keras::loadModel(*context, inv.positional, inv.get("--weights"));
-  std::cout << driver::formatLayerTable(model, inv.positional);
+  std::cout << driver::inspectModel(*context, inv.positional,
+                                    inv.get("--weights"), inputShapes(inv));
   return 0;
 }
 
@@ -92,8 +114,8 @@ int cli::runRun(const Invocation &inv) {
     inputs.push_back(readNpy(p));
 
   auto context = driver::makeContext();
-  keras::ImportResult model =
-      keras::loadModel(*context, inv.positional, inv.get("--weights"));
+  keras::ImportResult model = driver::loadModelFor(
+      *context, inv.positional, inv.get("--weights"), inputs, inputPaths);
   mlir::func::FuncOp func = driver::mainFunction(*model.module);
   size_t outputs = func.getNumResults();
   if (outputPaths.size() != outputs)
@@ -144,8 +166,8 @@ int cli::runCompare(const Invocation &inv) {
     inputs.push_back(readNpy(p));
   driver::CompileOptions options = compileOptions(inv);
   auto context = driver::makeContext();
-  keras::ImportResult model =
-      keras::loadModel(*context, inv.positional, inv.get("--weights"));
+  keras::ImportResult model = driver::loadModelFor(
+      *context, inv.positional, inv.get("--weights"), inputs, inputPaths);
   const bool fp16 = driver::usesFp16(*model.module, options.precision);
   double threshold = driver::defaultThreshold(fp16);
   if (inv.has("--threshold")) {

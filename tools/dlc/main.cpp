@@ -56,6 +56,10 @@ void checkPaths(const dlc::cli::Invocation &inv) {
 int dispatch(const dlc::cli::Invocation &inv) {
   using namespace dlc::cli;
   checkPaths(inv);
+  if (isArtifactPath(inv.positional) && inv.has("--input-shape"))
+    throw dlc::UserError("--input-shape sizes a model's inputs: an artifact "
+                         "is compiled for its shapes (dlc inspect shows them)",
+                         inv.positional);
   if (isArtifactPath(inv.positional) && inv.command == "run")
     return runArtifact(inv);
   if (isArtifactPath(inv.positional) && inv.command == "inspect")

@@ -39,7 +39,8 @@ struct CudaKernel {
   std::string entry;  ///< the __global__ function's name (compiler-made)
   std::string family; ///< "elementwise", "reduction", "pool", "depthwise",
                       ///< "gemm_tc", "conv_tc", "gemm_simt", "conv_simt",
-                      ///< "conv_transpose", "recurrent", "gather", "copy"
+                      ///< "conv_transpose", "recurrent", "gather", "copy",
+                      ///< "attention_tc", "attention_simt"
   std::string source; ///< one complete NVRTC translation unit
   LaunchConfig launch;
   uint32_t numIns = 0, numOuts = 0;

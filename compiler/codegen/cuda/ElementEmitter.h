@@ -104,6 +104,8 @@ struct KernelContext {
   /// Whether __restrict__ may qualify the parameters (no out is in place).
   bool restrictPointers = true;
   bool needsTensorCoreGemm = false, needsSimtGemm = false;
+  /// dlc_attention.cuh (after the prelude, whose reductions it uses).
+  bool needsAttention = false;
   /// File-scope constant arrays, and the names given to constants.
   CodeWriter globals;
   llvm::DenseMap<mlir::Operation *, std::string> constantArrays;
@@ -296,6 +298,10 @@ mlir::LogicalResult emitRowKernel(KernelContext &context, mlir::Operation *op);
 
 /// conv2d / matmul through dlc_gemm_tc or dlc_gemm_simt.
 mlir::LogicalResult emitGemmKernel(KernelContext &context, mlir::Operation *op);
+
+/// dlc-fuse's attention group (softmax(q k^T) v, scales, masks) through
+/// dlc_attn_tc or dlc_attn_simt: the scores stay on chip.
+mlir::LogicalResult emitAttentionKernel(KernelContext &context);
 
 /// simple_rnn / lstm / gru: one CTA per batch row runs the whole sequence.
 mlir::LogicalResult emitRecurrentKernel(KernelContext &context,

@@ -98,6 +98,8 @@ FailureOr<CudaKernel> codegen::emitKernel(exec::KernelOp kernel,
     attempt(
         [&](KernelContext &c) { return emitRecurrentKernel(c, recurrent); });
   } else {
+    if (row && gemm)
+      attempt([&](KernelContext &c) { return emitAttentionKernel(c); });
     if (row)
       attempt([&](KernelContext &c) { return emitRowKernel(c, row); });
     if (gemm)

@@ -7,6 +7,9 @@
 // semantics of the graph ops), by one of these families, chosen in order:
 //   recurrent      simple_rnn / lstm / gru: one CTA per batch row runs the
 //                  whole sequence (first cut; see Recurrent.cpp);
+//   attention      softmax(q k^T) v as dlc-fuse groups it: FlashAttention-2
+//                  on tensor cores (f16/bf16 q, k, v) or SIMT, the scores
+//                  never stored (Attention.cpp);
 //   reduction      softmax / layer_norm: a warp or a block per row;
 //   conv_tc/gemm_tc, conv_simt/gemm_simt
 //                  conv2d / matmul through the dlc_gemm_tc (f16/bf16

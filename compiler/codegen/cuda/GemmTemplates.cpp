@@ -21,4 +21,10 @@ const char *gemmSimtHeader() {
       ;
 }
 
+const char *attentionHeader() {
+  return
+#include "compiler/codegen/cuda/dlc_attention.cuh.inc"
+      ;
+}
+
 } // namespace dlc::codegen

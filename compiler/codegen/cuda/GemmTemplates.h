@@ -45,6 +45,10 @@ const char *gemmTensorCoreHeader();
 /// The source text of `dlc_gemm_simt.cuh` (include-guarded).
 const char *gemmSimtHeader();
 
+/// The source text of `dlc_attention.cuh` (include-guarded): the fused
+/// attention kernels, on dlc_gemm_tc.cuh's primitives and the prelude.
+const char *attentionHeader();
+
 } // namespace dlc::codegen
 
 #endif // DLC_COMPILER_CODEGEN_CUDA_GEMMTEMPLATES_H

@@ -2,8 +2,12 @@
 //
 // conv2d (NHWC, one group) is the implicit GEMM m = (n, oy, ox),
 // k = (ky, kx, ci), n = co; matmul with a rank-2 rhs is the GEMM of its lhs
-// rows. The kernel defines the `Problem` of GemmTemplates.h and calls
-// dlc_gemm_tc or dlc_gemm_simt with the tiles of GemmHeuristic.h.
+// rows; a batched matmul (lhs and rhs of one rank >= 3, batch dims that
+// broadcast) one GEMM per batch element of the result, over grid z (the
+// Problem's `batch`; the templates then never split M over z, so M must
+// have at most 65,535 tiles). The kernel defines the `Problem` of
+// GemmTemplates.h and calls dlc_gemm_tc or dlc_gemm_simt with the tiles of
+// GemmHeuristic.h.
 //
 // Tensor cores when both operands are f16 (or both bf16) values in memory
 // cast to f32 in the body (a kernel input or a constant, possibly reshaped),
@@ -111,6 +115,11 @@ private:
   LogicalResult emitEpilogue(CodeWriter &w, bool pairs);
   /// GemmProblem::signature.
   std::string signature();
+  /// The result's index without n: m split over mShape_, or the batch
+  /// element's index and m.
+  Index resultRows();
+  /// The offset of C(m, n) in the result.
+  std::string resultOffset() const;
   /// The result's index from the GEMM's m and an n expression.
   Index resultIndex(ArrayRef<std::string> mIndex, StringRef n);
   /// Declares (ky, kx, ci) and (b, oy, ox) of a conv2d and the input
@@ -133,8 +142,16 @@ private:
   /// The lhs shape without K (matmul) or [N, OH, OW] (conv2d).
   SmallVector<int64_t> mShape_;
   std::string elem_;
-  /// The tensor-core operands in memory (see storage()).
-  Value aSource_, bSource_;
+  /// The tensor-core operands in memory (see storage()), and the 16-bit
+  /// values they are read as (their shapes address them).
+  Value aSource_, bSource_, aHalf_, bHalf_;
+  /// A batched matmul: the result's batch dims and their product.
+  bool batched_ = false;
+  SmallVector<int64_t> batchShape_;
+  int64_t batch_ = 1;
+  /// `operand`'s index at the batch element `batch` (dims it broadcasts
+  /// read 0), then `row` and `col`.
+  Index batchedIndex(Value operand, StringRef row, StringRef col);
 };
 
 LogicalResult GemmKernel::analyze() {
@@ -156,9 +173,17 @@ LogicalResult GemmKernel::analyze() {
     k_ = f.kh * f.kw * f.in;
   } else {
     matmul_ = cast<MatmulOp>(op_);
-    if (matmul_.getRhs().getType().getRank() != 2)
-      return fail("batched matmul is not a single GEMM");
-    mShape_.assign(resultShape.begin(), resultShape.end() - 1);
+    if (matmul_.getRhs().getType().getRank() != 2) {
+      batched_ = true;
+      batchShape_.assign(resultShape.begin(), resultShape.end() - 2);
+      for (int64_t d : batchShape_)
+        batch_ *= d;
+      if (batch_ > 65535)
+        return fail("more than 65,535 batches of a batched matmul");
+      mShape_.assign(resultShape.end() - 2, resultShape.end() - 1);
+    } else {
+      mShape_.assign(resultShape.begin(), resultShape.end() - 1);
+    }
     n_ = resultShape.back();
     k_ = matmul_.getLhs().getType().getShape().back();
   }
@@ -187,6 +212,8 @@ bool GemmKernel::tensorCoresApply() {
   }
   aSource_ = storage(a);
   bSource_ = storage(b);
+  aHalf_ = a;
+  bHalf_ = b;
   elem_ = cast<ShapedType>(a.getType()).getElementType().isF16()
               ? "__half"
               : "__nv_bfloat16";
@@ -199,7 +226,8 @@ std::string GemmKernel::signature() {
       "*" + operandType(op_->getOperand(1)) + "->" +
       typeName(cast<ShapedType>(yield_.getType()).getElementType());
   if (!conv_)
-    return text + (matmul_.getTransposeRhs() ? " rhs=NK" : " rhs=KN");
+    return text + (matmul_.getTransposeRhs() ? " rhs=NK" : " rhs=KN") +
+           (batched_ ? " batch=" + std::to_string(batch_) : "");
   const FilterGeometry f = filterGeometry(conv_);
   return text + " in=" + joined(conv_.getInput().getType().getShape(), "x") +
          " kernel=" + std::to_string(f.kh) + "x" + std::to_string(f.kw) +
@@ -247,6 +275,9 @@ LogicalResult GemmKernel::emitTensorCoreLoads(CodeWriter &w) {
     }
     linear = linearize(Index{pixel[0], iy, ix, tap[2]},
                        conv_.getInput().getType().getShape());
+  } else if (batched_) {
+    linear = linearize(batchedIndex(aHalf_, "m", "k"),
+                       cast<ShapedType>(aHalf_.getType()).getShape());
   } else {
     linear = "(dlc_idx)m * " + std::to_string(k_) + " + k";
   }
@@ -259,7 +290,11 @@ LogicalResult GemmKernel::emitTensorCoreLoads(CodeWriter &w) {
   w.open("__device__ __forceinline__ " + elemPtr + "b_ptr(int n, int k) const");
   e_.startFunction(w);
   FailureOr<std::string> b = addressOf(
-      e_, bSource_, "(dlc_idx)n * " + std::to_string(k_) + " + k", elem_);
+      e_, bSource_,
+      batched_ ? linearize(batchedIndex(bHalf_, "n", "k"),
+                           cast<ShapedType>(bHalf_.getType()).getShape())
+               : "(dlc_idx)n * " + std::to_string(k_) + " + k",
+      elem_);
   if (failed(b))
     return fail("cannot read the rhs constant");
   w.line("return " + *b + ";");
@@ -281,6 +316,8 @@ LogicalResult GemmKernel::emitSimtLoads(CodeWriter &w) {
       w.line("  return 0.0f;");
     }
     a = e_.emit(conv_.getInput(), Index{pixel[0], iy, ix, tap[2]});
+  } else if (batched_) {
+    a = e_.emit(matmul_.getLhs(), batchedIndex(matmul_.getLhs(), "m", "k"));
   } else {
     Index index = e_.delinearize("m", mShape_);
     index.push_back("k");
@@ -300,6 +337,11 @@ LogicalResult GemmKernel::emitSimtLoads(CodeWriter &w) {
     b = e_.emit(conv_.getFilter(),
                 inLayout<std::string>(conv_.getFilterLayout(), "n", tap[2],
                                       tap[0], tap[1]));
+  } else if (batched_) {
+    b = e_.emit(matmul_.getRhs(),
+                matmul_.getTransposeRhs()
+                    ? batchedIndex(matmul_.getRhs(), "n", "k")
+                    : batchedIndex(matmul_.getRhs(), "k", "n"));
   } else {
     b = e_.emit(matmul_.getRhs(),
                 matmul_.getTransposeRhs() ? Index{"n", "k"} : Index{"k", "n"});
@@ -309,6 +351,29 @@ LogicalResult GemmKernel::emitSimtLoads(CodeWriter &w) {
   w.line("return " + *b + ";");
   w.close();
   return success();
+}
+
+Index GemmKernel::batchedIndex(Value operand, StringRef row, StringRef col) {
+  Index batch = e_.delinearize("batch", batchShape_);
+  ArrayRef<int64_t> shape = cast<ShapedType>(operand.getType()).getShape();
+  Index index;
+  for (auto [i, d] : llvm::enumerate(batch))
+    index.push_back(shape[i] == 1 ? "0" : d);
+  index.push_back(row.str());
+  index.push_back(col.str());
+  return index;
+}
+
+Index GemmKernel::resultRows() {
+  if (!batched_)
+    return e_.delinearize("m", mShape_);
+  Index index = e_.delinearize("batch", batchShape_);
+  index.push_back("m");
+  return index;
+}
+
+std::string GemmKernel::resultOffset() const {
+  return batched_ ? "((dlc_idx)batch * M + m) * N + n" : "(dlc_idx)m * N + n";
 }
 
 Index GemmKernel::resultIndex(ArrayRef<std::string> mIndex, StringRef n) {
@@ -331,20 +396,20 @@ LogicalResult GemmKernel::emitEpilogue(CodeWriter &w, bool pairs) {
     w.open("__device__ __forceinline__ void epilogue(int m, int n, float acc) "
            "const");
     e_.startFunction(w);
-    Index mIndex = e_.delinearize("m", mShape_);
+    Index mIndex = resultRows();
     FailureOr<std::string> v = element(mIndex, "n", "acc");
     if (failed(v))
       return failEmitter();
-    w.line(context_.storeStatement(0, "(dlc_idx)m * N + n", *v));
+    w.line(context_.storeStatement(0, resultOffset(), *v));
     w.close();
     return success();
   }
   w.open("__device__ __forceinline__ void epilogue(int m, int n, float c0, "
          "float c1) const");
   e_.startFunction(w);
-  Index mIndex = e_.delinearize("m", mShape_);
-  // The result is [M, N] row-major.
-  const std::string offset = "(dlc_idx)m * N + n";
+  Index mIndex = resultRows();
+  // The result is [M, N] row-major (per batch element).
+  const std::string offset = resultOffset();
   FailureOr<std::string> v0 = element(mIndex, "n", "c0");
   if (failed(v0))
     return failEmitter();
@@ -412,6 +477,8 @@ LogicalResult GemmKernel::emit() {
   w.line("static constexpr int M = " + std::to_string(m_) +
          ", N = " + std::to_string(n_) + ", K = " + std::to_string(k_) + ";");
   context_.writeMembers(w);
+  if (batched_)
+    w.line("int batch; // the batch element: blockIdx.z");
   if (failed(tensorCores ? emitTensorCoreLoads(w) : emitSimtLoads(w)) ||
       failed(emitEpilogue(w, pairs)))
     return failure();
@@ -423,7 +490,8 @@ LogicalResult GemmKernel::emit() {
   w.open("extern \"C\" __global__ void __launch_bounds__(" +
          std::to_string(bound) + ") " + context_.kernel.entry + "(" +
          context_.parameterList() + ")");
-  w.line("const dlc_problem p{" + context_.argumentList() + "};");
+  w.line("const dlc_problem p{" + context_.argumentList() +
+         (batched_ ? ", (int)blockIdx.z" : "") + "};");
   w.line(std::string(tensorCores ? "dlc_gemm_tc<" : "dlc_gemm_simt<") +
          tiling.templateArgs() + ", dlc_problem>(p);");
   w.close();
@@ -434,6 +502,11 @@ LogicalResult GemmKernel::emit() {
   kernel.tiling = tiling.str() + (origin.empty() ? "" : " (" + origin + ")");
   kernel.gemm = problem;
   kernel.launch.grid = tiling.grid(m_, n_);
+  if (batched_) {
+    if (kernel.launch.grid[2] != 1)
+      return fail("a batched matmul with more than 65,535 M tiles");
+    kernel.launch.grid[2] = static_cast<uint32_t>(batch_);
+  }
   kernel.launch.block = {static_cast<uint32_t>(tiling.threads()), 1, 1};
   kernel.launch.dynamicSharedBytes =
       static_cast<uint32_t>(tiling.dynamicSharedBytes());

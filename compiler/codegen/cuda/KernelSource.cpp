@@ -375,6 +375,8 @@ std::string KernelContext::source() const {
   if (needsSimtGemm)
     text += gemmSimtHeader();
   text += preludeSource();
+  if (needsAttention)
+    text += attentionHeader();
   text += wideIndex ? "typedef long long dlc_idx;\n" : "typedef int dlc_idx;\n";
   if (!globals.str().empty())
     text += "\n" + globals.str();

@@ -74,7 +74,7 @@ __device__ __forceinline__ unsigned swizzle(int row, int chunk) {
 // The PTX primitives. A host build (the emulation in
 // test/emulator/CudaEmulation.h, used by GemmEmulationTest and dlc-emulate)
 // defines its own smem_addr, cp_async_16, cp_async_commit, cp_async_wait,
-// ldmatrix_x4 and mma_16816 in dlc_tc.
+// ldmatrix_x4, ldmatrix_x4_trans and mma_16816 in dlc_tc.
 #ifdef __CUDA_ARCH__
 
 __device__ __forceinline__ unsigned smem_addr(const void *p) {
@@ -97,6 +97,16 @@ template <int N> __device__ __forceinline__ void cp_async_wait() {
 
 __device__ __forceinline__ void ldmatrix_x4(unsigned (&r)[4], unsigned addr) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 "
+               "{%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+
+// The same with each 8x8 matrix transposed (a row-major operand read as the
+// "col" operand of mma).
+__device__ __forceinline__ void ldmatrix_x4_trans(unsigned (&r)[4],
+                                                  unsigned addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 "
                "{%0, %1, %2, %3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                : "r"(addr));

@@ -9,12 +9,14 @@
 //===----------------------------------------------------------------------===//
 
 #include "frontends/keras/importer/ImporterImpl.h"
+#include "frontends/keras/reader/ModelConfig.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Verifier.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 
@@ -37,7 +39,9 @@ std::string dlc::keras::kerasShape(Value v) {
   for (size_t i = 0; i < shape.size(); ++i) {
     if (i)
       s += ", ";
-    s += ShapedType::isDynamic(shape[i]) ? "None" : std::to_string(shape[i]);
+    s += !ShapedType::isDynamic(shape[i]) ? std::to_string(shape[i])
+         : i == 0                         ? "None"
+                                          : "?";
   }
   return s + (shape.size() == 1 ? ",)" : ")");
 }
@@ -53,8 +57,9 @@ void collectWeights(const Model &model, std::set<const Tensor *> &out) {
 }
 } // namespace
 
-Importer::Importer(MLIRContext &context, const KerasModel &model)
-    : model_(model), builder_(&context) {
+Importer::Importer(MLIRContext &context, const KerasModel &model,
+                   const ImportOptions &options)
+    : model_(model), options_(options), builder_(&context) {
   context.getOrLoadDialect<graph::GraphDialect>();
   context.getOrLoadDialect<func::FuncDialect>();
   collectWeights(*model.model, layerWeights_);
@@ -90,7 +95,7 @@ std::vector<const json *> innerSpecs(const Layer &layer) {
 
 struct Offender {
   std::string name, className, module;
-  std::string reason = ""; ///< when set, the whole reason
+  std::string reason = ""; ///< overrides the default reason when not empty
 };
 
 /// Whether the file records a module for its layers (Keras 3's .keras and
@@ -138,6 +143,26 @@ void collectOffenders(const Model &model, const std::string &prefix,
     }
     if (layer.className == "InputLayer")
       continue;
+    if (isKerasOperation(layer)) {
+      if (!operationConverters().count(layer.className))
+        out.push_back(
+            {name, layer.className, "",
+             "unsupported Keras operation (module '" + layer.module + "')"});
+      continue;
+    }
+    // keras.applications' own layer classes count as Keras's only where the
+    // file records the exact module Keras defines them in.
+    if (auto app = applicationLayers().find(layer.className);
+        app != applicationLayers().end() && layer.module != app->second) {
+      out.push_back(
+          {name, layer.className, "",
+           "a " + layer.className + " is Keras's own only from module '" +
+               app->second + "'; this file records " +
+               (layer.module.empty() ? std::string("no module")
+                                     : "module '" + layer.module + "'") +
+               ", so it is refused as a custom object"});
+      continue;
+    }
     if (!converters().count(layer.className) &&
         !isInferenceIdentity(layer.className)) {
       out.push_back({name, layer.className, ""});
@@ -429,7 +454,8 @@ const MaskedValue *CallKwargs::tensor(const std::string &key) const {
 
 std::vector<MaskedValue>
 Importer::convertLayer(const Layer &layer, const std::string &qualifiedName,
-                       std::vector<MaskedValue> inputs, CallKwargs kwargs) {
+                       std::vector<MaskedValue> inputs, CallKwargs kwargs,
+                       const LayerCall *call) {
   try {
     checkDtypePolicy(layer);
     // The class rides along, for error messages.
@@ -442,15 +468,17 @@ Importer::convertLayer(const Layer &layer, const std::string &qualifiedName,
     }
     const Converter *converter = kerasHubConverter(layer);
     if (!converter) {
-      auto it = converters().find(layer.className);
-      if (it == converters().end())
+      const std::map<std::string, Converter> &table =
+          isKerasOperation(layer) ? operationConverters() : converters();
+      auto it = table.find(layer.className);
+      if (it == table.end())
         throw UserError("unsupported layer class");
       converter = &it->second;
     }
-    CallToConvert call{layer,         LayerConfig(layer.config),
-                       loc,           std::move(inputs),
-                       qualifiedName, std::move(kwargs)};
-    return (*converter)(*this, call);
+    CallToConvert c{
+        layer,         LayerConfig(layer.config), loc, std::move(inputs),
+        qualifiedName, std::move(kwargs),         call};
+    return (*converter)(*this, c);
   } catch (const UserError &e) {
     throw e.inLayer(qualifiedName, layer.className).inFile(model_.path);
   } catch (const nlohmann::json::exception &e) {
@@ -513,8 +541,8 @@ std::vector<MaskedValue> Importer::callLayer(Scope &scope, const Layer &layer,
       throw e.inFile(model_.path);
     }
   } else {
-    outputs =
-        convertLayer(layer, qualified, std::move(inputs), std::move(kwargs));
+    outputs = convertLayer(layer, qualified, std::move(inputs),
+                           std::move(kwargs), &call);
   }
   // Keras 3's MultiHeadAttention clears the Keras masks of its query, value
   // and key tensors when it runs (set_keras_mask(x, None)): the layers that
@@ -585,40 +613,60 @@ MaskedValue Importer::resolve(Scope &scope, const TensorRef &ref) {
 
 namespace {
 
-/// The function argument type of an InputLayer.
-RankedTensorType inputType(OpBuilder &b, const Layer &layer) {
+/// An InputLayer's dims, the batch dim first; -1 for None.
+std::vector<int64_t> inputDims(const Layer &layer) {
   LayerConfig cfg(layer.config);
   const char *key =
       cfg.has("batch_shape") ? "batch_shape" : "batch_input_shape";
   const json &shape = cfg.raw(key);
   if (!shape.is_array() || shape.empty())
     throw UserError("input layer has no " + std::string(key));
-  SmallVector<int64_t> dims;
+  std::vector<int64_t> dims;
   for (const json &d : shape) {
     if (d.is_null())
-      dims.push_back(ShapedType::kDynamic);
+      dims.push_back(-1);
     else if (d.is_number_integer() && d.get<int64_t>() > 0 &&
              d.get<int64_t>() < (int64_t(1) << 31))
       dims.push_back(d.get<int64_t>());
     else
       throw UserError("input shape entry " + d.dump() + " is not a size");
   }
+  return dims;
+}
+
+/// The element type of an InputLayer's argument.
+Type inputElement(OpBuilder &b, const Layer &layer) {
+  LayerConfig cfg(layer.config);
   std::string dtype = "float32";
   if (cfg.has("dtype")) {
     std::string p = policyName(cfg.raw("dtype"));
     if (!p.empty())
       dtype = p;
   }
-  Type element;
   if (dtype == "float32" || dtype.rfind("mixed_", 0) == 0 ||
       dtype == "float16" || dtype == "bfloat16" || dtype == "float64")
-    element = b.getF32Type(); // models compute in f32; see dtype policies
-  else if (dtype == "int32" || dtype == "int64" || dtype == "int16" ||
-           dtype == "int8" || dtype == "uint8")
-    element = b.getI32Type();
-  else
-    throw UserError("input dtype '" + dtype + "' is not supported");
-  return RankedTensorType::get(dims, element);
+    return b.getF32Type(); // models compute in f32; see dtype policies
+  if (dtype == "int32" || dtype == "int64" || dtype == "int16" ||
+      dtype == "int8" || dtype == "uint8")
+    return b.getI32Type();
+  throw UserError("input dtype '" + dtype + "' is not supported");
+}
+
+/// The InputLayer that model input `ref` names.
+const Layer &inputLayer(const Model &top, const TensorRef &ref,
+                        const std::string &path) {
+  for (const Layer &l : top.layers)
+    if (l.name == ref.layer && l.className == "InputLayer")
+      return l;
+  throw UserError("model input '" + ref.layer + "' is not an input layer",
+                  path);
+}
+
+std::string joinDims(const std::vector<int64_t> &dims) {
+  std::string s;
+  for (int64_t d : dims)
+    s += (s.empty() ? "" : "x") + std::to_string(d);
+  return s;
 }
 
 int64_t paramCount(const Layer &layer) {
@@ -645,19 +693,26 @@ ImportResult Importer::run() {
     scope.byName[l.name] = &l;
     summaries_.push_back({l.name, l.className, "", paramCount(l)});
   }
+  std::vector<ModelInput> inputs = modelInputs(model_);
+  for (const auto &[name, dims] : options_.inputShapes) {
+    if (llvm::none_of(inputs,
+                      [&](const ModelInput &in) { return in.name == name; })) {
+      std::string names;
+      for (const ModelInput &in : inputs)
+        names += (names.empty() ? "'" : ", '") + in.name + "'";
+      throw UserError("--input-shape names '" + name +
+                          "', which is not an input of the model (its "
+                          "inputs: " +
+                          names + ")",
+                      model_.path);
+    }
+  }
   SmallVector<Type> argTypes;
   SmallVector<Location> argLocs;
-  for (const TensorRef &ref : top.inputs) {
-    auto it = scope.byName.find(ref.layer);
-    if (it == scope.byName.end() || it->second->className != "InputLayer")
-      throw UserError("model input '" + ref.layer + "' is not an input layer",
-                      model_.path);
-    try {
-      argTypes.push_back(inputType(builder_, *it->second));
-    } catch (const UserError &e) {
-      throw e.inLayer(ref.layer, "InputLayer").inFile(model_.path);
-    }
-    argLocs.push_back(graph::layerLoc(context(), ref.layer));
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Layer &layer = inputLayer(top, top.inputs[i], model_.path);
+    argTypes.push_back(argumentType(inputs[i], layer));
+    argLocs.push_back(graph::layerLoc(context(), inputs[i].name));
   }
 
   builder_.setInsertionPointToEnd(module_->getBody());
@@ -710,13 +765,73 @@ ImportResult Importer::run() {
   return {std::move(module_), std::move(summaries_), dtypePolicy_};
 }
 
+RankedTensorType Importer::argumentType(const ModelInput &input,
+                                        const Layer &layer) {
+  std::vector<int64_t> dims = input.shape;
+  auto given = options_.inputShapes.find(input.name);
+  if (given != options_.inputShapes.end()) {
+    const std::vector<int64_t> &sizes = given->second;
+    std::string mismatch = "input '" + input.name + "' has shape " +
+                           formatShape({dims.begin() + 1, dims.end()}) +
+                           ", --input-shape gives " + joinDims(sizes);
+    if (sizes.size() + 1 != dims.size())
+      throw UserError(mismatch + " (" + std::to_string(dims.size() - 1) +
+                          " dim" + (dims.size() == 2 ? "" : "s") +
+                          " after the batch dim expected)",
+                      model_.path);
+    for (size_t i = 0; i < sizes.size(); ++i) {
+      if (sizes[i] < 1 || sizes[i] >= (int64_t(1) << 31))
+        throw UserError(mismatch + " (a size must be in [1, 2^31))",
+                        model_.path);
+      if (dims[i + 1] >= 0 && dims[i + 1] != sizes[i])
+        throw UserError(mismatch + " (dim " + std::to_string(i + 1) +
+                            " is fixed at " + std::to_string(dims[i + 1]) + ")",
+                        model_.path);
+      dims[i + 1] = sizes[i];
+    }
+  } else if (options_.requireSizes && input.hasOpenDims()) {
+    throw UserError("input '" + input.name + "' has unknown dimension(s) " +
+                        formatShape({dims.begin() + 1, dims.end()}) +
+                        ": give --input-shape " + input.name + "=DIMS",
+                    model_.path);
+  }
+  SmallVector<int64_t> shape;
+  for (int64_t d : dims)
+    shape.push_back(d < 0 ? ShapedType::kDynamic : d);
+  try {
+    return RankedTensorType::get(shape, inputElement(builder_, layer));
+  } catch (const UserError &e) {
+    throw e.inLayer(input.name, "InputLayer").inFile(model_.path);
+  }
+}
+
+bool ModelInput::hasOpenDims() const {
+  return std::any_of(shape.begin() + (shape.empty() ? 0 : 1), shape.end(),
+                     [](int64_t d) { return d < 0; });
+}
+
+std::vector<ModelInput> dlc::keras::modelInputs(const KerasModel &model) {
+  std::vector<ModelInput> inputs;
+  for (const TensorRef &ref : model.model->inputs) {
+    const Layer &layer = inputLayer(*model.model, ref, model.path);
+    try {
+      inputs.push_back({ref.layer, inputDims(layer)});
+    } catch (const UserError &e) {
+      throw e.inLayer(ref.layer, "InputLayer").inFile(model.path);
+    }
+  }
+  return inputs;
+}
+
 ImportResult dlc::keras::importModel(MLIRContext &context,
-                                     const KerasModel &model) {
-  return Importer(context, model).run();
+                                     const KerasModel &model,
+                                     const ImportOptions &options) {
+  return Importer(context, model, options).run();
 }
 
 ImportResult dlc::keras::loadModel(MLIRContext &context,
                                    const std::string &path,
-                                   const std::string &weightsPath) {
-  return importModel(context, readKerasModel(path, weightsPath));
+                                   const std::string &weightsPath,
+                                   const ImportOptions &options) {
+  return importModel(context, readKerasModel(path, weightsPath), options);
 }

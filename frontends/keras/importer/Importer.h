@@ -15,6 +15,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -24,8 +25,10 @@ namespace dlc::keras {
 struct LayerSummary {
   std::string name;
   std::string className;
-  std::string outputShape; ///< "(None, 26, 26, 32)"; several outputs in a list
-  int64_t params = 0;      ///< every weight, trainable or not (count_params)
+  /// "(None, 26, 26, 32)": None for an open batch dim, ? for another open
+  /// dim; several outputs in a list.
+  std::string outputShape;
+  int64_t params = 0; ///< every weight, trainable or not (count_params)
 };
 
 struct ImportResult {
@@ -36,15 +39,43 @@ struct ImportResult {
   std::string dtypePolicy;
 };
 
+/// An input of the model, as its InputLayer declares it.
+struct ModelInput {
+  std::string name;           ///< the InputLayer's name
+  std::vector<int64_t> shape; ///< with the batch dim; -1 for None
+  /// Whether a dim besides the batch dim is None.
+  bool hasOpenDims() const;
+};
+
+/// The top-level model's inputs, in order. Throws UserError for an input
+/// that is not an InputLayer or whose shape is not a list of sizes.
+std::vector<ModelInput> modelInputs(const KerasModel &model);
+
+/// Sizes for inputs, by Keras input name: the dims after the batch dim
+/// (Keras's `shape`), static ones repeated. `dlc compile --input-shape`.
+using InputShapes = std::map<std::string, std::vector<int64_t>>;
+
+struct ImportOptions {
+  /// Each named input is imported with these dims: its None dims (besides
+  /// the batch dim) take the sizes, its static dims must equal them.
+  InputShapes inputShapes;
+  /// Refuse a model whose inputs keep a None dim besides the batch dim once
+  /// `inputShapes` is applied (everything downstream of the import needs
+  /// static shapes but for the batch dim).
+  bool requireSizes = false;
+};
+
 /// Imports the model. Throws UserError: an unsupported model is refused with
 /// one error that names every unsupported layer and its class; a bad layer
 /// config names the layer.
-ImportResult importModel(mlir::MLIRContext &context, const KerasModel &model);
+ImportResult importModel(mlir::MLIRContext &context, const KerasModel &model,
+                         const ImportOptions &options = {});
 
 /// Reads and imports a model file (readKerasModel + importModel), errors
 /// attributed to `path`.
 ImportResult loadModel(mlir::MLIRContext &context, const std::string &path,
-                       const std::string &weightsPath = "");
+                       const std::string &weightsPath = "",
+                       const ImportOptions &options = {});
 
 } // namespace dlc::keras
 

@@ -57,6 +57,9 @@ struct CallToConvert {
   std::vector<MaskedValue> inputs;
   std::string qualifiedName; ///< "outer/inner" inside nested models
   CallKwargs kwargs;
+  /// The call being converted (null for a wrapper's inner layer): a Keras
+  /// operation reads its positional arguments (LayerCall::args) from it.
+  const LayerCall *call = nullptr;
 };
 
 using Converter =
@@ -64,6 +67,14 @@ using Converter =
 
 /// The converters by Keras class name (Layers.cpp).
 const std::map<std::string, Converter> &converters();
+
+/// The converters of Keras 3 operations (`keras.src.ops.*` entries, e.g.
+/// `x + 3.0` in a Functional model) by class name (Layers.cpp).
+const std::map<std::string, Converter> &operationConverters();
+
+/// Layer classes that keras.applications defines itself, by class name: the
+/// module they must be recorded under to be accepted (Layers.cpp).
+const std::map<std::string, std::string> &applicationLayers();
 
 /// Layers that are the identity at inference.
 bool isInferenceIdentity(const std::string &className);
@@ -77,7 +88,8 @@ std::string kerasHubAllowList();
 
 class Importer {
 public:
-  Importer(mlir::MLIRContext &context, const KerasModel &model);
+  Importer(mlir::MLIRContext &context, const KerasModel &model,
+           const ImportOptions &options);
 
   ImportResult run();
 
@@ -140,7 +152,8 @@ private:
   std::vector<MaskedValue> convertLayer(const Layer &layer,
                                         const std::string &qualifiedName,
                                         std::vector<MaskedValue> inputs,
-                                        CallKwargs kwargs = {});
+                                        CallKwargs kwargs = {},
+                                        const LayerCall *call = nullptr);
   std::vector<MaskedValue> callNested(const Model &nested,
                                       const std::string &prefix,
                                       std::vector<MaskedValue> inputs);
@@ -153,7 +166,13 @@ private:
                                   mlir::RankedTensorType type,
                                   mlir::ElementsAttr value);
 
+  /// The function argument type of input `input` (its InputLayer `layer`),
+  /// with the sizes of options_.inputShapes.
+  mlir::RankedTensorType argumentType(const ModelInput &input,
+                                      const Layer &layer);
+
   const KerasModel &model_;
+  const ImportOptions &options_;
   mlir::OpBuilder builder_;
   mlir::Block *entry_ = nullptr;
   mlir::Operation *lastConstant_ = nullptr;
@@ -214,7 +233,7 @@ mlir::Value Importer::make(mlir::Location loc, mlir::ValueRange operands,
 /// Shape of a value's ranked tensor type (kDynamic for unknown dims).
 llvm::ArrayRef<int64_t> shapeOf(mlir::Value v);
 int64_t rankOf(mlir::Value v);
-/// "(None, 26, 26, 32)".
+/// "(None, 26, 26, 32)"; an open dim besides the first is "?".
 std::string kerasShape(mlir::Value v);
 
 } // namespace dlc::keras

@@ -102,7 +102,9 @@ struct Hub {
                         LayerConfig(call.layer.config),
                         call.loc,
                         {},
-                        call.qualifiedName};
+                        call.qualifiedName,
+                        {},
+                        nullptr};
     std::vector<MaskedValue> out =
         im.convertInner(spec, std::move(weights), outer, {{x, {}}});
     return out.at(0).value;

@@ -945,6 +945,71 @@ std::vector<MaskedValue> concatenate(Importer &im, CallToConvert &c) {
 }
 
 //===----------------------------------------------------------------------===//
+// keras.applications' own layers
+//===----------------------------------------------------------------------===//
+
+/// ConvNeXt's LayerScale: x * gamma, gamma (projection_dim) along the last
+/// axis.
+std::vector<MaskedValue> layerScale(Importer &im, CallToConvert &c) {
+  Value x = input(c);
+  int64_t dim = c.cfg.getInt("projection_dim");
+  auto &w = weights(c, {"gamma"}, {{dim}});
+  if (rankOf(x) < 1 || staticDim(x, -1, "the last dim") != dim)
+    throw UserError("projection_dim " + std::to_string(dim) +
+                    " does not match the input shape " + kerasShape(x));
+  Value gamma =
+      im.weight(c.loc, w[0], c.qualifiedName + "/gamma", im.floatType());
+  return one(im.make<MulOp>(c.loc, {x, gamma}));
+}
+
+/// InceptionResNetV2's CustomScaleLayer: inputs[0] + inputs[1] * scale.
+std::vector<MaskedValue> customScale(Importer &im, CallToConvert &c) {
+  input(c, 2);
+  weights(c, {}, {});
+  Value scale = im.splat(c.loc, c.cfg.getFloat("scale"), {}, im.floatType());
+  Value r = im.make<MulOp>(c.loc, {c.inputs[1].value, scale});
+  return one(im.make<AddOp>(c.loc, {c.inputs[0].value, r}));
+}
+
+//===----------------------------------------------------------------------===//
+// Keras operations (keras.src.ops.*)
+//===----------------------------------------------------------------------===//
+
+/// A binary keras.ops function (x + 3.0 records ops.add(x, 3.0)): NumPy
+/// broadcasting; each argument a float32 tensor or a Python number, which
+/// JAX takes as a weakly typed float32 scalar.
+template <typename OpT>
+std::vector<MaskedValue> binaryOperation(Importer &im, CallToConvert &c) {
+  if (!c.call || !c.call->args.is_array() || c.call->args.size() != 2)
+    throw UserError("expects 2 positional arguments, got " +
+                    (c.call && c.call->args.is_array()
+                         ? std::to_string(c.call->args.size())
+                         : std::string("none")));
+  if (!c.call->kwargs.empty())
+    throw UserError("keyword arguments " + c.call->kwargs.dump() +
+                    " are not supported");
+  SmallVector<Value, 2> operands;
+  for (const json &a : c.call->args) {
+    if (a.is_object() && a.contains("input")) {
+      size_t k = a["input"].get<size_t>();
+      if (k >= c.inputs.size())
+        throw UserError("argument refers to a missing input");
+      Value v = c.inputs[k].value;
+      if (!cast<ShapedType>(v.getType()).getElementType().isF32())
+        throw UserError("operates on a non-float tensor " + kerasShape(v) +
+                        "; only float32 tensors are supported");
+      operands.push_back(v);
+    } else if (a.is_number() && !a.is_boolean()) {
+      operands.push_back(im.splat(c.loc, a.get<double>(), {}, im.floatType()));
+    } else {
+      throw UserError("argument " + a.dump() +
+                      " is neither a tensor nor a number");
+    }
+  }
+  return one(im.make<OpT>(c.loc, operands));
+}
+
+//===----------------------------------------------------------------------===//
 // Embedding and recurrent layers
 //===----------------------------------------------------------------------===//
 
@@ -1207,6 +1272,29 @@ const std::map<std::string, Converter> &dlc::keras::converters() {
       {"EinsumDense", convertEinsumDense},
       {"GroupNormalization", groupNorm},
       {"UnitNormalization", unitNorm},
+      {"LayerScale", layerScale},
+      {"CustomScaleLayer", customScale},
+  };
+  return table;
+}
+
+const std::map<std::string, Converter> &dlc::keras::operationConverters() {
+  static const std::map<std::string, Converter> table = {
+      {"Add", binaryOperation<AddOp>},
+      {"Subtract", binaryOperation<SubOp>},
+      {"Multiply", binaryOperation<MulOp>},
+      {"Divide", binaryOperation<DivOp>},
+      {"TrueDivide", binaryOperation<DivOp>},
+      {"Maximum", binaryOperation<MaximumOp>},
+      {"Minimum", binaryOperation<MinimumOp>},
+  };
+  return table;
+}
+
+const std::map<std::string, std::string> &dlc::keras::applicationLayers() {
+  static const std::map<std::string, std::string> table = {
+      {"LayerScale", "keras.src.applications.convnext"},
+      {"CustomScaleLayer", "keras.src.applications.inception_resnet_v2"},
   };
   return table;
 }

@@ -99,7 +99,8 @@ json modelJson(const Model &model, std::vector<const Tensor *> &tensors,
       json inputs = json::array();
       for (const TensorRef &r : c.inputs)
         inputs.push_back(refJson(r));
-      calls.push_back({{"inputs", inputs}, {"kwargs", c.kwargs}});
+      calls.push_back(
+          {{"inputs", inputs}, {"kwargs", c.kwargs}, {"args", c.args}});
     }
     json weights = json::array();
     for (const Tensor &t : l.weights) {
@@ -284,6 +285,7 @@ public:
         for (const json &r : cj.at("inputs"))
           c.inputs.push_back(refFrom(r));
         c.kwargs = cj.at("kwargs");
+        c.args = cj.at("args");
         l.calls.push_back(std::move(c));
       }
       for (const json &wj : lj.at("weights"))

@@ -53,6 +53,10 @@ struct TensorRef {
 struct LayerCall {
   std::vector<TensorRef> inputs;
   nlohmann::json kwargs = nlohmann::json::object();
+  /// For a Keras 3 operation (`keras.src.ops.*`, e.g. `x + 3.0`): its
+  /// positional arguments as written, each tensor replaced by {"input": k},
+  /// k its index in `inputs`, constants kept (3.0). Null for layers.
+  nlohmann::json args;
 };
 
 struct Model;

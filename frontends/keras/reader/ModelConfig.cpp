@@ -113,6 +113,8 @@ struct RawCall {
   json kwargs = json::object();
   /// Tensors inside kwargs (other than the dropped mask), resolved later.
   bool kwargsHaveTensors = false;
+  /// A Keras operation's positional arguments (LayerCall::args).
+  json args;
 };
 
 /// Flattens a Keras 3 `args` structure into its tensors, in order.
@@ -135,6 +137,34 @@ void flattenArgs(const json &j, RawCall &call, bool &hasConstant,
   } else if (!j.is_null()) {
     hasConstant = true;
   }
+}
+
+/// A Keras 3 `args` structure with each tensor replaced by {"input": k}, k
+/// its position in the order flattenArgs lists them.
+json markTensors(const json &j, size_t &next, int depth = 0) {
+  if (depth > 64)
+    throw UserError("call arguments nest too deep");
+  if (isKerasTensor(j))
+    return {{"input", next++}};
+  if (j.is_array()) {
+    json out = json::array();
+    for (const json &e : j)
+      out.push_back(markTensors(e, next, depth + 1));
+    return out;
+  }
+  if (j.is_object() && j.value("class_name", json()) == "__tuple__") {
+    const json &config = j.contains("config") ? j["config"] : json();
+    return config.is_object() && config.contains("value")
+               ? markTensors(config["value"], next, depth + 1)
+               : json();
+  }
+  if (j.is_object() && !j.contains("class_name")) {
+    json out = json::object();
+    for (const auto &[key, value] : j.items())
+      out[key] = markTensors(value, next, depth + 1);
+    return out;
+  }
+  return j;
 }
 
 bool containsKerasTensor(const json &j, int depth = 0) {
@@ -355,8 +385,13 @@ RawCall ModelConfigParser::readNode(const json &node, const Layer &layer,
   bool hasConstant = false;
   if (node.is_object()) {
     // Keras 3.
-    if (node.contains("args"))
+    if (node.contains("args")) {
       flattenArgs(node["args"], call, hasConstant, what);
+      if (isKerasOperation(layer)) {
+        size_t next = 0;
+        call.args = markTensors(node["args"], next);
+      }
+    }
     if (node.contains("kwargs") && !node["kwargs"].is_null()) {
       if (!node["kwargs"].is_object())
         throw UserError(what + " has kwargs that are not an object");
@@ -443,6 +478,7 @@ void ModelConfigParser::readFunctional(Model &model, const json &config,
         call.kwargs = raw.kwargsHaveTensors
                           ? resolveKwargs(model, raw.kwargs, what)
                           : std::move(raw.kwargs);
+        call.args = std::move(raw.args);
         if (layer.nested && call.inputs.size() != layer.nested->inputs.size())
           throw UserError(what + " passes " +
                           std::to_string(call.inputs.size()) +

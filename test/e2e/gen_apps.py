@@ -1,0 +1,140 @@
+#!/usr/bin/env python3
+"""Write the `apps` fixture set (fixture_apps.REGISTRY) with gen_fixtures.py's generator.
+
+    gen_apps.py OUTDIR [--only NAME ...] [--no-k2] [--verify] | --list
+
+Four additions to gen_fixtures.py for keras.applications: BatchNormalization is calibrated in
+one forward pass (calibrate_bn_fast: the catalogue has up to 240 BN layers, and
+gen_fixtures.calibrate_bn runs the network once per layer); ConvNeXt's LayerScale gamma (a
+variable Keras names `variable`) is drawn in [0.1, 0.4], small like the residual gammas of
+gen_fixtures.calibrate_bn, so that 18 residual blocks stay well conditioned; a classifier that
+is a 1x1 Conv2D followed by Flatten and Activation("softmax") (MobileNetV3) is scaled as a
+Dense softmax head is; and the legacy .h5 of the models in fixture_apps.NO_LEGACY_H5 is not
+kept (Keras itself cannot reload it; dlc refuses it), with the reason in meta.json's "skipped".
+"""
+
+import json
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+import fixture_models  # noqa: E402,F401  (imported for ensure_fixtures.sh's stamp)
+import fixture_apps  # noqa: E402
+import gen_fixtures  # noqa: E402
+
+
+def install(no_legacy):
+    draw = gen_fixtures.draw_weight
+
+    def draw_weight(rng, cls, vname, shape):
+        if cls == "LayerScale":
+            return rng.uniform(0.1, 0.4, size=tuple(int(s) for s in shape))
+        return draw(rng, cls, vname, shape)
+
+    gen_fixtures.draw_weight = draw_weight
+    gen_fixtures.calibrate_bn = calibrate_bn_fast
+    calibrate_softmax = gen_fixtures.calibrate_softmax
+
+    def calibrate_softmax_apps(model, keras, xs):
+        if gen_fixtures.find_softmax_head(model) is not None:
+            return calibrate_softmax(model, keras, xs)
+        return calibrate_conv_head(model, keras, xs)
+
+    gen_fixtures.calibrate_softmax = calibrate_softmax_apps
+    gen_model = gen_fixtures.gen_model
+
+    def gen_model_apps(spec, outdir, *args, **kw):
+        meta = gen_model(spec, outdir, *args, **kw)
+        why = no_legacy.get(spec.name)
+        if why:
+            d = os.path.join(outdir, spec.name)
+            meta["formats"] = [f for f in meta["formats"] if f["format"] != "legacy_h5"]
+            meta["skipped"].append("legacy_h5: %s: written without a module, Keras cannot "
+                                   "reload it and dlc refuses it" % why)
+            if os.path.exists(os.path.join(d, "legacy.h5")):
+                os.remove(os.path.join(d, "legacy.h5"))
+            with open(os.path.join(d, "meta.json"), "w") as f:
+                json.dump(meta, f, indent=1)
+        return meta
+
+    gen_fixtures.gen_model = gen_model_apps
+
+
+def calibrate_bn_fast(model, keras, xs, rng):
+    """gen_fixtures.calibrate_bn in one pass: the model called in training mode with momentum 0
+    (Dropout off) sets every moving statistic to the batch statistics of its input, each layer
+    seeing the earlier ones already normalized; then the same floor and perturbation as
+    calibrate_bn (mean shifted by 0.1 sd, variance scaled by 0.8..1.25, floored at VAR_FLOOR of
+    the median) and the same small gamma at the end of residual branches."""
+    import numpy as np
+
+    bns = [l for l in model.layers if type(l).__name__ == "BatchNormalization"]
+    for l in bns:
+        consumers = [n.operation for n in l._outbound_nodes]
+        if consumers and all(type(c).__name__ == "Add" for c in consumers):
+            l.gamma.assign(l.gamma.numpy() * gen_fixtures.RESIDUAL_GAMMA)
+    saved = {}
+    for l in model.layers:
+        if type(l).__name__ == "BatchNormalization":
+            saved[id(l)] = ("momentum", l.momentum)
+            l.momentum = 0.0
+        elif hasattr(l, "rate") and type(l).__name__.endswith("Dropout"):
+            saved[id(l)] = ("rate", l.rate)
+            l.rate = 0.0
+    try:
+        model(xs if len(xs) > 1 else xs[0], training=True)
+    finally:
+        for l in model.layers:
+            if id(l) in saved:
+                setattr(l, *saved[id(l)])
+    for l in bns:
+        mean = np.asarray(l.moving_mean.numpy(), dtype=np.float64)
+        var = np.asarray(l.moving_variance.numpy(), dtype=np.float64)
+        var = np.maximum(var, gen_fixtures.VAR_FLOOR * np.median(var))
+        if not (np.all(np.isfinite(mean)) and np.all(np.isfinite(var))):
+            raise RuntimeError("BatchNormalization calibration overflowed at " + l.name)
+        pm = rng.normal(size=mean.shape)
+        pv = rng.uniform(0.8, 1.25, size=var.shape)
+        l.moving_mean.assign((mean + 0.1 * np.sqrt(var) * pm).astype("float32"))
+        l.moving_variance.assign((var * pv + 1e-4).astype("float32"))
+
+
+def calibrate_conv_head(model, keras, xs):
+    """MobileNetV3's classifier: Conv2D 1x1 -> Flatten -> Activation("softmax"). Scales the
+    conv's kernel and bias so that the largest probability of every row is about
+    gen_fixtures.SOFTMAX_TARGET (as calibrate_softmax does for a Dense head)."""
+    import numpy as np
+
+    act = [l for l in model.layers if type(l).__name__ == "Activation"
+           and getattr(l.activation, "__name__", "") == "softmax"]
+    convs = [l for l in model.layers if type(l).__name__ == "Conv2D"
+             and tuple(l.kernel_size) == (1, 1)]
+    if not act or not convs:
+        raise RuntimeError("model has no softmax head")
+    head = convs[-1]
+    feats = keras.Model(model.inputs, head.input).predict(xs, verbose=0,
+                                                          batch_size=len(xs[0]))
+    w, b = [np.asarray(a, dtype=np.float64) for a in head.get_weights()]
+    f = np.asarray(feats, dtype=np.float64).reshape(len(feats), -1)
+    logits = f @ w.reshape(f.shape[1], -1) + b
+    target = gen_fixtures.SOFTMAX_TARGET
+    p = lambda s: gen_fixtures.softmax_np(s * logits).max(axis=-1).min()  # noqa: E731
+    lo, hi = 1e-4, 1e4
+    if p(hi) < target:
+        raise RuntimeError("softmax head cannot be made dominant (tied logits?)")
+    for _ in range(100):
+        mid = np.sqrt(lo * hi)
+        lo, hi = (mid, hi) if p(mid) < target else (lo, mid)
+    head.set_weights([(w * hi).astype("float32"), (b * hi).astype("float32")])
+    return None
+
+
+def main(registry, argv=None):
+    install(fixture_apps.NO_LEGACY_H5)
+    return gen_fixtures.main(argv, registry=registry)
+
+
+if __name__ == "__main__":
+    sys.exit(main(fixture_apps.REGISTRY))
