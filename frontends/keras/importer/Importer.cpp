@@ -112,6 +112,14 @@ void collectOffenders(const Model &model, const std::string &prefix,
                       bool modulesRecorded, std::vector<Offender> &out) {
   for (const Layer &layer : model.layers) {
     std::string name = prefix + layer.name;
+    if (isKerasHubLayer(layer)) {
+      if (!kerasHubConverter(layer))
+        out.push_back({name, layer.className, layer.module,
+                       "KerasHub class '" + layer.registeredName +
+                           "' is not supported (supported: " +
+                           kerasHubAllowList() + ")"});
+      continue;
+    }
     // Keras 3 names the module of everything it wrote itself; a custom class
     // defined in __main__ or registered gets module null.
     if (modulesRecorded && layer.module.empty() &&
@@ -497,19 +505,19 @@ Importer::convertLayer(const Layer &layer, const std::string &qualifiedName,
                         std::to_string(inputs.size()));
       return inputs;
     }
-    const std::map<std::string, Converter> &table =
-        isKerasOperation(layer) ? operationConverters() : converters();
-    auto it = table.find(layer.className);
-    if (it == table.end())
-      throw UserError("unsupported layer class");
-    CallToConvert c{layer,
-                    LayerConfig(layer.config),
-                    loc,
-                    std::move(inputs),
-                    qualifiedName,
-                    std::move(kwargs),
-                    call};
-    return it->second(*this, c);
+    const Converter *converter = kerasHubConverter(layer);
+    if (!converter) {
+      const std::map<std::string, Converter> &table =
+          isKerasOperation(layer) ? operationConverters() : converters();
+      auto it = table.find(layer.className);
+      if (it == table.end())
+        throw UserError("unsupported layer class");
+      converter = &it->second;
+    }
+    CallToConvert c{
+        layer,         LayerConfig(layer.config), loc, std::move(inputs),
+        qualifiedName, std::move(kwargs),         call};
+    return (*converter)(*this, c);
   } catch (const UserError &e) {
     throw e.inLayer(qualifiedName, layer.className).inFile(model_.path);
   } catch (const nlohmann::json::exception &e) {
@@ -572,9 +580,8 @@ std::vector<MaskedValue> Importer::callLayer(Scope &scope, const Layer &layer,
       throw e.inFile(model_.path);
     }
   } else {
-    outputs =
-        convertLayer(layer, qualified, std::move(inputs), std::move(kwargs),
-                     &call);
+    outputs = convertLayer(layer, qualified, std::move(inputs),
+                           std::move(kwargs), &call);
   }
   // Keras 3's MultiHeadAttention clears the Keras masks of its query, value
   // and key tensors when it runs (set_keras_mask(x, None)): the layers that

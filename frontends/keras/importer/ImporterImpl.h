@@ -79,6 +79,13 @@ const std::map<std::string, std::string> &applicationLayers();
 /// Layers that are the identity at inference.
 bool isInferenceIdentity(const std::string &className);
 
+/// A KerasHub object (registered name "keras_hub>..."), KerasHub.cpp.
+bool isKerasHubLayer(const Layer &layer);
+/// The converter of an allow-listed KerasHub backbone, else nullptr.
+const Converter *kerasHubConverter(const Layer &layer);
+/// The allow-listed KerasHub classes, "BertBackbone, GPT2Backbone, ...".
+std::string kerasHubAllowList();
+
 class Importer {
 public:
   Importer(mlir::MLIRContext &context, const KerasModel &model,
