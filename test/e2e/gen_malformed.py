@@ -565,12 +565,12 @@ def keras3(c):
     one.save(c.path(K + "unsupported.keras"))
     c.importer("k3_unsupported_layer", "keras", K + "unsupported.keras",
                "layer 'enc' \\(CategoryEncoding\\): unsupported layer class", [("enc", "CategoryEncoding")])
-    two = keras.Model(ii, layers.Dense(2, name="out")(layers.UnitNormalization(name="unit")(
+    two = keras.Model(ii, layers.Dense(2, name="out")(layers.RMSNormalization(name="rms")(
         layers.CategoryEncoding(8, "multi_hot", name="enc")(ii))))
     two.save(c.path(K + "unsupported_two.keras"))
     c.importer("k3_unsupported_layers", "keras", K + "unsupported_two.keras",
-               "2 unsupported layers: 'enc' \\(CategoryEncoding\\), 'unit' \\(UnitNormalization\\)",
-               [("enc", "CategoryEncoding"), ("unit", "UnitNormalization")])
+               "2 unsupported layers: 'enc' \\(CategoryEncoding\\), 'rms' \\(RMSNormalization\\)",
+               [("enc", "CategoryEncoding"), ("rms", "RMSNormalization")])
 
     # --- malformed JSON + weights -----------------------------------------
     J = "malformed/k3json/"
