@@ -209,8 +209,9 @@ TEST_F(GraphDialectTest, DTypeOfTheDialectsElementTypes) {
   EXPECT_EQ(*dtypeOf(builder.getI32Type()), dlc::DType::I32);
   EXPECT_EQ(*dtypeOf(builder.getI64Type()), dlc::DType::I64);
   EXPECT_EQ(*dtypeOf(builder.getI1Type()), dlc::DType::Bool);
+  EXPECT_EQ(*dtypeOf(builder.getI8Type()), dlc::DType::I8); // quantized weights
   EXPECT_TRUE(failed(dtypeOf(builder.getF64Type())));
-  EXPECT_TRUE(failed(dtypeOf(builder.getI8Type())));
+  EXPECT_TRUE(failed(dtypeOf(builder.getI16Type())));
 }
 
 TEST_F(GraphDialectTest, TransposeConstant) {
