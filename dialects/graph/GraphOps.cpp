@@ -1049,11 +1049,11 @@ static LogicalResult inferUnpackInt4(T op, EmitFn emit,
   RankedTensorType in = tensorType(op.getInput());
   if (!in)
     return failure();
-  int64_t rank = in.getRank(), axis = op.getAxis();
-  if (axis < -rank || axis >= rank)
-    return emit() << "axis " << axis << " is outside rank " << rank;
-  if (axis < 0)
-    axis += rank;
+  FailureOr<int64_t> normalized = normalizeAxis(op.getAxis(), in.getRank());
+  if (failed(normalized))
+    return emit() << "axis " << static_cast<int64_t>(op.getAxis())
+                  << " is out of range for rank " << in.getRank();
+  int64_t axis = *normalized;
   int64_t packed = in.getDimSize(axis), size = op.getSize();
   if (size < 0 || (isStatic(packed) && (size + 1) / 2 != packed))
     return emit() << "size " << size << " does not pack into " << packed
@@ -1072,11 +1072,11 @@ static LogicalResult inferDequantize(T op, EmitFn emit,
   RankedTensorType scale = tensorType(op.getScale());
   if (!in || !scale)
     return failure();
-  int64_t rank = in.getRank(), axis = op.getAxis();
-  if (axis < -rank || axis >= rank)
-    return emit() << "axis " << axis << " is outside rank " << rank;
-  if (axis < 0)
-    axis += rank;
+  FailureOr<int64_t> normalized = normalizeAxis(op.getAxis(), in.getRank());
+  if (failed(normalized))
+    return emit() << "axis " << static_cast<int64_t>(op.getAxis())
+                  << " is out of range for rank " << in.getRank();
+  int64_t axis = *normalized;
   if (failed(checkVector(emit, scale, in.getDimSize(axis), "scale")))
     return failure();
   out.push_back(in.clone(scale.getElementType()));
@@ -1093,11 +1093,12 @@ static LogicalResult inferDequantizeGrouped(T op, EmitFn emit,
   RankedTensorType groups = tensorType(op.getGroups());
   if (!in || !scale || !zero || !groups)
     return failure();
-  int64_t rank = in.getRank(), axis = op.getAxis();
-  if (axis < -rank || axis >= rank)
-    return emit() << "axis " << axis << " is outside rank " << rank;
-  if (axis < 0)
-    axis += rank;
+  int64_t rank = in.getRank();
+  FailureOr<int64_t> normalized = normalizeAxis(op.getAxis(), rank);
+  if (failed(normalized))
+    return emit() << "axis " << static_cast<int64_t>(op.getAxis())
+                  << " is out of range for rank " << rank;
+  int64_t axis = *normalized;
   if (scale.getShape() != zero.getShape())
     return emit() << "scale " << fmt(scale.getShape()) << " and zero "
                   << fmt(zero.getShape()) << " differ in shape";
