@@ -266,6 +266,28 @@ std::string layerGroup(const std::string &base, int64_t i) {
   return i == 0 ? base : base + "_" + std::to_string(i);
 }
 
+/// The hyperparameters BertBackbone and GPT2Backbone share.
+struct TextBackbone {
+  int64_t vocab, layers, heads, hidden, inner, maxLength;
+  double dropout;
+};
+
+TextBackbone textBackbone(const LayerConfig &cfg) {
+  checkFloat32(cfg);
+  TextBackbone t{positive(cfg, "vocabulary_size"),
+                 positive(cfg, "num_layers"),
+                 positive(cfg, "num_heads"),
+                 positive(cfg, "hidden_dim"),
+                 positive(cfg, "intermediate_dim"),
+                 positive(cfg, "max_sequence_length"),
+                 dropoutOf(cfg, "dropout", 0.1)};
+  if (t.hidden % t.heads)
+    throw UserError("hidden_dim " + std::to_string(t.hidden) +
+                    " is not a multiple of num_heads " +
+                    std::to_string(t.heads));
+  return t;
+}
+
 //===----------------------------------------------------------------------===//
 // BertBackbone
 //===----------------------------------------------------------------------===//
@@ -273,18 +295,9 @@ std::string layerGroup(const std::string &base, int64_t i) {
 std::vector<MaskedValue> bert(Importer &im, CallToConvert &c) {
   Hub hub(im, c);
   const LayerConfig &cfg = c.cfg;
-  checkFloat32(cfg);
-  int64_t vocab = positive(cfg, "vocabulary_size");
-  int64_t layers = positive(cfg, "num_layers");
-  int64_t heads = positive(cfg, "num_heads");
-  int64_t hidden = positive(cfg, "hidden_dim");
-  int64_t inner = positive(cfg, "intermediate_dim");
-  int64_t maxLength = positive(cfg, "max_sequence_length");
+  const auto [vocab, layers, heads, hidden, inner, maxLength, dropout] =
+      textBackbone(cfg);
   int64_t segments = cfg.getInt("num_segments", 2);
-  double dropout = dropoutOf(cfg, "dropout", 0.1);
-  if (hidden % heads)
-    throw UserError("hidden_dim " + std::to_string(hidden) +
-                    " is not a multiple of num_heads " + std::to_string(heads));
   if (c.inputs.size() != 3)
     throw UserError("expects 3 inputs (padding_mask, segment_ids, token_ids)");
   Value padding = c.inputs[0].value, segmentIds = c.inputs[1].value,
@@ -343,17 +356,8 @@ std::vector<MaskedValue> bert(Importer &im, CallToConvert &c) {
 std::vector<MaskedValue> gpt2(Importer &im, CallToConvert &c) {
   Hub hub(im, c);
   const LayerConfig &cfg = c.cfg;
-  checkFloat32(cfg);
-  int64_t vocab = positive(cfg, "vocabulary_size");
-  int64_t layers = positive(cfg, "num_layers");
-  int64_t heads = positive(cfg, "num_heads");
-  int64_t hidden = positive(cfg, "hidden_dim");
-  int64_t inner = positive(cfg, "intermediate_dim");
-  int64_t maxLength = positive(cfg, "max_sequence_length");
-  double dropout = dropoutOf(cfg, "dropout", 0.1);
-  if (hidden % heads)
-    throw UserError("hidden_dim " + std::to_string(hidden) +
-                    " is not a multiple of num_heads " + std::to_string(heads));
+  const auto [vocab, layers, heads, hidden, inner, maxLength, dropout] =
+      textBackbone(cfg);
   if (c.inputs.size() != 2)
     throw UserError("expects 2 inputs (padding_mask, token_ids)");
   Value padding = c.inputs[0].value, tokenIds = c.inputs[1].value;

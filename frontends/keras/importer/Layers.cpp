@@ -1251,20 +1251,18 @@ std::vector<MaskedValue> binaryOperation(Importer &im, CallToConvert &c) {
 /// (tf_keras's RegNet and MobileNetV3) record, by the config's `function`,
 /// with the arguments the reader made positional.
 std::vector<MaskedValue> tfOpLambda(Importer &im, CallToConvert &c) {
-  static const std::map<std::string, Converter> functions = {
-      {"__operators__.add", binaryOperation<AddOp>},
-      {"math.add", binaryOperation<AddOp>},
-      {"math.subtract", binaryOperation<SubOp>},
-      {"math.multiply", binaryOperation<MulOp>},
-      {"math.truediv", binaryOperation<DivOp>},
-      {"math.maximum", binaryOperation<MaximumOp>},
-      {"math.minimum", binaryOperation<MinimumOp>},
+  // Each is the Keras 3 operation node of the same arithmetic.
+  static const std::map<std::string, std::string> functions = {
+      {"__operators__.add", "Add"},   {"math.add", "Add"},
+      {"math.subtract", "Subtract"},  {"math.multiply", "Multiply"},
+      {"math.truediv", "TrueDivide"}, {"math.maximum", "Maximum"},
+      {"math.minimum", "Minimum"},
   };
   std::string fn = c.cfg.getString("function", "");
   auto it = functions.find(fn);
   if (it == functions.end())
     throw UserError("unsupported TensorFlow function '" + fn + "'");
-  return it->second(im, c);
+  return operationConverters().at(it->second)(im, c);
 }
 
 //===----------------------------------------------------------------------===//
