@@ -641,6 +641,36 @@ TEST_F(LibraryCallsTest, SdpaScaleAndCausalMask) {
   EXPECT_FALSE(plan(attentionKernel(other), KernelChoice::Library));
 }
 
+/// `text` with the first `from` replaced by `to`.
+std::string replaced(std::string text, const std::string &from,
+                     const std::string &to) {
+  size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return at == std::string::npos ? text : text.replace(at, from.size(), to);
+}
+
+TEST_F(LibraryCallsTest, SdpaReadsScalarsFromWeights) {
+  // The scale as a weight the kernel reads (a constant several kernels
+  // share), not a constant of the body.
+  std::string text = attentionKernel({});
+  text = replaced(text, ") {\n  exec.kernel",
+                  ") {\n  %w = exec.weight dense<1.250000e-01> : tensor<f16> "
+                  ": memref<f16>\n  exec.kernel");
+  text = replaced(text, "ins(%q, %k, %v : ", "ins(%q, %k, %v, %w : ");
+  text = replaced(text, "memref<2x2x24x16xf16>) outs",
+                  "memref<2x2x24x16xf16>, memref<f16>) outs");
+  text = replaced(text, "%a2: tensor<2x2x24x16xf16>):",
+                  "%a2: tensor<2x2x24x16xf16>, %a3: tensor<f16>):");
+  text = replaced(
+      text, "    %c = graph.constant dense<2.500000e-01> : tensor<f16>\n", "");
+  text = replaced(text, "graph.cast %c :", "graph.cast %a3 :");
+  std::optional<LibraryCallPlan> p = plan(text, KernelChoice::Library);
+  ASSERT_TRUE(p) << text;
+  EXPECT_EQ(descriptor(*p).getNumber("scale"), 0.125);
+  // Q, K, V, O: the weight is folded into the descriptor.
+  EXPECT_EQ(p->operands.size(), 4u);
+}
+
 TEST_F(LibraryCallsTest, AttentionCudnnCannotComputeStaysGenerated) {
   // Float32 attention: cuDNN's fused attention is 16-bit only.
   Attention f32;

@@ -508,8 +508,8 @@ graph::SoftmaxOp attentionSoftmax(graph::MatmulOp pv) {
 /// Walks the attention body for planSdpa, covering what it passes.
 class AttentionMatcher {
 public:
-  AttentionMatcher(KernelMatcher &matcher, Type dtype)
-      : matcher_(matcher), dtype_(dtype) {}
+  AttentionMatcher(KernelMatcher &matcher, exec::KernelOp kernel, Type dtype)
+      : matcher_(matcher), kernel_(kernel), dtype_(dtype) {}
 
   /// `v` through casts that change nothing (f32 -> f32), each with one use.
   Value skipIdentityCasts(Value v) {
@@ -567,41 +567,54 @@ public:
     return std::nullopt;
   }
 
-  /// The value of a splat float constant (read through a widening cast or
-  /// not), covering both.
+  /// The value of a splat float constant of the body or weight the kernel
+  /// reads (a constant several kernels share), read through a widening cast
+  /// or not; covers what it reads.
   FailureOr<float> splat(Value c) {
     graph::CastOp widen = c.getDefiningOp<graph::CastOp>();
     if (widen)
       c = widen.getInput();
-    auto constant = c.getDefiningOp<graph::ConstantOp>();
-    if (!constant || !isStorableFloat(elementOf(c)))
+    if (!isStorableFloat(elementOf(c)) || (widen && !elementOf(widen).isF32()))
       return failure();
-    FailureOr<std::vector<float>> values =
-        graph::readFloats(constant.getValue());
+    FailureOr<std::vector<float>> values = constantValues(c);
     if (failed(values) || values->empty() || !llvm::all_equal(*values))
       return failure();
-    if (widen) {
-      if (!elementOf(widen).isF32())
-        return failure();
+    if (widen)
       matcher_.cover(widen);
-    }
-    matcher_.cover(constant);
     return values->front();
+  }
+
+  /// The elements of `v`, a constant of the body (covered) or a weight the
+  /// kernel reads.
+  FailureOr<std::vector<float>> constantValues(Value v) {
+    if (auto constant = v.getDefiningOp<graph::ConstantOp>()) {
+      matcher_.cover(constant);
+      return graph::readFloats(constant.getValue());
+    }
+    if (auto weight = weightOf(v))
+      return graph::readFloats(weight.getValue());
+    return failure();
+  }
+
+  /// The weight that block argument `v` of the kernel reads, or null.
+  exec::WeightOp weightOf(Value v) {
+    auto arg = dyn_cast<BlockArgument>(v);
+    if (!arg)
+      return {};
+    return viewRoot(kernel_.getIns()[arg.getArgNumber()])
+        .getDefiningOp<exec::WeightOp>();
   }
 
   /// Whether `mask` keeps exactly the causal triangle (key j for query i
   /// when j <= i) of [..., seqQ, seqKv] scores, its leading dims all 1: a
   /// constant of the body or a weight the kernel reads.
-  bool isCausal(Value mask, exec::KernelOp kernel, int64_t seqQ,
-                int64_t seqKv) {
+  bool isCausal(Value mask, int64_t seqQ, int64_t seqKv) {
     ElementsAttr value;
     if (auto constant = mask.getDefiningOp<graph::ConstantOp>()) {
       matcher_.cover(constant);
       value = constant.getValue();
-    } else if (auto arg = dyn_cast<BlockArgument>(mask)) {
-      if (auto weight = viewRoot(kernel.getIns()[arg.getArgNumber()])
-                            .getDefiningOp<exec::WeightOp>())
-        value = weight.getValue();
+    } else if (exec::WeightOp weight = weightOf(mask)) {
+      value = weight.getValue();
     }
     auto dense = dyn_cast_or_null<DenseElementsAttr>(value);
     if (!dense || !dense.getElementType().isInteger(1) || dense.isSplat())
@@ -622,6 +635,7 @@ public:
 
 private:
   KernelMatcher &matcher_;
+  exec::KernelOp kernel_;
   Type dtype_;
 };
 
@@ -647,7 +661,7 @@ FailureOr<LibraryCallPlan> planSdpa(KernelMatcher &matcher,
       !out.hasStaticShape() || out.getNumElements() == 0 ||
       !(dtype.isF16() || dtype.isBF16()))
     return failure();
-  AttentionMatcher m(matcher, dtype);
+  AttentionMatcher m(matcher, kernel, dtype);
   graph::SoftmaxOp softmax = m.probabilities(pv.getLhs());
   if (!softmax)
     return failure();
@@ -695,7 +709,7 @@ FailureOr<LibraryCallPlan> planSdpa(KernelMatcher &matcher,
     // keeps a score on each).
     FailureOr<float> fill = m.splat(select.getOnFalse());
     if (failed(fill) || *fill * fillScale > -1e4f ||
-        !m.isCausal(select.getCondition(), kernel, seqQ, seqKv))
+        !m.isCausal(select.getCondition(), seqQ, seqKv))
       return failure();
     mask = Mask::Causal;
   }
