@@ -243,6 +243,89 @@ bool exactEngine(cudnnBackendDescriptor_t config, bool float32) {
   });
 }
 
+/// Adds the operations of an SDPA call to `g`: parameter i is the tensor of
+/// unique id i + 1 (Q, K, V, O), and the by-value scalars follow, their ids
+/// appended to `uids` and their values to `values`.
+void buildSdpa(GraphBuilder &g, const artifact::SdpaDescriptor &a,
+               const std::vector<uint32_t> &alignments,
+               std::vector<int64_t> &uids, std::vector<float> &values) {
+  // The operation graph of cudnn-frontend's SDPA forward node for
+  // inference (the pattern cuDNN's fused flash attention engines take):
+  // Q K^T, the scale, the causal mask, softmax as max / sub / exp / sum /
+  // div with its statistics log(sum) + max (virtual), P in the data type,
+  // P V.
+  using Dims = std::array<int64_t, 4>;
+  auto rowMajor = [](Dims d) -> Dims {
+    return {d[1] * d[2] * d[3], d[2] * d[3], d[3], 1};
+  };
+  const int64_t b = a.batch, h = a.heads, sq = a.seqQ, skv = a.seqKv,
+                d = a.headDim, dv = a.valueDim;
+  const Dims qDims{b, h, sq, d}, vDims{b, h, skv, dv}, oDims{b, h, sq, dv};
+  const Dims sDims{b, h, sq, skv}, rowDims{b, h, sq, 1};
+  const Descriptor &q =
+      g.tensor(1, a.dtype, qDims, rowMajor(qDims), alignments[0]);
+  // K [b, h, skv, d] read as K^T [b, h, d, skv].
+  const Descriptor &kt = g.tensor(2, a.dtype, {b, h, d, skv},
+                                  {h * skv * d, skv * d, 1, d}, alignments[1]);
+  const Descriptor &v =
+      g.tensor(3, a.dtype, vDims, rowMajor(vDims), alignments[2]);
+  const Descriptor &o =
+      g.tensor(4, a.dtype, oDims, rowMajor(oDims), alignments[3]);
+  auto scores = [&](cudnnDataType_t type) -> const Descriptor & {
+    return g.tensorOf(0, type, sDims, rowMajor(sDims), kCudnnAlignment);
+  };
+  auto rows = [&]() -> const Descriptor & {
+    return g.tensorOf(0, CUDNN_DATA_FLOAT, rowDims, rowMajor(rowDims),
+                      kCudnnAlignment);
+  };
+  for (int64_t uid = 1; uid <= 4; ++uid)
+    uids.push_back(uid);
+  auto scalar = [&](float value) -> const Descriptor & {
+    const int64_t uid = int64_t(uids.size()) + 1;
+    uids.push_back(uid);
+    values.push_back(value);
+    return g.scalar(uid);
+  };
+
+  const Descriptor &s = scores(CUDNN_DATA_FLOAT);
+  g.matmul(q, kt, s);
+  const Descriptor &scaled = scores(CUDNN_DATA_FLOAT);
+  g.pointwise(CUDNN_POINTWISE_MUL, s, &scalar(a.scale), scaled);
+  const Descriptor *last = &scaled;
+  if (a.mask == artifact::SdpaDescriptor::Mask::Causal) {
+    // Keep key j for query i when i >= j; the others become the lowest
+    // float (exp gives 0 as for the reference's large negative).
+    const Descriptor &row = scores(CUDNN_DATA_INT32);
+    g.pointwise(CUDNN_POINTWISE_GEN_INDEX, *last, nullptr, row,
+                CUDNN_DATA_FLOAT, nullptr, /*axis=*/2);
+    const Descriptor &col = scores(CUDNN_DATA_INT32);
+    g.pointwise(CUDNN_POINTWISE_GEN_INDEX, *last, nullptr, col,
+                CUDNN_DATA_FLOAT, nullptr, /*axis=*/3);
+    const Descriptor &keep = scores(CUDNN_DATA_BOOLEAN);
+    g.pointwise(CUDNN_POINTWISE_CMP_GE, row, &col, keep, CUDNN_DATA_BOOLEAN);
+    const Descriptor &masked = scores(CUDNN_DATA_FLOAT);
+    g.pointwise(CUDNN_POINTWISE_BINARY_SELECT, *last,
+                &scalar(std::numeric_limits<float>::lowest()), masked,
+                CUDNN_DATA_FLOAT, &keep);
+    last = &masked;
+  }
+  const Descriptor &max = rows();
+  g.reduction(CUDNN_REDUCE_TENSOR_MAX, *last, max);
+  const Descriptor &shifted = scores(CUDNN_DATA_FLOAT);
+  g.pointwise(CUDNN_POINTWISE_SUB, *last, &max, shifted);
+  const Descriptor &e = scores(CUDNN_DATA_FLOAT);
+  g.pointwise(CUDNN_POINTWISE_EXP, shifted, nullptr, e);
+  const Descriptor &sum = rows();
+  g.reduction(CUDNN_REDUCE_TENSOR_ADD, e, sum);
+  const Descriptor &logSum = rows();
+  g.pointwise(CUDNN_POINTWISE_LOG, sum, nullptr, logSum);
+  const Descriptor &stats = rows();
+  g.pointwise(CUDNN_POINTWISE_ADD, max, &logSum, stats);
+  const Descriptor &p = scores(dnnType(a.dtype));
+  g.pointwise(CUDNN_POINTWISE_DIV, e, &sum, p);
+  g.matmul(p, v, o);
+}
+
 /// One cuDNN operation graph with the execution plan the heuristics chose.
 /// Parameter i of the call is the tensor of unique id i + 1.
 class GraphPlan : public CallPlan {
@@ -399,82 +482,8 @@ GraphPlan::GraphPlan(cudnnHandle_t handle, const artifact::SdpaDescriptor &a,
                      const std::vector<uint32_t> &alignments,
                      uint64_t workspaceBytes)
     : handle_(handle) {
-  // The operation graph of cudnn-frontend's SDPA forward node for
-  // inference (the pattern cuDNN's fused flash attention engines take):
-  // Q K^T, the scale, the causal mask, softmax as max / sub / exp / sum /
-  // div with its statistics log(sum) + max (virtual), P in the data type,
-  // P V.
-  using Dims = std::array<int64_t, 4>;
-  auto rowMajor = [](Dims d) -> Dims {
-    return {d[1] * d[2] * d[3], d[2] * d[3], d[3], 1};
-  };
   GraphBuilder g;
-  const int64_t b = a.batch, h = a.heads, sq = a.seqQ, skv = a.seqKv,
-                d = a.headDim, dv = a.valueDim;
-  const Dims qDims{b, h, sq, d}, vDims{b, h, skv, dv}, oDims{b, h, sq, dv};
-  const Dims sDims{b, h, sq, skv}, rowDims{b, h, sq, 1};
-  const Descriptor &q =
-      g.tensor(1, a.dtype, qDims, rowMajor(qDims), alignments[0]);
-  // K [b, h, skv, d] read as K^T [b, h, d, skv].
-  const Descriptor &kt = g.tensor(2, a.dtype, {b, h, d, skv},
-                                  {h * skv * d, skv * d, 1, d}, alignments[1]);
-  const Descriptor &v =
-      g.tensor(3, a.dtype, vDims, rowMajor(vDims), alignments[2]);
-  const Descriptor &o =
-      g.tensor(4, a.dtype, oDims, rowMajor(oDims), alignments[3]);
-  auto scores = [&](cudnnDataType_t type) -> const Descriptor & {
-    return g.tensorOf(0, type, sDims, rowMajor(sDims), kCudnnAlignment);
-  };
-  auto rows = [&]() -> const Descriptor & {
-    return g.tensorOf(0, CUDNN_DATA_FLOAT, rowDims, rowMajor(rowDims),
-                      kCudnnAlignment);
-  };
-  for (int64_t uid = 1; uid <= 4; ++uid)
-    uids_.push_back(uid);
-  auto scalar = [&](float value) -> const Descriptor & {
-    const int64_t uid = int64_t(uids_.size()) + 1;
-    uids_.push_back(uid);
-    values_.push_back(value);
-    return g.scalar(uid);
-  };
-
-  const Descriptor &s = scores(CUDNN_DATA_FLOAT);
-  g.matmul(q, kt, s);
-  const Descriptor &scaled = scores(CUDNN_DATA_FLOAT);
-  g.pointwise(CUDNN_POINTWISE_MUL, s, &scalar(a.scale), scaled);
-  const Descriptor *last = &scaled;
-  if (a.mask == artifact::SdpaDescriptor::Mask::Causal) {
-    // Keep key j for query i when i >= j; the others become the lowest
-    // float (exp gives 0 as for the reference's large negative).
-    const Descriptor &row = scores(CUDNN_DATA_INT32);
-    g.pointwise(CUDNN_POINTWISE_GEN_INDEX, *last, nullptr, row,
-                CUDNN_DATA_FLOAT, nullptr, /*axis=*/2);
-    const Descriptor &col = scores(CUDNN_DATA_INT32);
-    g.pointwise(CUDNN_POINTWISE_GEN_INDEX, *last, nullptr, col,
-                CUDNN_DATA_FLOAT, nullptr, /*axis=*/3);
-    const Descriptor &keep = scores(CUDNN_DATA_BOOLEAN);
-    g.pointwise(CUDNN_POINTWISE_CMP_GE, row, &col, keep, CUDNN_DATA_BOOLEAN);
-    const Descriptor &masked = scores(CUDNN_DATA_FLOAT);
-    g.pointwise(CUDNN_POINTWISE_BINARY_SELECT, *last,
-                &scalar(std::numeric_limits<float>::lowest()), masked,
-                CUDNN_DATA_FLOAT, &keep);
-    last = &masked;
-  }
-  const Descriptor &max = rows();
-  g.reduction(CUDNN_REDUCE_TENSOR_MAX, *last, max);
-  const Descriptor &shifted = scores(CUDNN_DATA_FLOAT);
-  g.pointwise(CUDNN_POINTWISE_SUB, *last, &max, shifted);
-  const Descriptor &e = scores(CUDNN_DATA_FLOAT);
-  g.pointwise(CUDNN_POINTWISE_EXP, shifted, nullptr, e);
-  const Descriptor &sum = rows();
-  g.reduction(CUDNN_REDUCE_TENSOR_ADD, e, sum);
-  const Descriptor &logSum = rows();
-  g.pointwise(CUDNN_POINTWISE_LOG, sum, nullptr, logSum);
-  const Descriptor &stats = rows();
-  g.pointwise(CUDNN_POINTWISE_ADD, max, &logSum, stats);
-  const Descriptor &p = scores(dnnType(a.dtype));
-  g.pointwise(CUDNN_POINTWISE_DIV, e, &sum, p);
-  g.matmul(p, v, o);
+  buildSdpa(g, a, alignments, uids_, values_);
   choosePlan(g, /*float32=*/false, workspaceBytes);
 }
 
