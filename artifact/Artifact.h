@@ -167,7 +167,7 @@ struct Kernel {
 struct LibraryCall {
   std::string name;    ///< "l4_conv2d"
   std::string library; ///< "cublaslt" or "cudnn"
-  std::string op;      ///< "gemm", "conv2d", "pool2d", "softmax"
+  std::string op;      ///< "gemm", "conv2d", "pool2d", "softmax", "sdpa"
   std::vector<std::string> layers;
   /// A JSON object: the call's parameters (toJson of LibraryCall.h). The
   /// writer copies it into the manifest as parsed, keys in its order.

@@ -45,6 +45,13 @@ const Names<Mode> kModes = {{"max", Mode::Max},
                             {"avg_include_padding", Mode::AvgIncludePadding},
                             {"avg_exclude_padding", Mode::AvgExcludePadding}};
 
+using Mask = SdpaDescriptor::Mask;
+const Names<Mask> kMasks = {{"none", Mask::None}, {"causal", Mask::Causal}};
+
+/// cuDNN's fused attention reads and writes 16-bit floats only.
+const Names<ElementType> kSdpaDtypes = {{"float16", ElementType::F16},
+                                        {"bfloat16", ElementType::BF16}};
+
 /// Accumulation is always float32; softmax's one algorithm subtracts the
 /// maximum first.
 const Names<bool> kCompute = {{"float32", true}};
@@ -140,6 +147,19 @@ Json toObject(const SoftmaxDescriptor &s) {
           {"y_dtype", nameOf(kDtypes, s.dtype)},
           {"algorithm", "accurate"},
           {"compute", "float32"}};
+}
+
+Json toObject(const SdpaDescriptor &a) {
+  return {{"batch", a.batch},
+          {"heads", a.heads},
+          {"seq_q", a.seqQ},
+          {"seq_kv", a.seqKv},
+          {"head_dim", a.headDim},
+          {"value_dim", a.valueDim},
+          {"dtype", nameOf(kDtypes, a.dtype)},
+          {"compute", "float32"},
+          {"scale", number(a.scale)},
+          {"mask", nameOf(kMasks, a.mask)}};
 }
 
 //===----------------------------------------------------------------------===//
@@ -396,6 +416,31 @@ SoftmaxDescriptor parseSoftmax(const DescriptorReader &r) {
   return s;
 }
 
+SdpaDescriptor parseSdpa(const DescriptorReader &r) {
+  SdpaDescriptor a;
+  a.batch = r.integer("batch", 1);
+  a.heads = r.integer("heads", 1);
+  a.seqQ = r.integer("seq_q", 1);
+  a.seqKv = r.integer("seq_kv", 1);
+  a.headDim = r.integer("head_dim", 1);
+  a.valueDim = r.integer("value_dim", 1);
+  for (auto [key, dim] :
+       {std::pair("head_dim", a.headDim), std::pair("value_dim", a.valueDim)})
+    if (dim % 8 != 0 || dim > SdpaDescriptor::kMaxHeadDim)
+      r.fail(std::string("descriptor.") + key,
+             "expected a multiple of 8 in [8, " +
+                 std::to_string(SdpaDescriptor::kMaxHeadDim) + "]");
+  a.dtype = r.choice("dtype", kSdpaDtypes);
+  r.expectFloat32Compute();
+  a.scale = r.number("scale");
+  a.mask = r.choice("mask", kMasks);
+  r.checkParams({r.bytes({a.batch, a.heads, a.seqQ, a.headDim}, a.dtype),
+                 r.bytes({a.batch, a.heads, a.seqKv, a.headDim}, a.dtype),
+                 r.bytes({a.batch, a.heads, a.seqKv, a.valueDim}, a.dtype),
+                 r.bytes({a.batch, a.heads, a.seqQ, a.valueDim}, a.dtype)});
+  return a;
+}
+
 template <typename D> bool isCall(const LibraryCall &call) {
   return call.library == D::kLibrary && call.op == D::kOp;
 }
@@ -436,6 +481,8 @@ LibraryDescriptor dlc::artifact::parseDescriptor(const LibraryCall &call) {
     return parsePool2d(DescriptorReader(call));
   if (isCall<SoftmaxDescriptor>(call))
     return parseSoftmax(DescriptorReader(call));
+  if (isCall<SdpaDescriptor>(call))
+    return parseSdpa(DescriptorReader(call));
   throw UnknownCallError("library call " + call.name + ": " + call.library +
                          " " + call.op + " is not a call of the schema");
 }

@@ -32,6 +32,14 @@
 //     inner]: outer, axis (its length), inner, x_dtype = y_dtype, algorithm
 //     "accurate" (the max subtracted first), compute; at most kMaxCallSize
 //     elements; params X, Y.
+//   cudnn sdpa     O = softmax(mask(scale * Q K^T)) V per (batch, head), the
+//     flash attention of cuDNN's operation graph: batch, heads, seq_q,
+//     seq_kv, head_dim, value_dim (multiples of 8, at most 256), dtype
+//     (float16 or bfloat16: Q, K, V, O and the probabilities P fed to the
+//     second product), compute, scale (finite), mask (none, causal: key j
+//     kept for query i when j <= i); params Q [b, h, seq_q, head_dim],
+//     K [b, h, seq_kv, head_dim], V [b, h, seq_kv, value_dim], O [b, h,
+//     seq_q, value_dim].
 // Every parameter must hold at least the bytes its tensor needs.
 //
 //===----------------------------------------------------------------------===//
@@ -146,9 +154,35 @@ struct SoftmaxDescriptor {
   }
 };
 
+/// cuDNN "sdpa": O = softmax(mask(scale * Q K^T)) V for each of batch *
+/// heads matrices, Q [seq_q, head_dim], K [seq_kv, head_dim], V [seq_kv,
+/// value_dim], O [seq_q, value_dim]; the scores and their statistics in
+/// float, the probabilities rounded to `dtype` for the second product.
+struct SdpaDescriptor {
+  static constexpr const char *kLibrary = kCudnn;
+  static constexpr const char *kOp = "sdpa";
+
+  /// The largest head dims cuDNN's fused attention takes (cuDNN 9).
+  static constexpr int64_t kMaxHeadDim = 256;
+
+  enum class Mask { None, Causal };
+  int64_t batch = 0, heads = 0, seqQ = 0, seqKv = 0, headDim = 0, valueDim = 0;
+  ElementType dtype = ElementType::F16; ///< F16 or BF16
+  float scale = 1.0f;
+  Mask mask = Mask::None;
+
+  friend bool operator==(const SdpaDescriptor &a, const SdpaDescriptor &b) {
+    return a.batch == b.batch && a.heads == b.heads && a.seqQ == b.seqQ &&
+           a.seqKv == b.seqKv && a.headDim == b.headDim &&
+           a.valueDim == b.valueDim && a.dtype == b.dtype &&
+           a.scale == b.scale && a.mask == b.mask;
+  }
+};
+
 /// One call of the schema.
-using LibraryDescriptor = std::variant<GemmDescriptor, Conv2dDescriptor,
-                                       Pool2dDescriptor, SoftmaxDescriptor>;
+using LibraryDescriptor =
+    std::variant<GemmDescriptor, Conv2dDescriptor, Pool2dDescriptor,
+                 SoftmaxDescriptor, SdpaDescriptor>;
 
 /// The library and op of a descriptor's call ("cudnn", "conv2d").
 const char *libraryOf(const LibraryDescriptor &descriptor);

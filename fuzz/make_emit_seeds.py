@@ -4,12 +4,16 @@ graph IR of a few Keras fixtures, as imported by dlc, each behind an 8-byte
 header (fuzz/targets/emit.cpp says what its bytes mean).
 
     make_emit_seeds.py --dlc build/bin/dlc --fixtures build/test/fixtures [--out fuzz/corpus/emit]
+                       [--attn-fixtures build/test/fixtures-attn]
 
 Each model's IR is `dlc compile MODEL --emit mlir --stop-after import`, with
 its weights (dense_resource blobs) replaced by splat constants so that the
 seeds stay small (the corpus is committed; a few hundred KiB in all). Each
 model gets the header of a plain fp32 compile and one with shapes and
-options changed; the fuzzer mutates both. Rerun only to refresh the seeds.
+options changed; the fuzzer mutates both. The attention models of the `attn`
+set (ATTN_MODELS) get a plain fp32 compile and an fp16 one with `--kernels
+library`, which reaches the cuDNN SDPA matcher. Rerun only to refresh the
+seeds.
 """
 
 import argparse
@@ -33,6 +37,10 @@ MODELS = [
     "functional_multi_io_shared",
 ]
 
+# Attention (fixtures-attn): dlc-fuse's attention kernel, generated or, at
+# fp16 with --kernels library, a cuDNN SDPA call (causal or not).
+ATTN_MODELS = ["mha_self", "mha_d16_causal"]
+
 RESOURCE = re.compile(r"dense_resource<\w+> : tensor<([^>]*)>")
 
 
@@ -55,12 +63,16 @@ def main():
     ap.add_argument("--fixtures", required=True)
     ap.add_argument("--out", default=os.path.join(os.path.dirname(os.path.abspath(__file__)),
                                                   "corpus", "emit"))
+    ap.add_argument("--attn-fixtures", help="the attn set (default: FIXTURES-attn)")
     args = ap.parse_args()
+    attn = args.attn_fixtures or args.fixtures.rstrip("/") + "-attn"
     os.makedirs(args.out, exist_ok=True)
     total = 0
+    seeds = 0
     with tempfile.TemporaryDirectory() as tmp:
-        for i, name in enumerate(MODELS):
-            model = os.path.join(args.fixtures, name, "model.keras")
+        for i, name in enumerate(MODELS + ATTN_MODELS):
+            fixtures = args.fixtures if name in MODELS else attn
+            model = os.path.join(fixtures, name, "model.keras")
             out = os.path.join(tmp, name + ".mlir")
             subprocess.run([os.path.abspath(args.dlc), "compile", model, "--emit", "mlir",
                             "--stop-after", "import", "-o", out], check=True)
@@ -76,13 +88,17 @@ def main():
                 "-mutated": header(fp16=i % 2 == 1, kernels=i % 3, sm90=i % 4 == 3,
                                    mutate=0b1011, batch=3 + i % 5, spatial=12 + i % 9,
                                    sequence=2 + i % 7),
+            } if name in MODELS else {
+                "": header(),
+                "-fp16-library": header(fp16=True, kernels=2),
             }
             for suffix, h in variants.items():
                 path = os.path.join(args.out, f"{name}{suffix}.bin")
                 with open(path, "wb") as f:
                     f.write(h + ir)
                 total += len(h) + len(ir)
-    print(f"make_emit_seeds.py: {2 * len(MODELS)} seeds, {total // 1024} KiB, in {args.out}")
+                seeds += 1
+    print(f"make_emit_seeds.py: {seeds} seeds, {total // 1024} KiB, in {args.out}")
 
 
 if __name__ == "__main__":

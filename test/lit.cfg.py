@@ -23,6 +23,8 @@ config.substitutions.append(("%dlc_src", config.dlc_src_root))
 config.substitutions.append(("%fixtures", config.dlc_fixtures))
 # The `dyn` fixture set (test/e2e/fixture_dyn.py): inputs with None dims.
 config.substitutions.append(("%dyn_fixtures", config.dlc_fixtures + "-dyn"))
+# The `attn` fixture set (test/e2e/fixture_attn.py): attention layers.
+config.substitutions.append(("%attn_fixtures", config.dlc_fixtures + "-attn"))
 config.substitutions.append(("%venv_python", os.path.join(config.dlc_src_root, ".venv", "bin", "python")))
 
 # The `cuda` feature: only where a GPU answers.

@@ -17,6 +17,12 @@
 #                    MobileNetV2, one batch; "all": every fixture, about 9
 #                    batches (issue 5's acceptance); or a list of fixture names
 #   PRECISIONS=...   default "fp32 fp16";   KERNELS=...  default "generated library"
+#   ATTN=1           also the attention set (BUILD/test/fixtures-attn, or
+#                    ATTN_FIXTURES) at ATTN_PRECISIONS (default fp16) with
+#                    ATTN_KERNELS (default "generated library"): under
+#                    library its fp16 attention kernels are cuDNN SDPA calls,
+#                    checked against the reference with the rest; ATTN=0
+#                    leaves it out (it is skipped when the set is missing)
 #   DLC_BUILD_DIR    the full build (default build/); FIXTURES (default BUILD/test/fixtures)
 #   JOBS             models compiled at a time (default 2)
 set -euo pipefail
@@ -45,13 +51,26 @@ python=$root/.venv/bin/python
 
 commit=$(git -C "$root" rev-parse HEAD)
 git -C "$root" diff --quiet HEAD -- || commit=$commit-dirty
-rm -rf "$stage" "$stage.json"
+rm -rf "$stage" "$stage.json" "$stage.attn.json"
 # shellcheck disable=SC2086
 "$python" "$root/test/e2e/check_gpu.py" --dlc "$build/bin/dlc" --fixtures "$fixtures" \
   --out "$stage" --models $models --precision $precisions --kernels $kernels --no-device \
   --jobs "${JOBS:-2}" --commit "$commit" --json "$stage.json" >"$stage.log" 2>&1 ||
   { grep -v ' ok$' "$stage.log" >&2; echo "prepare.sh: error: see $stage.log" >&2; exit 1; }
 tail -1 "$stage.log"
+attn_fixtures=${ATTN_FIXTURES:-$build/test/fixtures-attn}
+if [ "${ATTN:-1}" = 1 ] && [ -d "$attn_fixtures" ]; then
+  attn_models=$(cd "$attn_fixtures" && for d in */; do if [ -f "$d/model.keras" ]; then echo "${d%/}"; fi; done)
+  # shellcheck disable=SC2086
+  "$python" "$root/test/e2e/check_gpu.py" --dlc "$build/bin/dlc" --fixtures "$attn_fixtures" \
+    --out "$stage" --models $attn_models --precision ${ATTN_PRECISIONS:-fp16} \
+    --kernels ${ATTN_KERNELS:-generated library} --no-device --jobs "${JOBS:-2}" \
+    --commit "$commit" --json "$stage.attn.json" >"$stage.attn.log" 2>&1 ||
+    { grep -v ' ok$' "$stage.attn.log" >&2; echo "prepare.sh: error: see $stage.attn.log" >&2; exit 1; }
+  echo "attention set: $(tail -1 "$stage.attn.log")"
+elif [ "${ATTN:-1}" = 1 ]; then
+  echo "prepare.sh: no attention set in $attn_fixtures (ctest -R e2e/attn/generate writes it): left out"
+fi
 
 # nlohmann-json as an install prefix (its CMake package finds the headers
 # relative to itself).

@@ -1,9 +1,14 @@
-//===- Cudnn.cpp - convolutions, pooling and softmax with cuDNN -*- C++ -*-===//
+//===- Cudnn.cpp - cuDNN graphs, attention and softmax ----------*- C++ -*-===//
 //
-// conv2d and pool2d calls become cuDNN operation graphs (the backend API of
-// cudnn_graph.h): a convolution forward with its bias and activation as
-// pointwise operations, or a resample, planned with the engine that the
-// heuristics (CUDNN_HEUR_MODE_A) rank first among those that fit.
+// conv2d, pool2d and sdpa calls become cuDNN operation graphs (the backend
+// API of cudnn_graph.h): a convolution forward with its bias and activation
+// as pointwise operations, a resample, or the scaled dot-product attention
+// pattern that cuDNN's fused flash attention engines take (two matmuls
+// around the scale, the causal mask and a softmax of pointwise and
+// reduction operations, as cudnn-frontend's SDPA node builds it), planned
+// with the engine that the heuristics (CUDNN_HEUR_MODE_A) rank first among
+// those that fit. On a GPU or cuDNN without such an engine (fused attention
+// needs sm_80 and cuDNN 9) the plan fails with UNSUPPORTED_DEVICE.
 //
 // cuDNN engines that would change the numbers are never picked: those that
 // down-convert inputs or reduce in reduced precision, and tensor-core
@@ -24,6 +29,7 @@
 
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <utility>
 
 using namespace dlc;
@@ -97,10 +103,17 @@ public:
   const Descriptor &tensor(int64_t uid, ElementType type,
                            std::array<int64_t, 4> dims,
                            std::array<int64_t, 4> strides, uint32_t alignment) {
+    return tensorOf(uid, dnnType(type), dims, strides, alignment);
+  }
+  /// A tensor of any cuDNN data type (the masks' int32 indices and
+  /// booleans); `uid` 0 makes a virtual one.
+  const Descriptor &tensorOf(int64_t uid, cudnnDataType_t dataType,
+                             std::array<int64_t, 4> dims,
+                             std::array<int64_t, 4> strides, uint32_t alignment,
+                             bool byValue = false) {
     bool isVirtual = uid == 0;
     if (isVirtual)
       uid = nextVirtual_++;
-    cudnnDataType_t dataType = dnnType(type);
     int64_t align = std::min<int64_t>(alignment, kCudnnAlignment);
     Descriptor t(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
     t.set(CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, &dataType)
@@ -108,26 +121,74 @@ public:
         .set(CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, strides.data(), 4)
         .set(CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, &uid)
         .set(CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, &align)
-        .set(CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, &isVirtual)
-        .finalize();
+        .set(CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, &isVirtual);
+    if (byValue)
+      t.set(CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, &byValue);
+    t.finalize();
     return keep(std::move(t));
   }
+  /// A float scalar [1, 1, 1, 1] passed by value: the variant pack points
+  /// at its host copy.
+  const Descriptor &scalar(int64_t uid) {
+    return tensorOf(uid, CUDNN_DATA_FLOAT, {1, 1, 1, 1}, {1, 1, 1, 1},
+                    kCudnnAlignment, /*byValue=*/true);
+  }
 
-  /// y = mode(x[, b]), computed in float.
+  /// y = mode(x[, b][, t]) computed in `precision` (float unless given);
+  /// `t` is binary select's condition, `axis` gen_index's.
   void pointwise(cudnnPointwiseMode_t mode, const Descriptor &x,
-                 const Descriptor *b, const Descriptor &y) {
-    cudnnDataType_t precision = CUDNN_DATA_FLOAT;
+                 const Descriptor *b, const Descriptor &y,
+                 cudnnDataType_t precision = CUDNN_DATA_FLOAT,
+                 const Descriptor *t = nullptr, int64_t axis = -1) {
     Descriptor fn(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
     fn.set(CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, &mode)
-        .set(CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, &precision)
-        .finalize();
+        .set(CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, &precision);
+    if (axis >= 0)
+      fn.set(CUDNN_ATTR_POINTWISE_AXIS, CUDNN_TYPE_INT64, &axis);
+    fn.finalize();
     Descriptor op(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
     op.set(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, fn)
         .set(CUDNN_ATTR_OPERATION_POINTWISE_XDESC, x);
     if (b)
       op.set(CUDNN_ATTR_OPERATION_POINTWISE_BDESC, *b);
+    if (t)
+      op.set(CUDNN_ATTR_OPERATION_POINTWISE_TDESC, *t);
     op.set(CUDNN_ATTR_OPERATION_POINTWISE_YDESC, y).finalize();
     keep(std::move(fn));
+    operation(std::move(op));
+  }
+
+  /// c = a b (batched over the leading dims), accumulated in float.
+  void matmul(const Descriptor &a, const Descriptor &b, const Descriptor &c) {
+    cudnnDataType_t compute = CUDNN_DATA_FLOAT;
+    Descriptor desc(CUDNN_BACKEND_MATMUL_DESCRIPTOR);
+    desc.set(CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, &compute)
+        .finalize();
+    Descriptor op(CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR);
+    op.set(CUDNN_ATTR_OPERATION_MATMUL_ADESC, a)
+        .set(CUDNN_ATTR_OPERATION_MATMUL_BDESC, b)
+        .set(CUDNN_ATTR_OPERATION_MATMUL_CDESC, c)
+        .set(CUDNN_ATTR_OPERATION_MATMUL_DESC, desc)
+        .finalize();
+    keep(std::move(desc));
+    operation(std::move(op));
+  }
+
+  /// y = reduce(x) over the axes where y has extent 1, in float.
+  void reduction(cudnnReduceTensorOp_t mode, const Descriptor &x,
+                 const Descriptor &y) {
+    cudnnDataType_t compute = CUDNN_DATA_FLOAT;
+    Descriptor desc(CUDNN_BACKEND_REDUCTION_DESCRIPTOR);
+    desc.set(CUDNN_ATTR_REDUCTION_OPERATOR, CUDNN_TYPE_REDUCTION_OPERATOR_TYPE,
+             &mode)
+        .set(CUDNN_ATTR_REDUCTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, &compute)
+        .finalize();
+    Descriptor op(CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR);
+    op.set(CUDNN_ATTR_OPERATION_REDUCTION_XDESC, x)
+        .set(CUDNN_ATTR_OPERATION_REDUCTION_YDESC, y)
+        .set(CUDNN_ATTR_OPERATION_REDUCTION_DESC, desc)
+        .finalize();
+    keep(std::move(desc));
     operation(std::move(op));
   }
 
@@ -182,6 +243,89 @@ bool exactEngine(cudnnBackendDescriptor_t config, bool float32) {
   });
 }
 
+/// Adds the operations of an SDPA call to `g`: parameter i is the tensor of
+/// unique id i + 1 (Q, K, V, O), and the by-value scalars follow, their ids
+/// appended to `uids` and their values to `values`.
+void buildSdpa(GraphBuilder &g, const artifact::SdpaDescriptor &a,
+               const std::vector<uint32_t> &alignments,
+               std::vector<int64_t> &uids, std::vector<float> &values) {
+  // The operation graph of cudnn-frontend's SDPA forward node for
+  // inference (the pattern cuDNN's fused flash attention engines take):
+  // Q K^T, the scale, the causal mask, softmax as max / sub / exp / sum /
+  // div with its statistics log(sum) + max (virtual), P in the data type,
+  // P V.
+  using Dims = std::array<int64_t, 4>;
+  auto rowMajor = [](Dims d) -> Dims {
+    return {d[1] * d[2] * d[3], d[2] * d[3], d[3], 1};
+  };
+  const int64_t b = a.batch, h = a.heads, sq = a.seqQ, skv = a.seqKv,
+                d = a.headDim, dv = a.valueDim;
+  const Dims qDims{b, h, sq, d}, vDims{b, h, skv, dv}, oDims{b, h, sq, dv};
+  const Dims sDims{b, h, sq, skv}, rowDims{b, h, sq, 1};
+  const Descriptor &q =
+      g.tensor(1, a.dtype, qDims, rowMajor(qDims), alignments[0]);
+  // K [b, h, skv, d] read as K^T [b, h, d, skv].
+  const Descriptor &kt = g.tensor(2, a.dtype, {b, h, d, skv},
+                                  {h * skv * d, skv * d, 1, d}, alignments[1]);
+  const Descriptor &v =
+      g.tensor(3, a.dtype, vDims, rowMajor(vDims), alignments[2]);
+  const Descriptor &o =
+      g.tensor(4, a.dtype, oDims, rowMajor(oDims), alignments[3]);
+  auto scores = [&](cudnnDataType_t type) -> const Descriptor & {
+    return g.tensorOf(0, type, sDims, rowMajor(sDims), kCudnnAlignment);
+  };
+  auto rows = [&]() -> const Descriptor & {
+    return g.tensorOf(0, CUDNN_DATA_FLOAT, rowDims, rowMajor(rowDims),
+                      kCudnnAlignment);
+  };
+  for (int64_t uid = 1; uid <= 4; ++uid)
+    uids.push_back(uid);
+  auto scalar = [&](float value) -> const Descriptor & {
+    const int64_t uid = int64_t(uids.size()) + 1;
+    uids.push_back(uid);
+    values.push_back(value);
+    return g.scalar(uid);
+  };
+
+  const Descriptor &s = scores(CUDNN_DATA_FLOAT);
+  g.matmul(q, kt, s);
+  const Descriptor &scaled = scores(CUDNN_DATA_FLOAT);
+  g.pointwise(CUDNN_POINTWISE_MUL, s, &scalar(a.scale), scaled);
+  const Descriptor *last = &scaled;
+  if (a.mask == artifact::SdpaDescriptor::Mask::Causal) {
+    // Keep key j for query i when i >= j; the others become the lowest
+    // float (exp gives 0 as for the reference's large negative).
+    const Descriptor &row = scores(CUDNN_DATA_INT32);
+    g.pointwise(CUDNN_POINTWISE_GEN_INDEX, *last, nullptr, row,
+                CUDNN_DATA_FLOAT, nullptr, /*axis=*/2);
+    const Descriptor &col = scores(CUDNN_DATA_INT32);
+    g.pointwise(CUDNN_POINTWISE_GEN_INDEX, *last, nullptr, col,
+                CUDNN_DATA_FLOAT, nullptr, /*axis=*/3);
+    const Descriptor &keep = scores(CUDNN_DATA_BOOLEAN);
+    g.pointwise(CUDNN_POINTWISE_CMP_GE, row, &col, keep, CUDNN_DATA_BOOLEAN);
+    const Descriptor &masked = scores(CUDNN_DATA_FLOAT);
+    g.pointwise(CUDNN_POINTWISE_BINARY_SELECT, *last,
+                &scalar(std::numeric_limits<float>::lowest()), masked,
+                CUDNN_DATA_FLOAT, &keep);
+    last = &masked;
+  }
+  const Descriptor &max = rows();
+  g.reduction(CUDNN_REDUCE_TENSOR_MAX, *last, max);
+  const Descriptor &shifted = scores(CUDNN_DATA_FLOAT);
+  g.pointwise(CUDNN_POINTWISE_SUB, *last, &max, shifted);
+  const Descriptor &e = scores(CUDNN_DATA_FLOAT);
+  g.pointwise(CUDNN_POINTWISE_EXP, shifted, nullptr, e);
+  const Descriptor &sum = rows();
+  g.reduction(CUDNN_REDUCE_TENSOR_ADD, e, sum);
+  const Descriptor &logSum = rows();
+  g.pointwise(CUDNN_POINTWISE_LOG, sum, nullptr, logSum);
+  const Descriptor &stats = rows();
+  g.pointwise(CUDNN_POINTWISE_ADD, max, &logSum, stats);
+  const Descriptor &p = scores(dnnType(a.dtype));
+  g.pointwise(CUDNN_POINTWISE_DIV, e, &sum, p);
+  g.matmul(p, v, o);
+}
+
 /// One cuDNN operation graph with the execution plan the heuristics chose.
 /// Parameter i of the call is the tensor of unique id i + 1.
 class GraphPlan : public CallPlan {
@@ -191,11 +335,18 @@ public:
   GraphPlan(cudnnHandle_t handle, const artifact::Pool2dDescriptor &p,
             const std::vector<uint32_t> &alignments, uint64_t workspaceBytes);
 
+  GraphPlan(cudnnHandle_t handle, const artifact::SdpaDescriptor &a,
+            const std::vector<uint32_t> &alignments, uint64_t workspaceBytes);
+
   void run(const std::vector<void *> &params, void *workspace,
            cudaStream_t stream) override {
+    // The parameters, then the scalars passed by value (their host copies).
+    std::vector<void *> pointers(params);
+    for (float &value : values_)
+      pointers.push_back(&value);
     Descriptor pack(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR);
     pack.set(CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR,
-             params.data(), int64_t(params.size()))
+             pointers.data(), int64_t(pointers.size()))
         .set(CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, uids_.data(),
              int64_t(uids_.size()))
         .set(CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, &workspace)
@@ -211,7 +362,10 @@ private:
   cudnnHandle_t handle_;
   std::vector<std::unique_ptr<Descriptor>> kept_;
   std::unique_ptr<Descriptor> plan_;
+  /// The parameters' unique ids (1, 2, ...), then the by-value scalars'.
   std::vector<int64_t> uids_;
+  /// The by-value scalars, in the order of their ids in uids_.
+  std::vector<float> values_;
 };
 
 GraphPlan::GraphPlan(cudnnHandle_t handle, const artifact::Conv2dDescriptor &c,
@@ -324,6 +478,15 @@ GraphPlan::GraphPlan(cudnnHandle_t handle, const artifact::Pool2dDescriptor &p,
   choosePlan(b, p.dtype == ElementType::F32, workspaceBytes);
 }
 
+GraphPlan::GraphPlan(cudnnHandle_t handle, const artifact::SdpaDescriptor &a,
+                     const std::vector<uint32_t> &alignments,
+                     uint64_t workspaceBytes)
+    : handle_(handle) {
+  GraphBuilder g;
+  buildSdpa(g, a, alignments, uids_, values_);
+  choosePlan(g, /*float32=*/false, workspaceBytes);
+}
+
 void GraphPlan::choosePlan(GraphBuilder &builder, bool float32,
                            uint64_t workspaceBytes) {
   cudnnHandle_t handle = handle_;
@@ -432,6 +595,13 @@ dlc::rt::planPool2d(cudnnHandle_t handle, const artifact::Pool2dDescriptor &p,
                     const std::vector<uint32_t> &alignments,
                     uint64_t workspaceBytes) {
   return std::make_unique<GraphPlan>(handle, p, alignments, workspaceBytes);
+}
+
+std::unique_ptr<CallPlan>
+dlc::rt::planSdpa(cudnnHandle_t handle, const artifact::SdpaDescriptor &a,
+                  const std::vector<uint32_t> &alignments,
+                  uint64_t workspaceBytes) {
+  return std::make_unique<GraphPlan>(handle, a, alignments, workspaceBytes);
 }
 
 std::unique_ptr<CallPlan>

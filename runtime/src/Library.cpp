@@ -91,6 +91,8 @@ struct LibrarySession::Impl {
             return planConv2d(dnnHandle(), d, spec.alignments, bytes);
           else if constexpr (std::is_same_v<D, artifact::Pool2dDescriptor>)
             return planPool2d(dnnHandle(), d, spec.alignments, bytes);
+          else if constexpr (std::is_same_v<D, artifact::SdpaDescriptor>)
+            return planSdpa(dnnHandle(), d, spec.alignments, bytes);
           else {
             static_assert(std::is_same_v<D, artifact::SoftmaxDescriptor>);
             return planSoftmax(dnnHandle(), d);

@@ -2,8 +2,9 @@
 //
 // What the library session (Library.cpp) shares with the two files that
 // speak to the libraries: a planned call behind one interface, the planners
-// (cuBLASLt GEMMs in Cublaslt.cpp; cuDNN operation graphs and softmax in
-// Cudnn.cpp) and the libraries' status checks. Private to the runtime.
+// (cuBLASLt GEMMs in Cublaslt.cpp; cuDNN operation graphs, attention and
+// softmax in Cudnn.cpp) and the libraries' status checks. Private to the
+// runtime.
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,6 +50,10 @@ std::unique_ptr<CallPlan> planPool2d(cudnnHandle_t handle,
                                      const artifact::Pool2dDescriptor &p,
                                      const std::vector<uint32_t> &alignments,
                                      uint64_t workspaceBytes);
+std::unique_ptr<CallPlan> planSdpa(cudnnHandle_t handle,
+                                   const artifact::SdpaDescriptor &a,
+                                   const std::vector<uint32_t> &alignments,
+                                   uint64_t workspaceBytes);
 std::unique_ptr<CallPlan> planSoftmax(cudnnHandle_t handle,
                                       const artifact::SoftmaxDescriptor &s);
 

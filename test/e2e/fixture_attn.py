@@ -70,6 +70,21 @@ def mha_mask_zero(K):
     return K.Model(t, K.layers.Dense(4)(c))
 
 
+@model("mha_d16_causal", note="head dims 16 (multiples of 8: a cuDNN SDPA call under "
+       "--kernels library at fp16), use_causal_mask")
+def mha_d16_causal(K):
+    x = K.Input((12, 32))
+    return K.Model(x, K.layers.MultiHeadAttention(num_heads=2, key_dim=16)(
+        x, x, use_causal_mask=True))
+
+
+@model("mha_d32_cross", note="head dims 32, Tq != Tk (a cuDNN SDPA call under --kernels "
+       "library at fp16)")
+def mha_d32_cross(K):
+    q, v = K.Input((10, 24)), K.Input((17, 24))
+    return K.Model([q, v], K.layers.MultiHeadAttention(num_heads=4, key_dim=32)(q, v))
+
+
 # --------------------------------------------------------------------------------------------
 # Attention and AdditiveAttention
 

@@ -76,6 +76,8 @@ TEST(LibraryCallSchema, NamesOfTheCalls) {
   EXPECT_STREQ(opOf(Pool2dDescriptor{}), "pool2d");
   EXPECT_STREQ(libraryOf(SoftmaxDescriptor{}), "cudnn");
   EXPECT_STREQ(opOf(SoftmaxDescriptor{}), "softmax");
+  EXPECT_STREQ(libraryOf(SdpaDescriptor{}), "cudnn");
+  EXPECT_STREQ(opOf(SdpaDescriptor{}), "sdpa");
 }
 
 TEST(LibraryCallSchema, GemmRoundTrip) {
@@ -171,6 +173,32 @@ TEST(LibraryCallSchema, SoftmaxRoundTrip) {
   EXPECT_EQ(std::get<SoftmaxDescriptor>(back), s);
 }
 
+TEST(LibraryCallSchema, SdpaRoundTrip) {
+  SdpaDescriptor a;
+  a.batch = 2;
+  a.heads = 3;
+  a.seqQ = 5;
+  a.seqKv = 7;
+  a.headDim = 16;
+  a.valueDim = 8;
+  a.dtype = ElementType::BF16;
+  a.scale = 0.25f;
+  a.mask = SdpaDescriptor::Mask::Causal;
+  // Q [2, 3, 5, 16], K [2, 3, 7, 16], V [2, 3, 7, 8], O [2, 3, 5, 8] of
+  // 2-byte elements.
+  const std::vector<uint64_t> bytes = {960, 1344, 672, 480};
+  LibraryDescriptor back = roundTrip(a, bytes);
+  ASSERT_TRUE(std::holds_alternative<SdpaDescriptor>(back));
+  EXPECT_EQ(std::get<SdpaDescriptor>(back), a);
+  // Every field travels: each change gives another descriptor back.
+  a.mask = SdpaDescriptor::Mask::None;
+  a.dtype = ElementType::F16;
+  a.scale = 0.125f;
+  EXPECT_EQ(std::get<SdpaDescriptor>(roundTrip(a, bytes)), a);
+  EXPECT_FALSE(std::get<SdpaDescriptor>(roundTrip(a, bytes)) ==
+               std::get<SdpaDescriptor>(back));
+}
+
 // The bytes the manifest records depend on this text (the artifact writer
 // re-parses it and keeps its key order and number kinds): keys sorted,
 // whole numbers as integers.
@@ -202,6 +230,14 @@ TEST(LibraryCallSchema, JsonTextIsStable) {
   EXPECT_EQ(toJson(p), R"({"c":1,"compute":"float32","dtype":"float32","h":1,)"
                        R"("mode":"max","n":1,"p":1,"pads":[0,0,0,0],"q":1,)"
                        R"("strides":[1,1],"w":1,"window":[1,1]})");
+
+  SdpaDescriptor a;
+  a.batch = a.heads = a.seqQ = a.seqKv = 1;
+  a.headDim = a.valueDim = 8;
+  a.scale = 0.5f;
+  EXPECT_EQ(toJson(a), R"({"batch":1,"compute":"float32","dtype":"float16",)"
+                       R"("head_dim":8,"heads":1,"mask":"none","scale":0.5,)"
+                       R"("seq_kv":1,"seq_q":1,"value_dim":8})");
 
   Conv2dDescriptor c;
   c.n = c.h = c.w = c.c = c.k = c.r = c.s = c.p = c.q = 1;
@@ -260,6 +296,13 @@ constexpr const char *kSoftmax =
     R"({"outer": 2, "axis": 5, "inner": 1, "x_dtype": "float32",
         "y_dtype": "float32", "algorithm": "accurate", "compute": "float32"})";
 const std::vector<uint64_t> kSoftmaxBytes = {40, 40};
+// Attention of 2 heads, 4 queries, 6 keys, head dims 8 and 16, in f16:
+// Q 128 bytes, K 192, V 384, O 256.
+constexpr const char *kSdpa =
+    R"({"batch": 1, "heads": 2, "seq_q": 4, "seq_kv": 6, "head_dim": 8,
+        "value_dim": 16, "dtype": "float16", "compute": "float32",
+        "scale": 0.35355339, "mask": "causal"})";
+const std::vector<uint64_t> kSdpaBytes = {128, 192, 384, 256};
 
 struct Case {
   std::string from, to, message;
@@ -270,6 +313,7 @@ TEST(LibraryCallSchema, WellFormedDescriptorsParse) {
   EXPECT_EQ(errorOf("cudnn", "conv2d", kConv, kConvBytes), "");
   EXPECT_EQ(errorOf("cudnn", "pool2d", kPool, kPoolBytes), "");
   EXPECT_EQ(errorOf("cudnn", "softmax", kSoftmax, kSoftmaxBytes), "");
+  EXPECT_EQ(errorOf("cudnn", "sdpa", kSdpa, kSdpaBytes), "");
   // Larger parameters than needed are fine.
   EXPECT_EQ(errorOf("cudnn", "softmax", kSoftmax, {4096, 4096}), "");
   // The descriptor is not an object.
@@ -448,6 +492,40 @@ TEST(LibraryCallSchema, SoftmaxRejections) {
         << c.to;
   EXPECT_EQ(errorOf("cudnn", "softmax", kSoftmax, {40}),
             prefix + "params: 1 parameters, the descriptor needs 2");
+}
+
+TEST(LibraryCallSchema, SdpaRejections) {
+  const Case cases[] = {
+      {R"("seq_kv": 6, )", "", "descriptor.seq_kv: missing"},
+      {R"("heads": 2)", R"("heads": 0)",
+       "descriptor.heads: expected an integer in [1, 2147483647]"},
+      {R"("head_dim": 8)", R"("head_dim": 12)",
+       "descriptor.head_dim: expected a multiple of 8 in [8, 256]"},
+      {R"("value_dim": 16)", R"("value_dim": 264)",
+       "descriptor.value_dim: expected a multiple of 8 in [8, 256]"},
+      // cuDNN's fused attention takes 16-bit data only.
+      {R"("dtype": "float16")", R"("dtype": "float32")",
+       "descriptor.dtype: expected one of float16, bfloat16"},
+      {R"("compute": "float32")", R"("compute": "float16")",
+       "descriptor.compute: expected one of float32"},
+      {R"("scale": 0.35355339)", R"("scale": "0.35")",
+       "descriptor.scale: expected a finite number"},
+      {R"("mask": "causal")", R"("mask": "padding")",
+       "descriptor.mask: expected one of none, causal"},
+      {R"("seq_q": 4)", R"("seq_q": 8)",
+       "params[0]: 128 bytes, the descriptor needs 256"},
+      {R"("seq_kv": 6)", R"("seq_kv": 7)",
+       "params[1]: 192 bytes, the descriptor needs 224"},
+  };
+  const std::string prefix = "library call l2_sdpa (cudnn sdpa): ";
+  for (const Case &c : cases)
+    EXPECT_EQ(errorOf("cudnn", "sdpa", edit(kSdpa, c.from, c.to), kSdpaBytes),
+              prefix + c.message)
+        << c.to;
+  EXPECT_EQ(errorOf("cudnn", "sdpa", kSdpa, {128, 192, 384}),
+            prefix + "params: 3 parameters, the descriptor needs 4");
+  EXPECT_EQ(errorOf("cudnn", "sdpa", kSdpa, {128, 192, 384, 255}),
+            prefix + "params[3]: 255 bytes, the descriptor needs 256");
 }
 
 } // namespace

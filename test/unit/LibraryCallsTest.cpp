@@ -2,8 +2,8 @@
 //
 // compiler/codegen/library/LibraryCalls.h on small hand-written plans: the
 // patterns cuBLASLt and cuDNN take (and the ones they must not), the
-// --kernels rule, the descriptors (gemm, conv2d, pool2d, softmax) as they are
-// written into the artifact; then whole plans through buildArtifact, the
+// --kernels rule, the descriptors (gemm, conv2d, pool2d, softmax, sdpa) as they
+// are written into the artifact; then whole plans through buildArtifact, the
 // .dlcm format and the runtime's descriptor checks (no GPU needed: loading a
 // model parses the descriptors).
 //
@@ -489,6 +489,217 @@ TEST_F(LibraryCallsTest, SoftmaxWithMoreStaysGenerated) {
 }
 
 //===----------------------------------------------------------------------===//
+// cuDNN scaled dot-product attention
+//===----------------------------------------------------------------------===//
+
+/// Parameters of attentionKernel.
+struct Attention {
+  std::string elem = "f16"; ///< q, k, v and the output
+  int64_t d = 16;           ///< q and k's head dim (v's is 16)
+  std::string kBatch = "2x2";
+  std::string round = "f16"; ///< what P is rounded to ("" for nothing)
+  /// Ops from %s (the product, f32 [2, 2, 20, 24]) to %m (the softmax's
+  /// input).
+  std::string scores = "    %m = graph.cast %s : tensor<2x2x20x24xf32> -> "
+                       "tensor<2x2x20x24xf32>\n";
+};
+
+/// dlc-fuse's attention group as the fp16 pipeline writes it: q [2, 2, 20,
+/// d], k [kBatch, 24, d], v [2, 2, 24, 16] widened to f32, q scaled by 0.25
+/// (an `elem` constant), softmax over the keys, P rounded, O stored in
+/// `elem`.
+std::string attentionKernel(const Attention &a) {
+  const std::string e = a.elem, d = std::to_string(a.d);
+  auto t = [](const std::string &shape, const std::string &elem) {
+    return "tensor<" + shape + "x" + elem + ">";
+  };
+  auto m = [](const std::string &shape, const std::string &elem) {
+    return "memref<" + shape + "x" + elem + ">";
+  };
+  const std::string qs = "2x2x20x" + d, ks = a.kBatch + "x24x" + d,
+                    vs = "2x2x24x16", os = "2x2x20x16", ss = "2x2x20x24";
+  std::string text =
+      "func.func @main(%q: " + m(qs, e) + ", %k: " + m(ks, e) +
+      ", %v: " + m(vs, e) + ", %o: " + m(os, e) + ") {\n" +
+      "  exec.kernel \"k0_matmul\" ins(%q, %k, %v : " + m(qs, e) + ", " +
+      m(ks, e) + ", " + m(vs, e) + ") outs(%o : " + m(os, e) +
+      ") attributes {layers = [\"mha\"]} {\n" + "  ^bb0(%a0: " + t(qs, e) +
+      ", %a1: " + t(ks, e) + ", %a2: " + t(vs, e) + "):\n" +
+      "    %q32 = graph.cast %a0 : " + t(qs, e) + " -> " + t(qs, "f32") + "\n" +
+      "    %k32 = graph.cast %a1 : " + t(ks, e) + " -> " + t(ks, "f32") + "\n" +
+      "    %v32 = graph.cast %a2 : " + t(vs, e) + " -> " + t(vs, "f32") + "\n" +
+      "    %c = graph.constant dense<2.500000e-01> : tensor<" + e + ">\n" +
+      "    %c32 = graph.cast %c : tensor<" + e + "> -> tensor<f32>\n" +
+      "    %qs = graph.mul %q32, %c32 : (" + t(qs, "f32") +
+      ", tensor<f32>) -> " + t(qs, "f32") + "\n" +
+      "    %s = graph.matmul %qs, %k32 {transpose_rhs = true} : (" +
+      t(qs, "f32") + ", " + t(ks, "f32") + ") -> " + t(ss, "f32") + "\n" +
+      a.scores + "    %p = graph.softmax %m : " + t(ss, "f32") + "\n";
+  std::string probs = "%p";
+  if (!a.round.empty())
+    text += "    %ph = graph.cast %p : " + t(ss, "f32") + " -> " +
+            t(ss, a.round) + "\n    %p32 = graph.cast %ph : " + t(ss, a.round) +
+            " -> " + t(ss, "f32") + "\n";
+  if (!a.round.empty())
+    probs = "%p32";
+  text += "    %r = graph.matmul " + probs + ", %v32 : (" + t(ss, "f32") +
+          ", " + t(vs, "f32") + ") -> " + t(os, "f32") + "\n" +
+          "    %y = graph.cast %r : " + t(os, "f32") + " -> " + t(os, e) +
+          "\n    exec.yield %y : " + t(os, e) + "\n  }\n  return\n}\n";
+  return text;
+}
+
+/// A [1, 1, 20, 24] i1 constant keeping key j for query i when keep(i, j).
+template <typename F> std::string maskConstant(F keep) {
+  std::string text = "dense<[[[";
+  for (int i = 0; i < 20; ++i) {
+    text += i ? ", [" : "[";
+    for (int j = 0; j < 24; ++j)
+      text += std::string(j ? ", " : "") + (keep(i, j) ? "true" : "false");
+    text += "]";
+  }
+  return text + "]]]> : tensor<1x1x20x24xi1>";
+}
+
+/// Scores masked by select(mask, %s, fill), then scaled by 0.5.
+std::string maskedScores(const std::string &mask, const std::string &fill) {
+  return "    %mask = graph.constant " + mask + "\n" +
+         "    %fill = graph.constant dense<" + fill + "> : tensor<f32>\n" +
+         "    %sel = graph.select %mask, %s, %fill : (tensor<1x1x20x24xi1>, "
+         "tensor<2x2x20x24xf32>, tensor<f32>) -> tensor<2x2x20x24xf32>\n" +
+         "    %half = graph.constant dense<5.000000e-01> : tensor<f32>\n" +
+         "    %m = graph.mul %sel, %half : (tensor<2x2x20x24xf32>, "
+         "tensor<f32>) -> tensor<2x2x20x24xf32>\n";
+}
+
+TEST_F(LibraryCallsTest, Fp16AttentionIsACudnnSdpaCall) {
+  const std::string text = attentionKernel({});
+  // cuDNN only when asked for: auto keeps the generated attention kernel.
+  EXPECT_FALSE(plan(text, KernelChoice::Auto));
+  EXPECT_FALSE(plan(text, KernelChoice::Generated));
+  std::optional<LibraryCallPlan> p = plan(text, KernelChoice::Library);
+  ASSERT_TRUE(p);
+  EXPECT_STREQ(artifact::libraryOf(p->descriptor), "cudnn");
+  EXPECT_STREQ(artifact::opOf(p->descriptor), "sdpa");
+  EXPECT_EQ(p->workspaceBytes, kLibraryWorkspaceBytes);
+  json::Object d = descriptor(*p);
+  EXPECT_EQ(d.getInteger("batch"), 2);
+  EXPECT_EQ(d.getInteger("heads"), 2);
+  EXPECT_EQ(d.getInteger("seq_q"), 20);
+  EXPECT_EQ(d.getInteger("seq_kv"), 24);
+  EXPECT_EQ(d.getInteger("head_dim"), 16);
+  EXPECT_EQ(d.getInteger("value_dim"), 16);
+  EXPECT_EQ(d.getString("dtype"), "float16");
+  EXPECT_EQ(d.getString("compute"), "float32");
+  EXPECT_EQ(d.getNumber("scale"), 0.25);
+  EXPECT_EQ(d.getString("mask"), "none");
+  // Q, K, V (the kernel's inputs, stored f16), O.
+  exec::KernelOp k;
+  module->walk([&](exec::KernelOp op) { k = op; });
+  ASSERT_EQ(p->operands.size(), 4u);
+  for (unsigned i = 0; i < 3; ++i)
+    EXPECT_EQ(p->operands[i].buffer, k.getIns()[i]) << i;
+  EXPECT_EQ(p->operands[3].buffer, k.getOuts()[0]);
+
+  // bf16 too; P unrounded (the body computes it in f32) is read as cuDNN's
+  // rounded P, as the tensor-core kernel does.
+  Attention bf16;
+  bf16.elem = bf16.round = "bf16";
+  p = plan(attentionKernel(bf16), KernelChoice::Library);
+  ASSERT_TRUE(p);
+  EXPECT_EQ(descriptor(*p).getString("dtype"), "bfloat16");
+  Attention unrounded;
+  unrounded.round = "";
+  EXPECT_TRUE(plan(attentionKernel(unrounded), KernelChoice::Library));
+}
+
+TEST_F(LibraryCallsTest, SdpaScaleAndCausalMask) {
+  // The causal triangle (j <= i) as Keras's use_causal_mask writes it, and
+  // a scale after the mask: scale 0.25 * 0.5, the fill -1e9 * 0.5.
+  Attention causal;
+  causal.scores = maskedScores(
+      maskConstant([](int i, int j) { return j <= i; }), "-1.0e+09");
+  std::optional<LibraryCallPlan> p =
+      plan(attentionKernel(causal), KernelChoice::Library);
+  ASSERT_TRUE(p);
+  json::Object d = descriptor(*p);
+  EXPECT_EQ(d.getString("mask"), "causal");
+  EXPECT_EQ(d.getNumber("scale"), 0.125);
+  // The mask is read from the body: the call keeps Q, K, V, O.
+  EXPECT_EQ(p->operands.size(), 4u);
+
+  // Other masks stay generated: not the triangle, a fill too small to
+  // zero the masked keys (-1000 * 0.5), every key kept.
+  Attention other = causal;
+  other.scores = maskedScores(maskConstant([](int i, int j) { return j < i; }),
+                              "-1.0e+09");
+  EXPECT_FALSE(plan(attentionKernel(other), KernelChoice::Library));
+  other.scores = maskedScores(maskConstant([](int i, int j) { return j <= i; }),
+                              "-1.0e+03");
+  EXPECT_FALSE(plan(attentionKernel(other), KernelChoice::Library));
+  other.scores = maskedScores("dense<true> : tensor<1x1x20x24xi1>", "-1.0e+09");
+  EXPECT_FALSE(plan(attentionKernel(other), KernelChoice::Library));
+}
+
+/// `text` with the first `from` replaced by `to`.
+std::string replaced(std::string text, const std::string &from,
+                     const std::string &to) {
+  size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  return at == std::string::npos ? text : text.replace(at, from.size(), to);
+}
+
+TEST_F(LibraryCallsTest, SdpaReadsScalarsFromWeights) {
+  // The scale as a weight the kernel reads (a constant several kernels
+  // share), not a constant of the body.
+  std::string text = attentionKernel({});
+  text = replaced(text, ") {\n  exec.kernel",
+                  ") {\n  %w = exec.weight dense<1.250000e-01> : tensor<f16> "
+                  ": memref<f16>\n  exec.kernel");
+  text = replaced(text, "ins(%q, %k, %v : ", "ins(%q, %k, %v, %w : ");
+  text = replaced(text, "memref<2x2x24x16xf16>) outs",
+                  "memref<2x2x24x16xf16>, memref<f16>) outs");
+  text = replaced(text, "%a2: tensor<2x2x24x16xf16>):",
+                  "%a2: tensor<2x2x24x16xf16>, %a3: tensor<f16>):");
+  text = replaced(
+      text, "    %c = graph.constant dense<2.500000e-01> : tensor<f16>\n", "");
+  text = replaced(text, "graph.cast %c :", "graph.cast %a3 :");
+  std::optional<LibraryCallPlan> p = plan(text, KernelChoice::Library);
+  ASSERT_TRUE(p) << text;
+  EXPECT_EQ(descriptor(*p).getNumber("scale"), 0.125);
+  // Q, K, V, O: the weight is folded into the descriptor.
+  EXPECT_EQ(p->operands.size(), 4u);
+}
+
+TEST_F(LibraryCallsTest, AttentionCudnnCannotComputeStaysGenerated) {
+  // Float32 attention: cuDNN's fused attention is 16-bit only.
+  Attention f32;
+  f32.elem = f32.round = "f32";
+  EXPECT_FALSE(plan(attentionKernel(f32), KernelChoice::Library));
+  // Head dims not a multiple of 8, or above 256.
+  for (int64_t d : {6, 12, 264}) {
+    Attention a;
+    a.d = d;
+    EXPECT_FALSE(plan(attentionKernel(a), KernelChoice::Library)) << d;
+  }
+  Attention wide;
+  wide.d = 256;
+  EXPECT_TRUE(plan(attentionKernel(wide), KernelChoice::Library));
+  // k broadcast over the batch.
+  Attention broadcast;
+  broadcast.kBatch = "1x2";
+  EXPECT_FALSE(plan(attentionKernel(broadcast), KernelChoice::Library));
+  // P rounded to another type than the data's.
+  Attention bf16Probs;
+  bf16Probs.round = "bf16";
+  EXPECT_FALSE(plan(attentionKernel(bf16Probs), KernelChoice::Library));
+  // Something else between the product and the softmax.
+  Attention relu;
+  relu.scores = "    %m = graph.activation <relu> %s : tensor<2x2x20x24xf32>\n";
+  EXPECT_FALSE(plan(attentionKernel(relu), KernelChoice::Library));
+}
+
+//===----------------------------------------------------------------------===//
 // A whole plan through the artifact and the runtime's checks
 //===----------------------------------------------------------------------===//
 
@@ -644,6 +855,56 @@ func.func @main(%x: memref<2x5x4xf32> {exec.input = 0 : i64}, %y: memref<2x5x4xf
   module->walk([&](exec::KernelOp k) {
     EXPECT_FALSE(planLibraryCall(k, KernelChoice::Auto));
   });
+}
+
+TEST_F(LibraryCallsTest, SdpaArtifactLoadsInTheRuntime) {
+  using namespace dlc::artifact;
+  std::string text = attentionKernel({});
+  // The plan's function: q, k, v inputs, o the output.
+  auto at = text.find("func.func @main(");
+  ASSERT_NE(at, std::string::npos);
+  text.replace(text.find("%q: memref<2x2x20x16xf16>"),
+               std::strlen("%q: memref<2x2x20x16xf16>"),
+               "%q: memref<2x2x20x16xf16> {exec.input = 0 : i64}");
+  text.replace(text.find("%k: memref<2x2x24x16xf16>"),
+               std::strlen("%k: memref<2x2x24x16xf16>"),
+               "%k: memref<2x2x24x16xf16> {exec.input = 1 : i64}");
+  text.replace(text.find("%v: memref<2x2x24x16xf16>"),
+               std::strlen("%v: memref<2x2x24x16xf16>"),
+               "%v: memref<2x2x24x16xf16> {exec.input = 2 : i64}");
+  text.replace(text.find("%o: memref<2x2x20x16xf16>)"),
+               std::strlen("%o: memref<2x2x20x16xf16>)"),
+               "%o: memref<2x2x20x16xf16> {exec.output = 0 : i64}) "
+               "attributes {exec.arena_size = 0 : i64, exec.weights_size = 0 "
+               ": i64}");
+  module = parseSourceString<ModuleOp>(text, &context);
+  ASSERT_TRUE(module) << text;
+  BackendOptions options;
+  options.kernels = KernelChoice::Library;
+  Artifact built = buildArtifact(*module, options, "mha.keras");
+  EXPECT_TRUE(built.kernels.empty());
+  ASSERT_EQ(built.libraryCalls.size(), 1u);
+  const LibraryCall &call = built.libraryCalls[0];
+  EXPECT_EQ(call.name, "l0_matmul");
+  EXPECT_EQ(call.library, "cudnn");
+  EXPECT_EQ(call.op, "sdpa");
+  EXPECT_EQ(call.layers, std::vector<std::string>{"mha"});
+  // Q [2, 2, 20, 16], K and V [2, 2, 24, 16], O [2, 2, 20, 16] of f16.
+  EXPECT_EQ(call.params,
+            (std::vector<BufferRef>{{artifact::Region::Input, 0, 0, 2560},
+                                    {artifact::Region::Input, 1, 0, 3072},
+                                    {artifact::Region::Input, 2, 0, 3072},
+                                    {artifact::Region::Output, 0, 0, 2560}}));
+  Artifact back = parse(serialize(built));
+  ASSERT_EQ(back.libraryCalls.size(), 1u);
+  EXPECT_EQ(std::get<SdpaDescriptor>(parseDescriptor(back.libraryCalls[0])),
+            std::get<SdpaDescriptor>(parseDescriptor(call)));
+  std::string bytes = serialize(built);
+  dlcModel model = nullptr;
+  ASSERT_EQ(dlcModelLoadFromMemory(bytes.data(), bytes.size(), &model),
+            DLC_STATUS_SUCCESS)
+      << dlcGetLastErrorMessage();
+  dlcModelDestroy(model);
 }
 
 } // namespace

@@ -6,7 +6,9 @@
 // transposed B, strided and broadcast batches, every epilogue, f16 storage;
 // convolutions with groups, dilations, strides and asymmetric pads; max and
 // average pooling; softmax over the middle axis of [outer, axis, inner], in
-// f32 and f16. Every test skips where there is no GPU.
+// f32 and f16; scaled dot-product attention (cuDNN's fused flash attention)
+// in f16, with and without the causal mask. Every test skips where there is
+// no GPU.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +19,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <random>
 
@@ -466,6 +469,67 @@ TEST_F(RuntimeLibraryGpu, CudnnSoftmax) {
     SCOPED_TRACE(d);
     runAndCompare("cudnn", "softmax", d, {x}, y,
                   sm.type == ElementType::F16 ? 2e-3 : 1e-5);
+  }
+}
+
+TEST_F(RuntimeLibraryGpu, CudnnSdpa) {
+  struct Sdpa {
+    int64_t batch, heads, seqQ, seqKv, headDim, valueDim;
+    double scale;
+    bool causal;
+  };
+  const Sdpa cases[] = {
+      {1, 2, 20, 24, 16, 16, 0.25, false},
+      {2, 3, 64, 64, 64, 64, 0.125, true},
+      {1, 2, 7, 33, 128, 32, 1.0 / std::sqrt(128.0), false},
+      // More queries than keys: every row still keeps key 0.
+      {1, 1, 70, 50, 8, 8, 0.35, true},
+  };
+  for (const Sdpa &c : cases) {
+    const ElementType f16 = ElementType::F16;
+    HostTensor q =
+        HostTensor::random(f16, {c.batch, c.heads, c.seqQ, c.headDim}, rng);
+    HostTensor k =
+        HostTensor::random(f16, {c.batch, c.heads, c.seqKv, c.headDim}, rng);
+    HostTensor v =
+        HostTensor::random(f16, {c.batch, c.heads, c.seqKv, c.valueDim}, rng);
+    HostTensor o{f16, {c.batch, c.heads, c.seqQ, c.valueDim}, {}};
+    std::vector<double> p(size_t(c.seqKv));
+    for (int64_t bh = 0; bh < c.batch * c.heads; ++bh)
+      for (int64_t i = 0; i < c.seqQ; ++i) {
+        double max = -INFINITY, sum = 0;
+        for (int64_t j = 0; j < c.seqKv; ++j) {
+          double dot = 0;
+          for (int64_t l = 0; l < c.headDim; ++l)
+            dot += q.values[(bh * c.seqQ + i) * c.headDim + l] *
+                   k.values[(bh * c.seqKv + j) * c.headDim + l];
+          p[j] = c.causal && j > i ? -INFINITY : c.scale * dot;
+          max = std::max(max, p[j]);
+        }
+        for (int64_t j = 0; j < c.seqKv; ++j)
+          sum += (p[j] = std::exp(p[j] - max));
+        for (int64_t e = 0; e < c.valueDim; ++e) {
+          double out = 0;
+          for (int64_t j = 0; j < c.seqKv; ++j)
+            out += p[j] / sum * v.values[(bh * c.seqKv + j) * c.valueDim + e];
+          o.values.push_back(HostTensor::round(f16, out));
+        }
+      }
+    char scale[32];
+    std::snprintf(scale, sizeof(scale), "%.9g", c.scale);
+    std::string d =
+        "{\"batch\": " + std::to_string(c.batch) +
+        ", \"heads\": " + std::to_string(c.heads) +
+        ", \"seq_q\": " + std::to_string(c.seqQ) +
+        ", \"seq_kv\": " + std::to_string(c.seqKv) +
+        ", \"head_dim\": " + std::to_string(c.headDim) +
+        ", \"value_dim\": " + std::to_string(c.valueDim) +
+        ", \"dtype\": \"float16\", \"compute\": \"float32\", \"scale\": " +
+        scale + ", \"mask\": \"" + (c.causal ? "causal" : "none") + "\"}";
+    SCOPED_TRACE(d);
+    // The probabilities are rounded to f16 for the second product (2^-11
+    // relative each), the output to f16.
+    runAndCompare("cudnn", "sdpa", d, {q, k, v}, o, 4e-3);
   }
 }
 

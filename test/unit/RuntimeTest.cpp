@@ -469,6 +469,17 @@ const std::vector<dlc::artifact::BufferRef> kPoolParams = {
     {Region::Input, 0, 0, 40}, {Region::Arena, 0, 256, 20}};
 const std::vector<dlc::artifact::BufferRef> kSoftmaxParams = {
     {Region::Input, 0, 0, 40}, {Region::Arena, 0, 256, 40}};
+// Attention of one f16 query row on one key, head dims 8: Q, K, V, O of 16
+// bytes each.
+constexpr const char *kSdpa =
+    R"({"batch": 1, "heads": 1, "seq_q": 1, "seq_kv": 1, "head_dim": 8,
+        "value_dim": 8, "dtype": "float16", "compute": "float32",
+        "scale": 0.35, "mask": "causal"})";
+const std::vector<dlc::artifact::BufferRef> kSdpaParams = {
+    {Region::Input, 0, 0, 16},
+    {Region::Arena, 0, 256, 16},
+    {Region::Arena, 0, 272, 16},
+    {Region::Arena, 0, 288, 16}};
 
 TEST(RuntimeLibraryCalls, WellFormedDescriptorsLoad) {
   EXPECT_EQ(loadWithCall("cublaslt", "gemm", kGemm, kGemmParams),
@@ -481,6 +492,9 @@ TEST(RuntimeLibraryCalls, WellFormedDescriptorsLoad) {
             DLC_STATUS_SUCCESS)
       << dlcGetLastErrorMessage();
   EXPECT_EQ(loadWithCall("cudnn", "softmax", kSoftmax, kSoftmaxParams),
+            DLC_STATUS_SUCCESS)
+      << dlcGetLastErrorMessage();
+  EXPECT_EQ(loadWithCall("cudnn", "sdpa", kSdpa, kSdpaParams),
             DLC_STATUS_SUCCESS)
       << dlcGetLastErrorMessage();
   // A bias epilogue with its bias (the weights' first float).
@@ -553,6 +567,11 @@ TEST(RuntimeLibraryCalls, MalformedDescriptorsAreInvalidArtifacts) {
        kSoftmaxParams,
        "library call l2_softmax (cudnn softmax): params[0]: 40 bytes, the "
        "descriptor needs 80"},
+      {"cudnn", "sdpa",
+       edit(kSdpa, R"("dtype": "float16")", R"("dtype": "float32")"),
+       kSdpaParams,
+       "library call l2_sdpa (cudnn sdpa): descriptor.dtype: expected one of "
+       "float16, bfloat16"},
   };
   for (const Case &c : cases) {
     EXPECT_EQ(loadWithCall(c.library, c.op, c.descriptor, c.params),

@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstring>
 
 using namespace mlir;
@@ -105,6 +106,9 @@ public:
   FailureOr<LibraryOperand> operandFor(Value stored, Type want = {});
 
   bool coversBody();
+
+  /// Records `op` as computed by the call.
+  void cover(Operation *op) { covered_.insert(op); }
 
 private:
   /// An f32 value whose only user is the next op of the chain.
@@ -488,6 +492,287 @@ FailureOr<LibraryCallPlan> planSoftmax(KernelMatcher &matcher,
   return plan;
 }
 
+//===----------------------------------------------------------------------===//
+// cuDNN: scaled dot-product attention
+//===----------------------------------------------------------------------===//
+
+/// The softmax whose probabilities `pv` multiplies (through float casts):
+/// `pv` is then the second product of dlc-fuse's attention group.
+graph::SoftmaxOp attentionSoftmax(graph::MatmulOp pv) {
+  Value v = pv.getLhs();
+  while (auto c = v.getDefiningOp<graph::CastOp>())
+    v = c.getInput();
+  return v.getDefiningOp<graph::SoftmaxOp>();
+}
+
+/// Walks the attention body for planSdpa, covering what it passes.
+class AttentionMatcher {
+public:
+  AttentionMatcher(KernelMatcher &matcher, exec::KernelOp kernel, Type dtype)
+      : matcher_(matcher), kernel_(kernel), dtype_(dtype) {}
+
+  /// `v` through casts that change nothing (f32 -> f32), each with one use.
+  Value skipIdentityCasts(Value v) {
+    while (auto c = v.getDefiningOp<graph::CastOp>()) {
+      if (elementOf(c.getInput()) != elementOf(c.getResult()) ||
+          !c->hasOneUse())
+        break;
+      matcher_.cover(c);
+      v = c.getInput();
+    }
+    return v;
+  }
+
+  /// The probabilities as the second product reads them: the softmax's
+  /// result, unrounded or rounded once to the storage type (the fp16
+  /// pipeline's cast to f16 and back, which cuDNN's P in `dtype` is).
+  graph::SoftmaxOp probabilities(Value v) {
+    bool rounded = false;
+    while (true) {
+      v = skipIdentityCasts(v);
+      auto widen = v.getDefiningOp<graph::CastOp>();
+      if (!widen)
+        break;
+      auto narrow = widen.getInput().getDefiningOp<graph::CastOp>();
+      if (rounded || !widen->hasOneUse() || !elementOf(widen).isF32() ||
+          elementOf(widen.getInput()) != dtype_ || !narrow ||
+          !narrow->hasOneUse() || !elementOf(narrow.getInput()).isF32())
+        return {};
+      matcher_.cover(widen);
+      matcher_.cover(narrow);
+      v = narrow.getInput();
+      rounded = true;
+    }
+    auto softmax = v.getDefiningOp<graph::SoftmaxOp>();
+    if (!softmax || !v.hasOneUse())
+      return {};
+    matcher_.cover(softmax);
+    return softmax;
+  }
+
+  /// A multiplication of `v` (one use) by a splat constant (read through
+  /// a widening cast or not): the factor and the other operand.
+  std::optional<std::pair<float, Value>> scaleOf(Value v) {
+    auto mul = v.getDefiningOp<graph::MulOp>();
+    if (!mul || !v.hasOneUse())
+      return std::nullopt;
+    for (auto [c, x] : {std::pair(mul.getLhs(), mul.getRhs()),
+                        std::pair(mul.getRhs(), mul.getLhs())}) {
+      FailureOr<float> factor = splat(c);
+      if (failed(factor) || x.getType() != mul.getType())
+        continue;
+      matcher_.cover(mul);
+      return std::pair(*factor, x);
+    }
+    return std::nullopt;
+  }
+
+  /// The value of a splat float constant of the body or weight the kernel
+  /// reads (a constant several kernels share), read through a widening cast
+  /// or not; covers what it reads.
+  FailureOr<float> splat(Value c) {
+    graph::CastOp widen = c.getDefiningOp<graph::CastOp>();
+    if (widen)
+      c = widen.getInput();
+    if (!isStorableFloat(elementOf(c)) || (widen && !elementOf(widen).isF32()))
+      return failure();
+    FailureOr<std::vector<float>> values = constantValues(c);
+    if (failed(values) || values->empty() || !llvm::all_equal(*values))
+      return failure();
+    if (widen)
+      matcher_.cover(widen);
+    return values->front();
+  }
+
+  /// The elements of `v`, a constant of the body (covered) or a weight the
+  /// kernel reads.
+  FailureOr<std::vector<float>> constantValues(Value v) {
+    if (auto constant = v.getDefiningOp<graph::ConstantOp>()) {
+      matcher_.cover(constant);
+      return graph::readFloats(constant.getValue());
+    }
+    if (auto weight = weightOf(v))
+      return graph::readFloats(weight.getValue());
+    return failure();
+  }
+
+  /// The weight that block argument `v` of the kernel reads, or null.
+  exec::WeightOp weightOf(Value v) {
+    auto arg = dyn_cast<BlockArgument>(v);
+    if (!arg)
+      return {};
+    return viewRoot(kernel_.getIns()[arg.getArgNumber()])
+        .getDefiningOp<exec::WeightOp>();
+  }
+
+  /// Whether `mask` keeps exactly the causal triangle (key j for query i
+  /// when j <= i) of [..., seqQ, seqKv] scores, its leading dims all 1: a
+  /// constant of the body or a weight the kernel reads.
+  bool isCausal(Value mask, int64_t seqQ, int64_t seqKv) {
+    ElementsAttr value;
+    if (auto constant = mask.getDefiningOp<graph::ConstantOp>()) {
+      matcher_.cover(constant);
+      value = constant.getValue();
+    } else if (exec::WeightOp weight = weightOf(mask)) {
+      value = weight.getValue();
+    }
+    auto dense = dyn_cast_or_null<DenseElementsAttr>(value);
+    if (!dense || !dense.getElementType().isInteger(1) || dense.isSplat())
+      return false;
+    ArrayRef<int64_t> shape = cast<ShapedType>(mask.getType()).getShape();
+    if (shape.size() < 2 || shape.end()[-2] != seqQ ||
+        shape.end()[-1] != seqKv ||
+        llvm::any_of(shape.drop_back(2), [](int64_t d) { return d != 1; }))
+      return false;
+    int64_t index = 0;
+    for (bool keep : dense.getValues<bool>()) {
+      if (keep != (index % seqKv <= index / seqKv))
+        return false;
+      ++index;
+    }
+    return true;
+  }
+
+private:
+  KernelMatcher &matcher_;
+  exec::KernelOp kernel_;
+  Type dtype_;
+};
+
+/// dlc-fuse's attention group (see compiler/codegen/cuda/Attention.cpp)
+///
+///   S = matmul(q', k) {transpose_rhs}, q' = q under scales
+///   P = softmax(f(S)) over the last axis, f: scales and at most one
+///       select(causal mask, x, large negative)
+///   O = matmul(P or P rounded to the storage type, v)
+///
+/// on f16 or bf16 q, k, v (widened in the body) whose batch dims are all
+/// O's, head dims multiples of 8 up to 256, O stored in the same type: one
+/// cuDNN flash attention. Float32 attention, other masks (a padding mask
+/// the model computes, a splat or non-causal constant) and broadcast batch
+/// dims stay generated.
+FailureOr<LibraryCallPlan> planSdpa(KernelMatcher &matcher,
+                                    exec::KernelOp kernel, graph::MatmulOp pv,
+                                    const Chain &chain) {
+  auto out = cast<RankedTensorType>(pv.getType());
+  const int64_t rank = out.getRank();
+  Type dtype = chain.stored;
+  if (chain.bias || chain.activation || pv.getTransposeRhs() || rank < 3 ||
+      !out.hasStaticShape() || out.getNumElements() == 0 ||
+      !(dtype.isF16() || dtype.isBF16()))
+    return failure();
+  AttentionMatcher m(matcher, kernel, dtype);
+  graph::SoftmaxOp softmax = m.probabilities(pv.getLhs());
+  if (!softmax)
+    return failure();
+  FailureOr<int64_t> axis =
+      graph::normalizeAxis(softmax.getAxis(), softmax.getType().getRank());
+  if (failed(axis) || *axis != rank - 1)
+    return failure();
+  const int64_t seqQ = out.getShape()[rank - 2];
+  const int64_t valueDim = out.getShape()[rank - 1];
+  const int64_t seqKv = softmax.getType().getShape().back();
+
+  // The scores, from the softmax up to the first product.
+  float scale = 1.0f, fillScale = 1.0f;
+  graph::SelectOp select;
+  graph::MatmulOp qk;
+  Value v = softmax.getInput();
+  while (!qk) {
+    v = m.skipIdentityCasts(v);
+    if (!v.hasOneUse() || !elementOf(v).isF32())
+      return failure();
+    if (auto s = m.scaleOf(v)) {
+      scale *= s->first;
+      if (!select) // applied to the masked scores too
+        fillScale *= s->first;
+      v = s->second;
+    } else if (auto sel = v.getDefiningOp<graph::SelectOp>();
+               sel && !select && sel.getOnTrue().getType() == sel.getType()) {
+      select = sel;
+      matcher.cover(sel);
+      v = sel.getOnTrue();
+    } else if (auto mm = v.getDefiningOp<graph::MatmulOp>()) {
+      qk = mm;
+      matcher.cover(mm);
+    } else {
+      return failure();
+    }
+  }
+  if (!qk.getTransposeRhs() || qk.getType() != softmax.getType())
+    return failure();
+  using Mask = artifact::SdpaDescriptor::Mask;
+  Mask mask = Mask::None;
+  if (select) {
+    // The masked scores' value: a large negative, so that exp(it - max)
+    // is 0 in f32 as cuDNN's lowest float is, on every row (the diagonal
+    // keeps a score on each).
+    FailureOr<float> fill = m.splat(select.getOnFalse());
+    if (failed(fill) || *fill * fillScale > -1e4f ||
+        !m.isCausal(select.getCondition(), seqQ, seqKv))
+      return failure();
+    mask = Mask::Causal;
+  }
+
+  // q under scales, k and v: f16/bf16 storage widened in the body.
+  Value q = qk.getLhs();
+  while (true) {
+    q = m.skipIdentityCasts(q);
+    std::optional<std::pair<float, Value>> s = m.scaleOf(q);
+    if (!s)
+      break;
+    scale *= s->first;
+    q = s->second;
+  }
+  if (!std::isfinite(scale))
+    return failure();
+  const SmallVector<Value, 3> operands = {q, m.skipIdentityCasts(qk.getRhs()),
+                                          m.skipIdentityCasts(pv.getRhs())};
+  ArrayRef<int64_t> batchDims = out.getShape().drop_back(2);
+  LibraryCallPlan plan;
+  plan.workspaceBytes = kLibraryWorkspaceBytes;
+  std::array<std::pair<int64_t, int64_t>, 3> rowsCols;
+  for (auto [i, operand] : llvm::enumerate(operands)) {
+    FailureOr<Value> stored = matcher.storedValue(operand);
+    if (failed(stored) || elementOf(*stored) != dtype)
+      return failure();
+    auto type = cast<RankedTensorType>(stored->getType());
+    if (!type.hasStaticShape() || type.getRank() != rank ||
+        type.getShape().drop_back(2) != batchDims)
+      return failure();
+    rowsCols[i] = {type.getShape()[rank - 2], type.getShape()[rank - 1]};
+    FailureOr<LibraryOperand> call = matcher.operandFor(*stored);
+    if (failed(call))
+      return failure();
+    plan.operands.push_back(std::move(*call));
+  }
+  const int64_t headDim = rowsCols[0].second;
+  if (rowsCols[0].first != seqQ || rowsCols[1] != std::pair(seqKv, headDim) ||
+      rowsCols[2] != std::pair(seqKv, valueDim))
+    return failure();
+  for (int64_t dim : {headDim, valueDim})
+    if (dim % 8 != 0 || dim > artifact::SdpaDescriptor::kMaxHeadDim)
+      return failure();
+
+  artifact::SdpaDescriptor d;
+  // Rank 3 (keras.layers.Attention) is one head per batch row; above, the
+  // last batch dim is the heads (MultiHeadAttention's [B, H, T, D]).
+  d.heads = rank == 3 ? 1 : batchDims.back();
+  d.batch = 1;
+  for (int64_t dim : batchDims)
+    d.batch *= dim;
+  d.batch /= d.heads;
+  d.seqQ = seqQ;
+  d.seqKv = seqKv;
+  d.headDim = headDim;
+  d.valueDim = valueDim;
+  d.dtype = codegen::elementTypeOf(dtype);
+  d.scale = scale;
+  d.mask = mask;
+  plan.descriptor = d;
+  return plan;
+}
+
 } // namespace
 
 std::optional<LibraryCallPlan> driver::planLibraryCall(exec::KernelOp kernel,
@@ -504,10 +789,14 @@ std::optional<LibraryCallPlan> driver::planLibraryCall(exec::KernelOp kernel,
   if (failed(chain))
     return std::nullopt;
   FailureOr<LibraryCallPlan> plan = failure();
-  if (auto mm = dyn_cast<graph::MatmulOp>(chain->anchor))
+  auto mm = dyn_cast<graph::MatmulOp>(chain->anchor);
+  const bool attention = mm && attentionSoftmax(mm);
+  if (mm && !attention)
     plan = planGemm(matcher, mm, *chain, choice);
   else if (choice == KernelChoice::Auto)
     return std::nullopt; // cuDNN only when asked for
+  else if (attention)
+    plan = planSdpa(matcher, kernel, mm, *chain);
   else if (auto conv = dyn_cast<graph::Conv2DOp>(chain->anchor))
     plan = planConv(matcher, conv, *chain);
   else if (auto pool = dyn_cast<graph::Pool2DOp>(chain->anchor))

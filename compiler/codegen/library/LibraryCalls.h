@@ -29,6 +29,18 @@
 //     writes one data type, so a body that stores another type than it reads
 //     (an f16 input whose softmax is stored in f32) stays generated, and so
 //     does a softmax with anything after it but the cast to the stored type.
+//   cuDNN "sdpa": dlc-fuse's attention kernel (compiler/codegen/cuda/
+//     Attention.cpp) on f16 or bf16 q, k, v: matmul(q', k) {transpose_rhs}
+//     with q' = q under scalar scales, then scalar scales and at most one
+//     select(mask, x, c) whose mask is the causal triangle (j <= i, a dense
+//     constant or weight) and whose c (times the scales after it) is at most
+//     -1e4, the softmax over the keys, its probabilities rounded to the
+//     storage type and back (or not: cuDNN's P is in the storage type, as
+//     the tensor-core kernel's is), matmul with v, the cast to the stored
+//     type (the same as q's). Batch dims all the output's (no broadcast),
+//     head dims multiples of 8 up to 256. Float32 attention stays generated
+//     (cuDNN's fused attention is 16-bit only), and so do other masks (a
+//     padding mask the model computes, a non-causal constant).
 //
 // Operands may be read through widening casts (f16/bf16 -> f32, as 16-bit
 // bodies do) but never through rounding ones. In-body constants (biases of
@@ -39,10 +51,10 @@
 //
 // The auto rule (a fixed threshold, not a measurement): cuBLASLt for a GEMM
 // pattern of at least 2^24 multiply-adds (batch*M*N*K), where its tuned
-// kernels and split-K pay off, generated below it; convolution, pooling and
-// softmax stay generated under auto (no measurement shows cuDNN faster than
-// dlc's generated kernels yet). `library` takes every match, `generated`
-// none.
+// kernels and split-K pay off, generated below it; convolution, pooling,
+// softmax and attention stay generated under auto (no measurement shows
+// cuDNN faster than dlc's generated kernels yet: no GPU has run the SDPA
+// call). `library` takes every match, `generated` none.
 //
 //===----------------------------------------------------------------------===//
 
@@ -83,7 +95,7 @@ struct LibraryCallPlan {
   /// library and op; artifact::toJson writes it into the artifact).
   artifact::LibraryDescriptor descriptor;
   /// In the op's order: gemm A, B, [bias,] D; conv2d X, W, [bias,] Y;
-  /// pool2d X, Y; softmax X, Y.
+  /// pool2d X, Y; softmax X, Y; sdpa Q, K, V, O.
   std::vector<LibraryOperand> operands;
   uint64_t workspaceBytes = 0;
 };
