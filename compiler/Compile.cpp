@@ -149,8 +149,7 @@ std::string CompileResult::output() const {
 namespace {
 
 /// The first op of a Keras-quantized layer (docs/keras.md section 6), or
-/// null: the graph stages and the reference executor run these ops, no
-/// kernel does yet.
+/// null: the fp32 pipeline compiles these ops, the fp16 one does not yet.
 Operation *firstQuantizedOp(ModuleOp module) {
   Operation *found = nullptr;
   module.walk([&](Operation *op) {
@@ -175,12 +174,8 @@ Operation *firstQuantizedOp(ModuleOp module) {
 void driver::runPipeline(ModuleOp module, const CompileOptions &options,
                          const std::string &modelPath) {
   PipelineConfig config;
-  // A quantized model runs the graph stages only (through `layout`): the
-  // fusion and exec stages have no quantized kernels yet.
   std::string stopAfter = options.stopAfter;
   Operation *quantized = firstQuantizedOp(module);
-  if (quantized && stopAfter.empty())
-    stopAfter = "layout";
   config.batch =
       options.batch ? options.batch : defaultBatch(module, stopAfter);
   config.fp16 = usesFp16(module, options.precision);
@@ -195,10 +190,6 @@ void driver::runPipeline(ModuleOp module, const CompileOptions &options,
     throw UserError("--stop-after " + stopAfter +
                         ": no such stage in this pipeline",
                     modelPath);
-  if (quantized && !isGraphStage(stopAfter))
-    refuseQuantized(quantized, modelPath,
-                    "quantized kernels are not implemented yet (the stages "
-                    "after 'layout' need them)");
 
   FirstError error(*module.getContext(), modelPath, options.reportFusion,
                    options.diagnostics);
@@ -335,11 +326,6 @@ namespace {
 CompileResult compileChecked(ModuleOp module, const std::string &modelPath,
                              const CompileOptions &options,
                              const Checked &checked) {
-  if (Operation *quantized = firstQuantizedOp(module))
-    if (options.emit != Emit::Mlir || !isGraphStage(options.stopAfter))
-      refuseQuantized(quantized, modelPath,
-                      "quantized kernels are not implemented yet (`dlc run "
-                      "--device cpu` runs the model)");
   runPipeline(module, options, modelPath);
   CompileResult result;
   result.emit = options.emit;
