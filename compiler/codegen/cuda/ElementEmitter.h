@@ -310,8 +310,8 @@ const char *preludeSource();
 mlir::LogicalResult emitPerElementKernel(KernelContext &context,
                                          llvm::StringRef family);
 
-/// softmax / layer_norm whose reduced axes are the innermost ones: a warp or
-/// a block per row; other axes: a thread per row.
+/// softmax / layer_norm whose reduced axes are the innermost ones, quantize:
+/// a warp or a block per row; other axes: a thread per row.
 mlir::LogicalResult emitRowKernel(KernelContext &context, mlir::Operation *op);
 
 /// conv2d / matmul through dlc_gemm_tc or dlc_gemm_simt.

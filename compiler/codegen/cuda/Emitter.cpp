@@ -77,7 +77,7 @@ FailureOr<CudaKernel> codegen::emitKernel(exec::KernelOp kernel,
     // is an operand, which fails as such.
     if (isa<SimpleRnnOp, LstmOp, GruOp, RecurrenceOp>(op))
       recurrent = &op;
-    else if (isa<SoftmaxOp, LayerNormOp>(op) && !row)
+    else if (isa<SoftmaxOp, LayerNormOp, QuantizeOp>(op) && !row)
       row = &op;
     else if (isa<Conv2DOp, MatmulOp, QuantizedMatmulOp>(op) && !gemm)
       gemm = &op;
