@@ -1,13 +1,13 @@
 //===- Reductions.cpp - softmax, layer_norm and quantize rows ---*- C++ -*-===//
 //
 // A row is the set of elements one softmax or layer_norm normalizes
-// together, or one quantize scales. When the reduced axes are the innermost ones, a row is
-// contiguous and a warp (rows up to 1024 elements) or a 512-thread block
-// handles it: each thread keeps its elements in registers (up to 32 per
-// thread; longer rows re-read the input in each pass), partial results meet
-// through warp shuffles (__shfl_xor_sync) and, for a block, shared memory.
-// Otherwise one thread handles a row, reading it once per pass; threads of a
-// warp then take neighbouring rows, which are contiguous in memory.
+// together, or one quantize scales. When the reduced axes are the innermost
+// ones, a row is contiguous and a warp (rows up to 1024 elements) or a
+// 512-thread block handles it: each thread keeps its elements in registers (up
+// to 32 per thread; longer rows re-read the input in each pass), partial
+// results meet through warp shuffles (__shfl_xor_sync) and, for a block, shared
+// memory. Otherwise one thread handles a row, reading it once per pass; threads
+// of a warp then take neighbouring rows, which are contiguous in memory.
 //
 // softmax: max, sum of exp(x - max), exp(x - max) / sum (max propagates NaN).
 // layer_norm: mean, biased variance of x - mean (two passes), then
@@ -294,8 +294,8 @@ LogicalResult RowKernel::emit() {
       return failure();
     }
   } else if (yield.getValues().size() != 1 ||
-             cast<ShapedType>(yield.getValues().front().getType())
-                     .getShape() != shape_) {
+             cast<ShapedType>(yield.getValues().front().getType()).getShape() !=
+                 shape_) {
     context_.error = "the kernel's result is not the normalized tensor's shape";
     return failure();
   }
