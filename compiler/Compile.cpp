@@ -146,43 +146,14 @@ std::string CompileResult::output() const {
   return artifact ? artifact::serialize(*artifact) : text;
 }
 
-namespace {
-
-/// The first op of a Keras-quantized layer (docs/keras.md section 6), or
-/// null: the fp32 pipeline compiles these ops, the fp16 one does not yet.
-Operation *firstQuantizedOp(ModuleOp module) {
-  Operation *found = nullptr;
-  module.walk([&](Operation *op) {
-    if (!isa<graph::QuantizeOp, graph::QuantizedMatmulOp, graph::UnpackInt4Op,
-             graph::DequantizeOp, graph::DequantizeGroupedOp,
-             graph::FakeQuantizeOp>(op))
-      return WalkResult::advance();
-    found = op;
-    return WalkResult::interrupt();
-  });
-  return found;
-}
-
-[[noreturn]] void refuseQuantized(Operation *op, const std::string &modelPath,
-                                  const std::string &reason) {
-  graph::SourceLayer layer = graph::layerOf(op->getLoc());
-  throw UserError(reason, modelPath, layer.name.str(), layer.className.str());
-}
-
-} // namespace
-
 void driver::runPipeline(ModuleOp module, const CompileOptions &options,
                          const std::string &modelPath) {
   PipelineConfig config;
-  std::string stopAfter = options.stopAfter;
-  Operation *quantized = firstQuantizedOp(module);
+  const std::string &stopAfter = options.stopAfter;
   config.batch =
       options.batch ? options.batch : defaultBatch(module, stopAfter);
   config.fp16 = usesFp16(module, options.precision);
   config.reportFusion = options.reportFusion;
-  if (quantized && config.fp16)
-    refuseQuantized(quantized, modelPath,
-                    "quantized layers have no fp16 pipeline yet");
   std::vector<PipelineStage> stages = pipelineStages(config);
   if (!stopAfter.empty() && llvm::none_of(stages, [&](const PipelineStage &s) {
         return s.name == stopAfter;
