@@ -3,6 +3,7 @@
 // RUN: dlc-opt %s -dlc-assign-layout -split-input-file | FileCheck %s --check-prefix=LAYOUT
 // RUN: dlc-opt %s -dlc-assign-layout -dlc-fuse -split-input-file | FileCheck %s --check-prefix=FUSE
 // RUN: dlc-opt %s -dlc-assign-layout -dlc-fuse -dlc-lower-to-exec -dlc-plan-memory -split-input-file | FileCheck %s --check-prefix=EXEC
+// RUN: dlc-opt %s -dlc-lower-to-fp16 -split-input-file | FileCheck %s --check-prefix=FP16
 
 // An int8 Dense: dlc-assign-layout stores the constant kernel [K, N] as
 // [N, K] (its values transposed at compile time) behind a graph.transpose,
@@ -33,6 +34,14 @@
 // EXEC-NEXT: exec.kernel "k0_quantize" ins(%arg0 : memref<2x3xf32>) outs(%[[Q]], %[[S]] : memref<2x3xi8>, memref<2x1xf32>)
 // EXEC:      exec.yield %{{.+}}, %{{.+}} : tensor<2x3xi8>, tensor<2x1xf32>
 // EXEC:      exec.kernel "k1_quantized_matmul" ins(%[[Q]], %[[S]] : memref<2x3xi8>, memref<2x1xf32>) outs(%arg1 : memref<2x2xf32>)
+// Under fp16 the quantization ops keep their f32 scales and results (a
+// scale 127 / max |x| can exceed f16's range); the bias and relu store f16.
+// FP16-LABEL: func.func @dense_int8
+// FP16:      %[[S:.+]] = graph.constant dense<[2.000000e+00, 4.000000e+00]> : tensor<2xf32>
+// FP16:      %[[Q:.+]], %[[QS:.+]] = graph.quantize %arg0 : (tensor<2x3xf32>) -> (tensor<2x3xi8>, tensor<2x1xf32>)
+// FP16-NEXT: %[[M:.+]] = graph.quantized_matmul %[[Q]], %{{.+}}, %[[S]], %[[QS]] : ({{.+}}) -> tensor<2x2xf32>
+// FP16-NEXT: %[[H:.+]] = graph.cast %[[M]] : tensor<2x2xf32> -> tensor<2x2xf16>
+// FP16-NEXT: graph.bias_add %[[H]], %{{.+}} : (tensor<2x2xf16>, tensor<2xf16>) -> tensor<2x2xf16>
 func.func @dense_int8(%x: tensor<2x3xf32>) -> tensor<2x2xf32> {
   %k = graph.constant dense<[[1, -2], [3, -4], [5, -6]]> : tensor<3x2xi8>
   %s = graph.constant dense<[2.0, 4.0]> : tensor<2xf32>
