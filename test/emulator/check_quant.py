@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """An int8 Dense that no Keras fixture has, on its emulated kernels, against the reference.
 
-    check_quant.py --emulate BUILD/bin/dlc-emulate --out DIR [--cache-dir DIR]
+    check_quant.py --emulate BUILD/bin/dlc-emulate --out DIR [--cache-dir DIR] [--reverse]
 
 Writes graph IR (no Keras needed): graph.quantize of a [37, 2064] input (rows longer than a warp
 reduces: the 512-thread block path; a NaN in one row) and graph.quantized_matmul with an int8
@@ -9,7 +9,8 @@ constant [2064, 40] and a bias: dlc-assign-layout stores the weight [N, K], and 
 k-tiles of the int8 tensor-core GEMM with ragged M and N tiles. `dlc-emulate --check-kernels`
 runs each kernel against the reference executor on its own inputs; every kernel must equal it
 exactly (int8 values, int32 sums, the same f32 de-scaling), the quantize kernel take the block
-path and the GEMM the tensor cores. Exit 1 otherwise. NumPy and the standard library only.
+path and the GEMM the tensor cores. With --reverse, the CTAs of each grid and the threads of each
+CTA run last to first (a missing barrier reads what the other order wrote). Exit 1 otherwise. NumPy and the standard library only.
 """
 
 import argparse
@@ -35,6 +36,7 @@ def main(argv=None):
     ap.add_argument("--emulate", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--cache-dir")
+    ap.add_argument("--reverse", action="store_true")
     args = ap.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     rng = np.random.default_rng(7)
@@ -59,7 +61,8 @@ def main(argv=None):
     inp, out, report = (os.path.join(args.out, n) for n in ("x.npy", "y.npy", "report.json"))
     np.save(inp, x)
     cmd = [args.emulate, model, "--input", inp, "--output", out, "--check-kernels",
-           "--report", report] + (["--cache-dir", args.cache_dir] if args.cache_dir else [])
+           "--report", report] + (["--cache-dir", args.cache_dir] if args.cache_dir else []) + \
+        (["--reverse"] if args.reverse else [])
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     if p.returncode != 0:
         print("dlc-emulate exited %d: %s" % (p.returncode, p.stderr.decode().strip()))
