@@ -146,48 +146,14 @@ std::string CompileResult::output() const {
   return artifact ? artifact::serialize(*artifact) : text;
 }
 
-namespace {
-
-/// The first op of a Keras-quantized layer (docs/keras.md section 6), or
-/// null: the graph stages and the reference executor run these ops, no
-/// kernel does yet.
-Operation *firstQuantizedOp(ModuleOp module) {
-  Operation *found = nullptr;
-  module.walk([&](Operation *op) {
-    if (!isa<graph::QuantizeOp, graph::QuantizedMatmulOp, graph::UnpackInt4Op,
-             graph::DequantizeOp, graph::DequantizeGroupedOp,
-             graph::FakeQuantizeOp>(op))
-      return WalkResult::advance();
-    found = op;
-    return WalkResult::interrupt();
-  });
-  return found;
-}
-
-[[noreturn]] void refuseQuantized(Operation *op, const std::string &modelPath,
-                                  const std::string &reason) {
-  graph::SourceLayer layer = graph::layerOf(op->getLoc());
-  throw UserError(reason, modelPath, layer.name.str(), layer.className.str());
-}
-
-} // namespace
-
 void driver::runPipeline(ModuleOp module, const CompileOptions &options,
                          const std::string &modelPath) {
   PipelineConfig config;
-  // A quantized model runs the graph stages only (through `layout`): the
-  // fusion and exec stages have no quantized kernels yet.
-  std::string stopAfter = options.stopAfter;
-  Operation *quantized = firstQuantizedOp(module);
-  if (quantized && stopAfter.empty())
-    stopAfter = "layout";
+  const std::string &stopAfter = options.stopAfter;
   config.batch =
       options.batch ? options.batch : defaultBatch(module, stopAfter);
   config.fp16 = usesFp16(module, options.precision);
   config.reportFusion = options.reportFusion;
-  if (quantized && config.fp16)
-    refuseQuantized(quantized, modelPath,
-                    "quantized layers have no fp16 pipeline yet");
   std::vector<PipelineStage> stages = pipelineStages(config);
   if (!stopAfter.empty() && llvm::none_of(stages, [&](const PipelineStage &s) {
         return s.name == stopAfter;
@@ -195,10 +161,6 @@ void driver::runPipeline(ModuleOp module, const CompileOptions &options,
     throw UserError("--stop-after " + stopAfter +
                         ": no such stage in this pipeline",
                     modelPath);
-  if (quantized && !isGraphStage(stopAfter))
-    refuseQuantized(quantized, modelPath,
-                    "quantized kernels are not implemented yet (the stages "
-                    "after 'layout' need them)");
 
   FirstError error(*module.getContext(), modelPath, options.reportFusion,
                    options.diagnostics);
@@ -335,11 +297,6 @@ namespace {
 CompileResult compileChecked(ModuleOp module, const std::string &modelPath,
                              const CompileOptions &options,
                              const Checked &checked) {
-  if (Operation *quantized = firstQuantizedOp(module))
-    if (options.emit != Emit::Mlir || !isGraphStage(options.stopAfter))
-      refuseQuantized(quantized, modelPath,
-                      "quantized kernels are not implemented yet (`dlc run "
-                      "--device cpu` runs the model)");
   runPipeline(module, options, modelPath);
   CompileResult result;
   result.emit = options.emit;

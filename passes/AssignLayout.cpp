@@ -26,8 +26,11 @@
 // OHWI for NHWC, OIHW for NCHW, constants rewritten at compile time.
 // depthwise_conv2d and conv2d_transpose have a single filter layout, which
 // is left alone. Under fp16, a matmul's constant rank-2 rhs [K, N] is stored
-// [N, K] (transpose_rhs), K contiguous as tensor cores read it. The
-// function's signature never changes.
+// [N, K] (transpose_rhs), K contiguous as tensor cores read it. A
+// quantized_matmul with an int8 lhs and a constant rhs [K, N] (Keras's int8
+// Dense) reads it as transpose(constant [N, K]), the constant transposed
+// here, for the int8 tensor-core GEMM. The function's signature never
+// changes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,6 +39,8 @@
 #include "dialects/graph/GraphConstants.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/DialectResourceBlobManager.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -429,6 +434,66 @@ void assignMatmulLayouts(Block &block) {
   }
 }
 
+/// The bytes of an i8 constant (dense or dense_resource, not a splat), in
+/// row-major order; failure for other encodings.
+FailureOr<ArrayRef<char>> int8Bytes(ElementsAttr value) {
+  const size_t count = static_cast<size_t>(value.getNumElements());
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
+    const AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    if (!blob || blob->getData().size() != count)
+      return failure();
+    return blob->getData();
+  }
+  auto dense = dyn_cast<DenseElementsAttr>(value);
+  if (!dense || dense.isSplat() || dense.getRawData().size() != count)
+    return failure();
+  return dense.getRawData();
+}
+
+/// Gives every graph.quantized_matmul with an int8 lhs and a constant rhs
+/// [K, N] the rhs transpose(constant [N, K]) with K contiguous, transposed
+/// at compile time: the int8 tensor-core GEMM reads B as it reads A, 16
+/// bytes of K at a time, and the kernel's prologue reads the transpose's
+/// input directly (an i8 transpose of a constant is not folded back).
+void assignQuantizedMatmulLayouts(Block &block) {
+  OpBuilder builder(block.getParentOp()->getContext());
+  DenseMap<Value, Value> rewritten;
+  for (auto matmul : block.getOps<QuantizedMatmulOp>()) {
+    Value rhs = matmul.getRhs();
+    auto constant = rhs.getDefiningOp<ConstantOp>();
+    if (!matmul.getLhsScale() || !constant)
+      continue;
+    Value &permuted = rewritten[rhs];
+    if (!permuted) {
+      FailureOr<ArrayRef<char>> bytes = int8Bytes(constant.getValue());
+      if (failed(bytes))
+        continue;
+      auto type = cast<RankedTensorType>(rhs.getType());
+      const int64_t k = type.getDimSize(0), n = type.getDimSize(1);
+      std::vector<char> nk(bytes->size());
+      for (int64_t i = 0; i < k; ++i)
+        for (int64_t j = 0; j < n; ++j)
+          nk[j * k + i] = (*bytes)[i * n + j];
+      auto nkType = RankedTensorType::get({n, k}, type.getElementType());
+      ElementsAttr attr;
+      if (nkType.getNumElements() <= kMaxInlineElements) {
+        attr = DenseElementsAttr::getFromRawBuffer(nkType, nk);
+      } else {
+        std::string key = "w_" + derivedWeightHint(constant.getValue(), "_nk");
+        attr = DenseResourceElementsAttr::get(
+            nkType, key,
+            HeapAsmResourceBlob::allocateAndCopyWithAlign(nk, alignof(float)));
+      }
+      OpBuilder::InsertionGuard guard(builder);
+      builder.setInsertionPointAfter(constant);
+      Value transposed = builder.create<ConstantOp>(constant.getLoc(), attr);
+      permuted = builder.create<TransposeOp>(matmul.getLoc(), transposed,
+                                             ArrayRef<int64_t>{1, 0});
+    }
+    matmul.getRhsMutable().assign(permuted);
+  }
+}
+
 struct AssignLayoutPass
     : public dlc::impl::AssignLayoutPassBase<AssignLayoutPass> {
   using AssignLayoutPassBase::AssignLayoutPassBase;
@@ -456,6 +521,7 @@ struct AssignLayoutPass
       assignFilterLayouts(block);
       if (precision == "fp16")
         assignMatmulLayouts(block);
+      assignQuantizedMatmulLayouts(block);
       // The constants that were permuted and have no user left.
       for (ConstantOp constant : used)
         if (constant.use_empty())

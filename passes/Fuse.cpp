@@ -14,9 +14,11 @@
 //    last has one user, the next one; float casts of k and v whose only
 //    user is their product join too. The group is one attention kernel (the
 //    score matrix never leaves it).
-// 1. Anchors: conv2d, depthwise_conv2d, conv2d_transpose, matmul.
+// 1. Anchors: conv2d, depthwise_conv2d, conv2d_transpose, matmul,
+//    quantized_matmul.
 //    Prologue: a pad or cast whose only user is the anchor (or a chain of
-//    them).
+//    them); for quantized_matmul also a transpose (its int8 weight stored
+//    [N, K]).
 //    Epilogue: a chain of ops, each the only user of the previous result:
 //    bias_add, batch_norm, activation, cast and the elementwise binary ops
 //    (add, sub, mul, div, maximum, minimum, prelu, compare) whose result has
@@ -26,13 +28,16 @@
 //    (window == strides, no pads, the convolution's layout), then
 //    elementwise ops again; after a matmul, a softmax over the matmul's N
 //    axis (the last one) with N <= 4096, which closes the epilogue.
-// 2. Reductions left over (softmax, layer_norm, global_pool, pool2d): a
+// 2. Reductions left over (softmax, layer_norm, global_pool, pool2d,
+//    quantize, whose two results, the int8 rows and their scales, both
+//    leave the group): a
 //    prologue of elementwise ops of the reduction's input shape whose results
 //    are used only inside the group (for pool2d, instead, a pad whose only
 //    user it is), and an epilogue of elementwise ops as above.
 // 3. Elementwise ops left over: maximal trees of ops of one shape, grown from
 //    the last op back through producers whose results are used only inside
-//    the tree.
+//    the tree. The per-element quantization ops (dequantize,
+//    dequantize_grouped, unpack_int4, fake_quantize) count as elementwise.
 //
 // So every group has one sink, its last op, whose result is the only value
 // that leaves the group (the fusion has one result), and every other member
@@ -106,10 +111,16 @@ Kind classify(Operation *op) {
   if (isElementwise(op))
     return Kind::Elementwise;
   return llvm::TypeSwitch<Operation *, Kind>(op)
-      .Case<Conv2DOp, DepthwiseConv2DOp, Conv2DTransposeOp, MatmulOp>(
-          [](auto) { return Kind::Anchor; })
-      .Case<SoftmaxOp, LayerNormOp, GlobalPoolOp, Pool2DOp>(
+      .Case<Conv2DOp, DepthwiseConv2DOp, Conv2DTransposeOp, MatmulOp,
+            QuantizedMatmulOp>([](auto) { return Kind::Anchor; })
+      .Case<SoftmaxOp, LayerNormOp, GlobalPoolOp, Pool2DOp, QuantizeOp>(
           [](auto) { return Kind::Reduction; })
+      // Per element, but not NumPy broadcasts: each reads its operands at
+      // indices of its own (a scale along one axis, a nibble of a byte), so
+      // they join elementwise trees (of their result's shape) but never
+      // write in place (graph::isElementwise leaves them out).
+      .Case<DequantizeOp, DequantizeGroupedOp, UnpackInt4Op, FakeQuantizeOp>(
+          [](auto) { return Kind::Elementwise; })
       .Case<TransposeOp, ConcatOp, SliceOp, PadOp, UpsampleOp, ReverseOp,
             EmbeddingOp>([](auto) { return Kind::DataMovement; })
       .Case<LstmOp, GruOp, SimpleRnnOp, RecurrenceOp>(
@@ -400,8 +411,13 @@ void Fuser::growAnchor(Operation *anchor) {
   for (Value operand : anchor->getOperands()) {
     Operation *consumer = anchor;
     Operation *producer = operand.getDefiningOp();
-    while (producer && producer->getBlock() == &block &&
-           isa<PadOp, CastOp>(producer)) {
+    // A quantized_matmul's rhs may be a transpose (its int8 weight stored
+    // [N, K] by dlc-assign-layout), which the GEMM reads in place.
+    auto prologue = [&](Operation *op) {
+      return isa<PadOp, CastOp>(op) ||
+             (isa<TransposeOp>(op) && isa<QuantizedMatmulOp>(anchor));
+    };
+    while (producer && producer->getBlock() == &block && prologue(producer)) {
       size_t users = usersOf(producer).size();
       if (users != 1) {
         reject(producer, consumer, hasUsers(users));

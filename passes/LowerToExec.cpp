@@ -51,10 +51,11 @@ StringRef anchorName(Block &body) {
     if (isa<graph::ConstantOp>(op))
       continue;
     if (isa<graph::Conv2DOp, graph::DepthwiseConv2DOp, graph::Conv2DTransposeOp,
-            graph::MatmulOp>(op))
+            graph::MatmulOp, graph::QuantizedMatmulOp>(op))
       return op.getName().stripDialect();
-    if (!reduction && isa<graph::SoftmaxOp, graph::LayerNormOp,
-                          graph::GlobalPoolOp, graph::Pool2DOp>(op))
+    if (!reduction &&
+        isa<graph::SoftmaxOp, graph::LayerNormOp, graph::GlobalPoolOp,
+            graph::Pool2DOp, graph::QuantizeOp>(op))
       reduction = &op;
     if (!first)
       first = &op;

@@ -2,7 +2,8 @@
 //
 // dlc-lower-to-fp16. Every graph op stores its float results in f16, except
 // the ops that need f32's range or precision: softmax, layer_norm,
-// batch_norm, global_pool and the recurrent ops (their cell state). Kernels
+// batch_norm, global_pool, the recurrent ops (their cell state) and the
+// quantization ops (their scales; docs/keras.md section 6). Kernels
 // (and the reference executor) accumulate in f32 whatever the storage type,
 // so an op's types are its storage. The logits (the matmul or conv2d whose
 // result reaches a softmax through at most a bias_add) are computed in f32
@@ -62,6 +63,12 @@ Precision precisionOf(Operation *op) {
     return Precision::Unchanged;
   if (isa<SoftmaxOp, LayerNormOp, BatchNormOp, GlobalPoolOp, SimpleRnnOp,
           LstmOp, GruOp, RecurrenceOp>(op))
+    return Precision::F32;
+  // Keras's quantized layers compute their scales and de-scaled values in
+  // f32 (a quantize scale 127 / max|x| exceeds f16's range for small rows);
+  // their int8 values are never touched.
+  if (isa<QuantizeOp, QuantizedMatmulOp, DequantizeOp, DequantizeGroupedOp,
+          FakeQuantizeOp>(op))
     return Precision::F32;
   return Precision::F16;
 }

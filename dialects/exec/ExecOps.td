@@ -30,7 +30,7 @@ def Exec_Dialect : Dialect {
 class Exec_Op<string mnemonic, list<Trait> traits = []>
     : Op<Exec_Dialect, mnemonic, traits>;
 
-def Exec_Buffer : MemRefRankOf<[F32, F16, BF16, I32, I64, I1], [0, 1, 2, 3, 4, 5, 6, 7, 8]>;
+def Exec_Buffer : MemRefRankOf<[F32, F16, BF16, I8, I32, I64, I1], [0, 1, 2, 3, 4, 5, 6, 7, 8]>;
 
 def Exec_WeightOp : Exec_Op<"weight", [Pure]> {
   let summary = "a constant buffer in the weight region";

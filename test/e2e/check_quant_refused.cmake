@@ -1,5 +1,5 @@
 # dlc refuses what it cannot do with a Keras-quantized model in one line,
-# exit 1, naming the layer: compile, run --precision fp16, a legacy .h5.
+# exit 1, naming the layer: a legacy .h5.
 # Usage: cmake -DDLC=dlc -DMODEL=FIXTURE_DIR -DOUT=TMPDIR -P this file
 file(MAKE_DIRECTORY ${OUT})
 function(expect_refusal pattern)
@@ -13,10 +13,5 @@ function(expect_refusal pattern)
   endif()
   message(STATUS "ok: ${err}")
 endfunction()
-expect_refusal("^dlc: error: .*model.keras: layer 'dense' \\(Dense\\): quantized kernels are not implemented yet"
-               compile ${MODEL}/model.keras -o ${OUT}/model.dlcm)
-expect_refusal("^dlc: error: .*model.keras: layer 'dense' \\(Dense\\): quantized layers have no fp16 pipeline yet"
-               run ${MODEL}/model.keras --device cpu --precision fp16
-               --input ${MODEL}/input_0.npy --output ${OUT}/y.npy)
 expect_refusal("^dlc: error: .*legacy.h5: layer 'dense' \\(Dense\\): quantized layers are read from .keras and .weights.h5 files only"
                inspect ${MODEL}/legacy.h5)

@@ -684,6 +684,42 @@ void mma_16816(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
   }
 }
 
+// mma.sync.m16n8k32.row.col.s32.s8.s8.s32: A(r, k) is byte k%4 of lane
+// 4(r%8) + (k%16)/4, register r/8 + 2(k/16); B(k, n) byte k%4 of lane
+// 4n + (k%16)/4, register k/16. D as for mma_16816, in int32, exact.
+inline void mma_16832_s8(int (&d)[4], const unsigned (&a)[4],
+                         const unsigned (&b)[2]) {
+  using namespace dlc_emu::detail;
+  needWholeWarp("mma.sync");
+  unsigned in[6] = {a[0], a[1], a[2], a[3], b[0], b[1]};
+  const unsigned char *out = collective(Mma, in, sizeof in, [](Warp &w) {
+    auto element = [&](unsigned lane, int reg, int k) {
+      return static_cast<int>(
+          static_cast<signed char>(w.in[lane][4 * reg + k % 4]));
+    };
+    int A[16][32], B[32][8];
+    for (int r = 0; r < 16; ++r)
+      for (int k = 0; k < 32; ++k)
+        A[r][k] = element(4 * (r % 8) + k % 16 / 4, r / 8 + 2 * (k / 16), k);
+    for (int k = 0; k < 32; ++k)
+      for (int n = 0; n < 8; ++n)
+        B[k][n] = element(4 * n + k % 16 / 4, 4 + k / 16, k);
+    for (unsigned l = 0; l < 32; ++l)
+      for (int i = 0; i < 4; ++i) {
+        const int row = l / 4 + 8 * (i / 2), col = 2 * (l % 4) + i % 2;
+        int sum = 0;
+        for (int k = 0; k < 32; ++k)
+          sum += A[row][k] * B[k][col];
+        std::memcpy(w.out[l] + 4 * i, &sum, sizeof sum);
+      }
+  });
+  for (int i = 0; i < 4; ++i) {
+    int sum;
+    std::memcpy(&sum, out + 4 * i, sizeof sum);
+    d[i] += sum;
+  }
+}
+
 } // namespace dlc_tc
 
 #endif // DLC_TEST_EMULATOR_CUDAEMULATION_H

@@ -5,7 +5,7 @@ reference executor, and print a table.
     check_emulated.py --emulate BUILD/bin/dlc-emulate --dlc BUILD/bin/dlc --fixtures DIR
                       [--models M ...] [--precisions fp32 fp16] [--require-families F ...]
                       [--cache-dir DIR] [--out DIR] [--jobs N] [--batch N] [--reverse]
-                      [--arch sm_XX]
+                      [--arch sm_XX] [--exact-kernels REGEX]
 
 For every model and precision: `dlc-emulate MODEL --precision P --check-kernels` (the
 pipeline's plan, every step on its generated kernel compiled for the host) and `dlc run MODEL
@@ -19,7 +19,10 @@ seconds, ok. With --require-families, the runs together must cover every family 
 that a change of the generator cannot leave one untested). --batch N runs the fixture's inputs
 repeated or cut to N rows instead. Besides the fixtures, --models takes the names of a few
 one-layer models this script writes itself (SYNTHETIC: paths of the generator that no fixture
-reaches). Exit 1 on any failure.
+reaches). --exact-kernels REGEX holds the kernels whose names match (re.search) to no difference
+at all from the reference on their own inputs (largest absolute difference 0), and requires at
+least one such kernel per run: the quantized kernels, whose int8 values and int32 sums are exact
+and whose de-scaling is the reference's f32 arithmetic. Exit 1 on any failure.
 
 NumPy and the standard library only.
 """
@@ -27,6 +30,7 @@ NumPy and the standard library only.
 import argparse
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -145,6 +149,14 @@ def run_one(args, model, precision, work):
         if error is None or not error <= TOLERANCE[precision]:
             problems.append("kernel %s: relative L2 %s against the reference on its inputs" % (
                 name, "NaN" if error is None else "%.3g" % error))
+    if args.exact_kernels:
+        exact = [k for k in kernels if re.search(args.exact_kernels, k["name"])]
+        if not exact:
+            problems.append("no kernel matches --exact-kernels %s" % args.exact_kernels)
+        for k in exact:
+            if k.get("max_abs") != 0:
+                problems.append("kernel %s: largest absolute difference %s, not 0" % (
+                    k["name"], k.get("max_abs")))
 
     cmd = [args.dlc, "run", path, "--device", "cpu", "--precision", precision] + \
         flags("--input", inputs) + flags("--output", reference)
@@ -182,6 +194,8 @@ def main(argv=None):
                     help="run the CTAs of a grid and the threads of a CTA last to first")
     ap.add_argument("--arch", help="the arch whose GEMM tilings the kernels take (sm_80 default)")
     ap.add_argument("--timeout", type=int, default=600)
+    ap.add_argument("--exact-kernels", help="kernels (a regex on names) that must match the "
+                    "reference exactly")
     args = ap.parse_args(argv)
 
     if not args.models:

@@ -130,6 +130,8 @@ DType storageDType(Type element) {
     return DType::F16;
   if (element.isBF16())
     return DType::BF16;
+  if (element.isInteger(8))
+    return DType::I8;
   if (element.isInteger(32))
     return DType::I32;
   if (element.isInteger(64))

@@ -122,6 +122,70 @@ void runTensorCore(bool copiesLandAtOnce) {
   }
 }
 
+/// The int8 GEMM (mma.sync m16n8k32.s8, int32 accumulators): C = A * B
+/// with A row-major [M, K], B N-major [N, K] of int8 over the whole range,
+/// every 16-element chunk of A where (7m + k/16) % 11 == 0 read as zeros
+/// through nullptr; the sums must be exact.
+template <int M_, int N_, int K_> struct Int8Problem {
+  using Elem = signed char;
+  static constexpr int M = M_, N = N_, K = K_;
+  static bool zeroChunk(int m, int k) { return (7 * m + k / 16) % 11 == 0; }
+  const signed char *a, *b;
+  int *c;
+  std::atomic<int> *stores;
+  const signed char *a_ptr(int m, int k) const {
+    EXPECT_TRUE(m < M && k < K && k % 16 == 0) << m << ", " << k;
+    return zeroChunk(m, k) ? nullptr : a + m * K + k;
+  }
+  const signed char *b_ptr(int n, int k) const {
+    EXPECT_TRUE(n < N && k < K && k % 16 == 0) << n << ", " << k;
+    return b + n * K + k;
+  }
+  void store(int m, int n, int value) const {
+    c[m * N + n] = value;
+    ++stores[m * N + n];
+  }
+  void epilogue(int m, int n, int c0, int c1) const {
+    EXPECT_TRUE(m < M && n < N && n % 2 == 0) << m << ", " << n;
+    store(m, n, c0);
+    if (n + 1 < N)
+      store(m, n + 1, c1);
+  }
+};
+
+template <int M, int N, int K, int BM, int BN, int BK, int WM, int WN,
+          int STAGES>
+void runInt8(bool copiesLandAtOnce) {
+  SCOPED_TRACE(testing::Message()
+               << "int8 " << M << "x" << N << "x" << K << " tile " << BM << "x"
+               << BN << "x" << BK << " warp " << WM << "x" << WN << " stages "
+               << STAGES << (copiesLandAtOnce ? " copies at once" : ""));
+  using Problem = Int8Problem<M, N, K>;
+  std::mt19937 rng(M + N + K);
+  std::uniform_int_distribution<int> dist(-128, 127);
+  std::vector<signed char> a(M * K), b(N * K);
+  for (signed char &v : a)
+    v = static_cast<signed char>(dist(rng));
+  for (signed char &v : b)
+    v = static_cast<signed char>(dist(rng));
+  std::vector<int> c(M * N, INT32_MIN);
+  std::vector<std::atomic<int>> stores(M * N);
+  const Problem problem{a.data(), b.data(), c.data(), stores.data()};
+  launch((N + BN - 1) / BN, (M + BM - 1) / BM,
+         dlc_gemm_tc_threads<BM, BN, WM, WN>(), copiesLandAtOnce,
+         [&] { dlc_gemm_tc<BM, BN, BK, WM, WN, STAGES>(problem); });
+  for (int m = 0; m < M; ++m) {
+    for (int n = 0; n < N; ++n) {
+      int expected = 0;
+      for (int k = 0; k < K; ++k)
+        if (!Problem::zeroChunk(m, k))
+          expected += int(a[m * K + k]) * b[n * K + k];
+      ASSERT_EQ(stores[m * N + n], 1) << m << ", " << n;
+      ASSERT_EQ(c[m * N + n], expected) << m << ", " << n;
+    }
+  }
+}
+
 /// C = A * B in f32, A row-major [M, K], B row-major [K, N].
 template <int M_, int N_, int K_> struct SimtProblem {
   static constexpr int M = M_, N = N_, K = K_;
@@ -181,6 +245,18 @@ TEST(GemmEmulation, TensorCores) {
     runTensorCore<__half, 50, 33, 512, 32, 64, 32, 16, 32, 4>(copiesLandAtOnce);
     runTensorCore<__half, 140, 70, 136, 128, 64, 64, 64, 32, 2>(
         copiesLandAtOnce);
+  }
+}
+
+// int8: ragged M and N, a K tail (K % 64 == 16), fewer k-tiles than stages,
+// many k-tiles, BK 64 and 128 (64 and 128 bytes), one to eight warps.
+TEST(GemmEmulation, TensorCoresInt8) {
+  for (bool copiesLandAtOnce : {false, true}) {
+    runInt8<100, 70, 80, 64, 64, 64, 32, 32, 3>(copiesLandAtOnce);
+    runInt8<130, 150, 400, 128, 128, 64, 64, 32, 4>(copiesLandAtOnce);
+    runInt8<37, 90, 528, 64, 32, 128, 32, 16, 3>(copiesLandAtOnce);
+    runInt8<1, 10, 32, 16, 16, 64, 16, 16, 2>(copiesLandAtOnce);
+    runInt8<140, 70, 272, 128, 64, 128, 64, 32, 2>(copiesLandAtOnce);
   }
 }
 

@@ -169,7 +169,7 @@ static FailureOr<std::vector<int64_t>> readInts(ElementsAttr value) {
   for (size_t i = 0; i < data.size(); i += width) {
     int64_t v = 0;
     if (width == 1)
-      v = data[i] != 0;
+      v = element.isInteger(1) ? data[i] != 0 : static_cast<int8_t>(data[i]);
     else if (width == 4) {
       int32_t x;
       std::memcpy(&x, data.data() + i, 4);
@@ -305,6 +305,9 @@ FailureOr<std::string> ElementEmitter::compute(Value value,
                                 KernelContext::inName(i) + "[" +
                                     offset(index, shapeOf(arg)) + "]"));
   }
+  if (auto quantize = value.getDefiningOp<QuantizeOp>())
+    return emitQuantize(quantize, cast<OpResult>(value).getResultNumber(),
+                        index);
   return computeOp(value.getDefiningOp(), index);
 }
 
@@ -387,6 +390,13 @@ FailureOr<std::string> ElementEmitter::computeOp(Operation *op,
       .Case([&](SoftmaxOp s) { return emitSoftmax(s, index); })
       .Case([&](LayerNormOp l) { return emitLayerNorm(l, index); })
       .Case([&](EmbeddingOp e) { return emitEmbedding(e, index); })
+      .Case([&](QuantizedMatmulOp m) { return emitQuantizedMatmul(m, index); })
+      .Case([&](UnpackInt4Op u) { return emitUnpackInt4(u, index); })
+      .Case([&](DequantizeOp d) { return emitDequantize(d, index); })
+      .Case([&](DequantizeGroupedOp d) {
+        return emitDequantizeGrouped(d, index);
+      })
+      .Case([&](FakeQuantizeOp f) { return emitFakeQuantize(f, index); })
       .Case<RecurrenceOp>([&](Operation *o) -> Result {
         return fail(o, "runs only as the main op of its kernel");
       })

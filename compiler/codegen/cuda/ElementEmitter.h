@@ -14,7 +14,8 @@
 //
 // Values are computed as C++ `float` for every float type (f16/bf16 results
 // rounded where the IR's type says so, as the reference executor does),
-// `int` for i32, `long long` for i64 and `bool` for i1.
+// `int` for i8 (stored as `signed char`) and i32, `long long` for i64 and
+// `bool` for i1.
 //
 // KernelSource.cpp holds the text helpers and the KernelContext,
 // ElementEmitter.cpp the recursion, InlineLoops.cpp the inline loops; the
@@ -240,6 +241,23 @@ private:
                                              llvm::ArrayRef<std::string> index);
   mlir::FailureOr<std::string> emitEmbedding(graph::EmbeddingOp op,
                                              llvm::ArrayRef<std::string> index);
+  // Keras's quantized layers (InlineLoops.cpp): `result` 0 is the int8
+  // value, 1 the row's scale.
+  mlir::FailureOr<std::string> emitQuantize(graph::QuantizeOp op,
+                                            unsigned result,
+                                            llvm::ArrayRef<std::string> index);
+  mlir::FailureOr<std::string>
+  emitQuantizedMatmul(graph::QuantizedMatmulOp op,
+                      llvm::ArrayRef<std::string> index);
+  mlir::FailureOr<std::string>
+  emitUnpackInt4(graph::UnpackInt4Op op, llvm::ArrayRef<std::string> index);
+  mlir::FailureOr<std::string>
+  emitDequantize(graph::DequantizeOp op, llvm::ArrayRef<std::string> index);
+  mlir::FailureOr<std::string>
+  emitDequantizeGrouped(graph::DequantizeGroupedOp op,
+                        llvm::ArrayRef<std::string> index);
+  mlir::FailureOr<std::string>
+  emitFakeQuantize(graph::FakeQuantizeOp op, llvm::ArrayRef<std::string> index);
 
   KernelContext &context_;
   CodeWriter *code_;
@@ -292,8 +310,8 @@ const char *preludeSource();
 mlir::LogicalResult emitPerElementKernel(KernelContext &context,
                                          llvm::StringRef family);
 
-/// softmax / layer_norm whose reduced axes are the innermost ones: a warp or
-/// a block per row; other axes: a thread per row.
+/// softmax / layer_norm whose reduced axes are the innermost ones, quantize:
+/// a warp or a block per row; other axes: a thread per row.
 mlir::LogicalResult emitRowKernel(KernelContext &context, mlir::Operation *op);
 
 /// conv2d / matmul through dlc_gemm_tc or dlc_gemm_simt.

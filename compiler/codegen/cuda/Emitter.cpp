@@ -34,13 +34,13 @@ namespace {
 std::pair<int, const char *> familyOf(Operation *op) {
   if (isa<Conv2DOp>(op))
     return {9, "conv_simt"};
-  if (isa<MatmulOp>(op))
+  if (isa<MatmulOp, QuantizedMatmulOp>(op))
     return {8, "gemm_simt"};
   if (isa<Conv2DTransposeOp>(op))
     return {7, "conv_transpose"};
   if (isa<DepthwiseConv2DOp>(op))
     return {6, "depthwise"};
-  if (isa<SoftmaxOp, LayerNormOp>(op))
+  if (isa<SoftmaxOp, LayerNormOp, QuantizeOp>(op))
     return {5, "reduction"};
   if (isa<Pool2DOp>(op))
     return {4, "pool"};
@@ -49,7 +49,8 @@ std::pair<int, const char *> familyOf(Operation *op) {
   if (isa<EmbeddingOp>(op))
     return {2, "gather"};
   if (isa<AddOp, SubOp, MulOp, DivOp, MaximumOp, MinimumOp, PReluOp, CompareOp,
-          SelectOp, ActivationOp, CastOp, BiasAddOp, BatchNormOp>(op))
+          SelectOp, ActivationOp, CastOp, BiasAddOp, BatchNormOp, DequantizeOp,
+          DequantizeGroupedOp, UnpackInt4Op, FakeQuantizeOp>(op))
     return {1, "elementwise"};
   return {0, "copy"};
 }
@@ -76,9 +77,9 @@ FailureOr<CudaKernel> codegen::emitKernel(exec::KernelOp kernel,
     // is an operand, which fails as such.
     if (isa<SimpleRnnOp, LstmOp, GruOp, RecurrenceOp>(op))
       recurrent = &op;
-    else if (isa<SoftmaxOp, LayerNormOp>(op) && !row)
+    else if (isa<SoftmaxOp, LayerNormOp, QuantizeOp>(op) && !row)
       row = &op;
-    else if (isa<Conv2DOp, MatmulOp>(op) && !gemm)
+    else if (isa<Conv2DOp, MatmulOp, QuantizedMatmulOp>(op) && !gemm)
       gemm = &op;
   }
 

@@ -10,10 +10,12 @@
 //   attention      softmax(q k^T) v as dlc-fuse groups it: FlashAttention-2
 //                  on tensor cores (f16/bf16 q, k, v) or SIMT, the scores
 //                  never stored (Attention.cpp);
-//   reduction      softmax / layer_norm: a warp or a block per row;
+//   reduction      softmax / layer_norm / quantize: a warp or a block per
+//                  row;
 //   conv_tc/gemm_tc, conv_simt/gemm_simt
-//                  conv2d / matmul through the dlc_gemm_tc (f16/bf16
-//                  operands) or dlc_gemm_simt templates, with the prologue
+//                  conv2d / matmul / quantized_matmul through the
+//                  dlc_gemm_tc (f16/bf16 or int8 operands) or dlc_gemm_simt
+//                  templates, with the prologue
 //                  folded into the operand loads and the epilogue into the
 //                  stores;
 //   per element    everything else, and anchors whose epilogue reads their

@@ -17,6 +17,15 @@
 // compute the operand elements through the ElementEmitter, so any prologue
 // (a pad, a cast) folds into the loads.
 //
+// A quantized_matmul (Keras's int8 Dense) with an int8 lhs in memory, its
+// rhs transpose(an [N, K] int8 input) as dlc-assign-layout stores the weight
+// and K % 16 == 0 runs dlc_gemm_tc on int8 (mma.sync m16n8k32, int32
+// accumulators, 16 int8 per chunk), the de-scaling f32(sum) / (rhs_scale[n]
+// * lhs_scale[row]) first in the epilogue; other int8 shapes fail here and
+// take the per-element kernel (an exact int32 sum per element). With an f32
+// lhs (int4 per channel) it is the SIMT template with the int8 rhs read as
+// f32 and the sum divided by rhs_scale[n].
+//
 // The tiling is chooseTiling's unless EmitOptions::tiling gives one for the
 // kernel's GemmProblem (a tuning cache's entry, an autotuner's candidate):
 // every tiling takes this same emission.
@@ -137,6 +146,9 @@ private:
   ElementEmitter e_;
   Conv2DOp conv_;
   MatmulOp matmul_;
+  QuantizedMatmulOp qmm_;
+  /// The int8 tensor-core GEMM of a quantized_matmul (elem_ signed char).
+  bool int8_ = false;
   Value yield_;
   int64_t m_ = 0, n_ = 0, k_ = 0;
   /// The lhs shape without K (matmul) or [N, OH, OW] (conv2d).
@@ -171,6 +183,10 @@ LogicalResult GemmKernel::analyze() {
     mShape_.assign(resultShape.begin(), resultShape.end() - 1);
     n_ = f.out;
     k_ = f.kh * f.kw * f.in;
+  } else if ((qmm_ = dyn_cast<QuantizedMatmulOp>(op_))) {
+    mShape_.assign(resultShape.begin(), resultShape.end() - 1);
+    n_ = resultShape.back();
+    k_ = cast<ShapedType>(qmm_.getLhs().getType()).getShape().back();
   } else {
     matmul_ = cast<MatmulOp>(op_);
     if (matmul_.getRhs().getType().getRank() != 2) {
@@ -198,6 +214,25 @@ LogicalResult GemmKernel::analyze() {
 }
 
 bool GemmKernel::tensorCoresApply() {
+  if (qmm_) {
+    // int8 x int8: the lhs a kernel input (the quantize kernel's rows), the
+    // rhs transpose(an input [N, K]) as dlc-assign-layout stores the weight;
+    // 16 int8 of K per 16-byte chunk.
+    auto transpose = qmm_.getRhs().getDefiningOp<TransposeOp>();
+    Value a = storage(qmm_.getLhs());
+    Value b = transpose ? storage(transpose.getInput()) : Value();
+    if (!qmm_.getLhsScale() || k_ % 16 != 0 || !a || !isa<BlockArgument>(a) ||
+        !b || !isa<BlockArgument>(b) ||
+        transpose.getPerm() != ArrayRef<int64_t>{1, 0})
+      return false;
+    aSource_ = a;
+    bSource_ = b;
+    aHalf_ = qmm_.getLhs();
+    bHalf_ = transpose.getInput();
+    elem_ = "signed char";
+    int8_ = true;
+    return true;
+  }
   Value a = halfSource(op_->getOperand(0)), b = halfSource(op_->getOperand(1));
   if (!a || !b || !storage(a) || !storage(b) ||
       cast<ShapedType>(a.getType()).getElementType() !=
@@ -225,6 +260,12 @@ std::string GemmKernel::signature() {
       std::string(conv_ ? "conv " : "gemm ") + operandType(op_->getOperand(0)) +
       "*" + operandType(op_->getOperand(1)) + "->" +
       typeName(cast<ShapedType>(yield_.getType()).getElementType());
+  if (qmm_)
+    return text +
+           (isa_and_nonnull<TransposeOp>(qmm_.getRhs().getDefiningOp())
+                ? " rhs=NK"
+                : " rhs=KN") +
+           (qmm_.getLhsScale() ? " scales=row,col" : " scales=col");
   if (!conv_)
     return text + (matmul_.getTransposeRhs() ? " rhs=NK" : " rhs=KN") +
            (batched_ ? " batch=" + std::to_string(batch_) : "");
@@ -321,7 +362,7 @@ LogicalResult GemmKernel::emitSimtLoads(CodeWriter &w) {
   } else {
     Index index = e_.delinearize("m", mShape_);
     index.push_back("k");
-    a = e_.emit(matmul_.getLhs(), index);
+    a = e_.emit(op_->getOperand(0), index);
   }
   if (failed(a))
     return failEmitter();
@@ -337,6 +378,10 @@ LogicalResult GemmKernel::emitSimtLoads(CodeWriter &w) {
     b = e_.emit(conv_.getFilter(),
                 inLayout<std::string>(conv_.getFilterLayout(), "n", tap[2],
                                       tap[0], tap[1]));
+  } else if (qmm_) {
+    b = e_.emit(qmm_.getRhs(), Index{"k", "n"});
+    if (succeeded(b))
+      b = "(float)" + *b;
   } else if (batched_) {
     b = e_.emit(matmul_.getRhs(),
                 matmul_.getTransposeRhs()
@@ -385,11 +430,32 @@ Index GemmKernel::resultIndex(ArrayRef<std::string> mIndex, StringRef n) {
 LogicalResult GemmKernel::emitEpilogue(CodeWriter &w, bool pairs) {
   e_.seal(op_);
   Value result = op_->getResult(0);
-  // The element (m, n) with the accumulator `acc`, stored.
+  // The element (m, n) with the accumulator `acc`, stored. A
+  // quantized_matmul's result is the sum de-scaled, in the reference's f32
+  // order: f32(sum) / (rhs_scale[n] * lhs_scale[row]), or sum / rhs_scale[n]
+  // for an f32 lhs.
   auto element = [&](ArrayRef<std::string> mIndex, StringRef n,
                      StringRef acc) -> FailureOr<std::string> {
     Index index = resultIndex(mIndex, n);
-    e_.bindResult(result, index, acc);
+    std::string value = acc.str();
+    if (qmm_) {
+      FailureOr<std::string> rhsScale = e_.emit(qmm_.getRhsScale(), {n.str()});
+      if (failed(rhsScale))
+        return failure();
+      if (Value lhsScaleValue = qmm_.getLhsScale()) {
+        Index row(index.begin(), index.end());
+        row.back() = "0";
+        FailureOr<std::string> lhsScale = e_.emit(lhsScaleValue, row);
+        if (failed(lhsScale))
+          return failure();
+        value =
+            "(float)" + value + " / (" + *rhsScale + " * " + *lhsScale + ")";
+      } else {
+        value = value + " / " + *rhsScale;
+      }
+      value = e_.local(DType::F32, value);
+    }
+    e_.bindResult(result, index, value);
     return e_.emit(yield_, index);
   };
   if (!context_.needsTensorCoreGemm) {
@@ -404,8 +470,9 @@ LogicalResult GemmKernel::emitEpilogue(CodeWriter &w, bool pairs) {
     w.close();
     return success();
   }
-  w.open("__device__ __forceinline__ void epilogue(int m, int n, float c0, "
-         "float c1) const");
+  const std::string acc = int8_ ? "int" : "float";
+  w.open("__device__ __forceinline__ void epilogue(int m, int n, " + acc +
+         " c0, " + acc + " c1) const");
   e_.startFunction(w);
   Index mIndex = resultRows();
   // The result is [M, N] row-major (per batch element).
@@ -452,11 +519,18 @@ LogicalResult GemmKernel::emit() {
   if (failed(analyze()))
     return failure();
   const bool tensorCores = tensorCoresApply();
+  // int8 x int8 sums are exact only in int32: without tensor cores, the
+  // per-element kernel sums them (the SIMT template sums in f32).
+  if (qmm_ && qmm_.getLhsScale() && !tensorCores)
+    return fail("the int8 tensor-core GEMM needs K % 16 == 0 and the "
+                "operands in memory");
   context_.needsTensorCoreGemm = tensorCores;
   context_.needsSimtGemm = !tensorCores;
   const GemmProblem problem{m_, n_, k_, tensorCores, signature()};
-  GemmTiling tiling =
-      chooseTiling(m_, n_, k_, context_.options.smVersion, tensorCores);
+  // Tilings count K in 16-bit elements (BK 32 or 64: 64 or 128 bytes);
+  // the int8 GEMM takes the tiling of the same bytes, twice the elements.
+  GemmTiling tiling = chooseTiling(m_, n_, int8_ ? (k_ + 1) / 2 : k_,
+                                   context_.options.smVersion, tensorCores);
   std::string origin;
   if (context_.options.tiling) {
     std::optional<TilingChoice> choice = context_.options.tiling(problem);
@@ -492,14 +566,17 @@ LogicalResult GemmKernel::emit() {
          context_.parameterList() + ")");
   w.line("const dlc_problem p{" + context_.argumentList() +
          (batched_ ? ", (int)blockIdx.z" : "") + "};");
+  GemmTiling emitted = tiling;
+  if (int8_)
+    emitted.bk *= 2;
   w.line(std::string(tensorCores ? "dlc_gemm_tc<" : "dlc_gemm_simt<") +
-         tiling.templateArgs() + ", dlc_problem>(p);");
+         emitted.templateArgs() + ", dlc_problem>(p);");
   w.close();
 
   CudaKernel &kernel = context_.kernel;
   kernel.family =
       std::string(conv_ ? "conv" : "gemm") + (tensorCores ? "_tc" : "_simt");
-  kernel.tiling = tiling.str() + (origin.empty() ? "" : " (" + origin + ")");
+  kernel.tiling = emitted.str() + (origin.empty() ? "" : " (" + origin + ")");
   kernel.gemm = problem;
   kernel.launch.grid = tiling.grid(m_, n_);
   if (batched_) {

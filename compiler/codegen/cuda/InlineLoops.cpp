@@ -534,3 +534,167 @@ ElementEmitter::emitEmbedding(EmbeddingOp op, ArrayRef<std::string> index) {
                    " > " + last + " ? " + last + " : " + *row + ")");
   return emit(op.getTable(), {clamped, index.back()});
 }
+
+//===----------------------------------------------------------------------===//
+// Quantized layers (docs/keras.md section 6), in the reference's arithmetic
+//===----------------------------------------------------------------------===//
+
+FailureOr<std::string>
+ElementEmitter::emitQuantize(QuantizeOp op, unsigned result,
+                             ArrayRef<std::string> index) {
+  ArrayRef<int64_t> shape = shapeOf(op.getInput());
+  const size_t last = shape.size() - 1;
+  const std::string lo =
+      floatLiteral(static_cast<float>(static_cast<int64_t>(op.getMin())));
+  const std::string hi =
+      floatLiteral(static_cast<float>(static_cast<int64_t>(op.getMax())));
+  if (result == 0) {
+    // The row's scale (computed once per row and index scope), then the
+    // element.
+    Index row(index.begin(), index.end());
+    row[last] = "0";
+    FailureOr<std::string> scale = emit(op.getScale(), row);
+    if (failed(scale))
+      return failure();
+    FailureOr<std::string> x = emit(op.getInput(), index);
+    if (failed(x))
+      return failure();
+    return local(DType::I8, "dlc_quantize(" + *x + ", " + *scale + ", " + lo +
+                                ", " + hi + ")");
+  }
+  // max_k |x[r, k]| (NaN skipped, as the reference's std::max skips it),
+  // then max / (amax + epsilon) in f32.
+  std::string amax = fresh("amax");
+  code_->line("float " + amax + " = 0.0f;");
+  {
+    Loop t(*this, "t", shape[last]);
+    Index at(index.begin(), index.end());
+    at[last] = t.var();
+    FailureOr<std::string> x = emit(op.getInput(), at);
+    if (failed(x))
+      return failure();
+    code_->line(amax + " = dlc_smax(" + amax + ", fabsf(" + *x + "));");
+  }
+  return local(DType::F32, hi + " / (" + amax + " + " +
+                               floatLiteral(op.getEpsilon().convertToFloat()) +
+                               ")");
+}
+
+FailureOr<std::string>
+ElementEmitter::emitQuantizedMatmul(QuantizedMatmulOp op,
+                                    ArrayRef<std::string> index) {
+  ArrayRef<int64_t> lhs = shapeOf(op.getLhs());
+  const int64_t k = lhs.back();
+  const std::string &n = index.back();
+  const bool integer = elementDType(op.getLhs()) == DType::I8;
+  std::string acc = fresh("acc");
+  code_->line((integer ? "int " : "float ") + acc +
+              (integer ? " = 0;" : " = 0.0f;"));
+  {
+    Loop kk(*this, "k", k);
+    Index a(index.begin(), index.end() - 1);
+    a.push_back(kk.var());
+    FailureOr<std::string> x = emit(op.getLhs(), a);
+    if (failed(x))
+      return failure();
+    FailureOr<std::string> w = emit(op.getRhs(), {kk.var(), n});
+    if (failed(w))
+      return failure();
+    // int8 x int8 summed exactly in int32; an f32 lhs times the int8 as f32.
+    code_->line(acc + " += " + *x + " * " + (integer ? "" : "(float)") + *w +
+                ";");
+  }
+  FailureOr<std::string> rhsScale = emit(op.getRhsScale(), {n});
+  if (failed(rhsScale))
+    return failure();
+  if (!integer)
+    return local(DType::F32, rounded(op, acc + " / " + *rhsScale));
+  Index row(index.begin(), index.end());
+  row.back() = "0";
+  FailureOr<std::string> lhsScale = emit(op.getLhsScale(), row);
+  if (failed(lhsScale))
+    return failure();
+  return local(DType::F32, rounded(op, "(float)" + acc + " / (" + *rhsScale +
+                                           " * " + *lhsScale + ")"));
+}
+
+FailureOr<std::string>
+ElementEmitter::emitUnpackInt4(UnpackInt4Op op, ArrayRef<std::string> index) {
+  const int64_t axis = normAxis(op.getAxis(), index.size());
+  const std::string &i = index[axis];
+  Index in(index.begin(), index.end());
+  std::optional<int64_t> literal = literalValue(i);
+  in[axis] = literal ? std::to_string(*literal / 2) : "(" + i + " >> 1)";
+  FailureOr<std::string> byte = emit(op.getInput(), in);
+  if (failed(byte))
+    return failure();
+  // Element 2j in the low nibble of byte j, 2j+1 in the high one; a nibble
+  // v is the int4 (v ^ 8) - 8.
+  std::string nibble;
+  if (literal)
+    nibble =
+        *literal % 2 ? "((" + *byte + " >> 4) & 15)" : "(" + *byte + " & 15)";
+  else
+    nibble = "((" + i + " & 1) ? ((" + *byte + " >> 4) & 15) : (" + *byte +
+             " & 15))";
+  return local(DType::I8, "((" + nibble + " ^ 8) - 8)");
+}
+
+FailureOr<std::string>
+ElementEmitter::emitDequantize(DequantizeOp op, ArrayRef<std::string> index) {
+  const int64_t axis = normAxis(op.getAxis(), index.size());
+  FailureOr<std::string> x = emit(op.getInput(), index);
+  if (failed(x))
+    return failure();
+  FailureOr<std::string> scale = emit(op.getScale(), {index[axis]});
+  if (failed(scale))
+    return failure();
+  return local(DType::F32, rounded(op, "(float)" + *x + " / " + *scale));
+}
+
+FailureOr<std::string>
+ElementEmitter::emitDequantizeGrouped(DequantizeGroupedOp op,
+                                      ArrayRef<std::string> index) {
+  const int64_t axis = normAxis(op.getAxis(), index.size());
+  FailureOr<std::string> group = emit(op.getGroups(), {index[axis]});
+  if (failed(group))
+    return failure();
+  // The reference executor rejects a group outside the scale's; a kernel
+  // cannot report it, and reads the nearest group instead.
+  DType s = elementDType(op.getGroups());
+  std::string last = intLiteral(shapeOf(op.getScale())[axis] - 1, s);
+  std::string g =
+      local(s, "(" + *group + " < 0 ? " + intLiteral(0, s) + " : " + *group +
+                   " > " + last + " ? " + last + " : " + *group + ")");
+  Index at(index.begin(), index.end());
+  at[axis] = g;
+  FailureOr<std::string> x = emit(op.getInput(), index);
+  if (failed(x))
+    return failure();
+  FailureOr<std::string> zero = emit(op.getZero(), at);
+  if (failed(zero))
+    return failure();
+  FailureOr<std::string> scale = emit(op.getScale(), at);
+  if (failed(scale))
+    return failure();
+  return local(DType::F32, rounded(op, "((float)" + *x + " - (float)" + *zero +
+                                           ") * " + *scale));
+}
+
+FailureOr<std::string>
+ElementEmitter::emitFakeQuantize(FakeQuantizeOp op,
+                                 ArrayRef<std::string> index) {
+  FailureOr<std::string> x = emit(op.getInput(), index);
+  if (failed(x))
+    return failure();
+  FailureOr<std::string> scale =
+      emit(op.getScale(), broadcastIndex(op.getScale(), index));
+  if (failed(scale))
+    return failure();
+  // e4m3fn: 3 mantissa bits, normals from 2^-6, largest 448; e5m2: 2 bits,
+  // 2^-14, 57344.
+  const bool e4m3 = op.getTargetType().isFloat8E4M3FN();
+  return local(DType::F32, rounded(op, "dlc_fake_fp8(" + *x + ", " + *scale +
+                                           (e4m3 ? ", 3, -6, 448.0f)"
+                                                 : ", 2, -14, 57344.0f)")));
+}

@@ -47,6 +47,7 @@ void CodeWriter::close(StringRef tail) {
 
 const char *codegen::detail::valueType(DType s) {
   switch (s) {
+  case DType::I8:
   case DType::I32:
     return "int";
   case DType::I64:
@@ -66,6 +67,8 @@ const char *codegen::detail::storageType(DType s) {
     return "__half";
   case DType::BF16:
     return "__nv_bfloat16";
+  case DType::I8:
+    return "signed char";
   case DType::I32:
     return "int";
   case DType::I64:
@@ -85,6 +88,8 @@ std::string codegen::detail::loadConversion(DType s, StringRef expr) {
     return ("__bfloat162float(" + expr + ")").str();
   case DType::Bool:
     return ("(" + expr + " != 0)").str();
+  case DType::I8:
+    return ("(int)" + expr).str();
   default:
     return expr.str();
   }
@@ -98,6 +103,8 @@ std::string codegen::detail::storeConversion(DType s, StringRef expr) {
     return ("__float2bfloat16_rn(" + expr + ")").str();
   case DType::Bool:
     return ("(unsigned char)(" + expr + ")").str();
+  case DType::I8:
+    return ("(signed char)(" + expr + ")").str();
   default:
     return expr.str();
   }
@@ -127,7 +134,7 @@ std::string codegen::detail::floatLiteral(float v) {
 std::string codegen::detail::intLiteral(int64_t v, DType s) {
   if (s == DType::Bool)
     return v ? "true" : "false";
-  if (s == DType::I32) {
+  if (s == DType::I32 || s == DType::I8) {
     auto i = static_cast<int32_t>(v);
     if (i == INT32_MIN)
       return "(-2147483647 - 1)";

@@ -1,17 +1,20 @@
-//===- Reductions.cpp - softmax and layer_norm rows -------------*- C++ -*-===//
+//===- Reductions.cpp - softmax, layer_norm and quantize rows ---*- C++ -*-===//
 //
 // A row is the set of elements one softmax or layer_norm normalizes
-// together. When the reduced axes are the innermost ones, a row is
-// contiguous and a warp (rows up to 1024 elements) or a 512-thread block
-// handles it: each thread keeps its elements in registers (up to 32 per
-// thread; longer rows re-read the input in each pass), partial results meet
-// through warp shuffles (__shfl_xor_sync) and, for a block, shared memory.
-// Otherwise one thread handles a row, reading it once per pass; threads of a
-// warp then take neighbouring rows, which are contiguous in memory.
+// together, or one quantize scales. When the reduced axes are the innermost
+// ones, a row is contiguous and a warp (rows up to 1024 elements) or a
+// 512-thread block handles it: each thread keeps its elements in registers (up
+// to 32 per thread; longer rows re-read the input in each pass), partial
+// results meet through warp shuffles (__shfl_xor_sync) and, for a block, shared
+// memory. Otherwise one thread handles a row, reading it once per pass; threads
+// of a warp then take neighbouring rows, which are contiguous in memory.
 //
 // softmax: max, sum of exp(x - max), exp(x - max) / sum (max propagates NaN).
 // layer_norm: mean, biased variance of x - mean (two passes), then
 // x * inv + (beta - mean * inv) with inv = gamma / sqrt(var + eps), all f32.
+// quantize (Keras's int8 abs-max over the last axis): max |x| (NaN skipped),
+// scale = max / (amax + eps), then each int8 clip(round_half_even(x *
+// scale)); both results are stored, the scale by the row's first thread.
 // The input is read through the ElementEmitter (so a fused prologue,
 // a matmul closing into a softmax included, is computed inline), and the
 // result goes through the kernel's epilogue to the store.
@@ -83,6 +86,7 @@ private:
   LogicalResult store(ArrayRef<std::string> index, StringRef result);
   LogicalResult emitSoftmax();
   LogicalResult emitLayerNorm(LayerNormOp op);
+  LogicalResult emitQuantize(QuantizeOp op);
   LogicalResult fail() {
     context_.error = e_.error();
     return failure();
@@ -246,12 +250,52 @@ LogicalResult RowKernel::emitLayerNorm(LayerNormOp op) {
       });
 }
 
+LogicalResult RowKernel::emitQuantize(QuantizeOp op) {
+  CodeWriter &w = context_.code;
+  w.line("float amax = 0.0f;");
+  if (failed(forElements(true, false,
+                         [&](ArrayRef<std::string>, StringRef x, StringRef) {
+                           w.line("amax = dlc_smax(amax, fabsf(" + x + "));");
+                           return success();
+                         })))
+    return failure();
+  // Every thread's amax is a number (NaN skipped), so the NaN-propagating
+  // max of the reductions gives the row's.
+  reduce("amax", true);
+  const std::string lo =
+      floatLiteral(static_cast<float>(static_cast<int64_t>(op.getMin())));
+  const std::string hi =
+      floatLiteral(static_cast<float>(static_cast<int64_t>(op.getMax())));
+  w.line("const float scale = " + hi + " / (amax + " +
+         floatLiteral(op.getEpsilon().convertToFloat()) + ");");
+  if (failed(forElements(
+          false, true,
+          [&](ArrayRef<std::string> index, StringRef x, StringRef) {
+            w.line(context_.storeStatement(0, e_.offset(index, shape_),
+                                           "dlc_quantize(" + x.str() +
+                                               ", scale, " + lo + ", " + hi +
+                                               ")"));
+            return success();
+          })))
+    return failure();
+  // The scales [rows..., 1]: one per row, in row order.
+  w.line(std::string(mode_ == Mode::Serial ? "" : "if (lane == 0) ") +
+         context_.storeStatement(1, "row", "scale"));
+  return success();
+}
+
 LogicalResult RowKernel::emit() {
   auto yield =
       cast<exec::YieldOp>(context_.op.getBody().front().getTerminator());
-  if (yield.getValues().size() != 1 ||
-      cast<ShapedType>(yield.getValues().front().getType()).getShape() !=
-          shape_) {
+  if (isa<QuantizeOp>(op_)) {
+    // Its two results are the kernel's: nothing follows a quantize.
+    if (!llvm::equal(yield.getValues(), op_->getResults())) {
+      context_.error = "the kernel's results are not the quantize's";
+      return failure();
+    }
+  } else if (yield.getValues().size() != 1 ||
+             cast<ShapedType>(yield.getValues().front().getType()).getShape() !=
+                 shape_) {
     context_.error = "the kernel's result is not the normalized tensor's shape";
     return failure();
   }
@@ -294,8 +338,9 @@ LogicalResult RowKernel::emit() {
   rowIndex_ = e_.delinearize("row", rowShape);
   if (cached_)
     w.line("float x[" + std::to_string(perThread_) + "];");
-  LogicalResult result = isa<SoftmaxOp>(op_)
-                             ? emitSoftmax()
+  LogicalResult result = isa<SoftmaxOp>(op_) ? emitSoftmax()
+                         : isa<QuantizeOp>(op_)
+                             ? emitQuantize(cast<QuantizeOp>(op_))
                              : emitLayerNorm(cast<LayerNormOp>(op_));
   if (failed(result))
     return failure();
@@ -315,6 +360,8 @@ LogicalResult codegen::detail::emitRowKernel(KernelContext &context,
   if (auto softmax = dyn_cast<SoftmaxOp>(op)) {
     const auto axis = static_cast<int64_t>(softmax.getAxis());
     axes.push_back(axis < 0 ? axis + rank : axis);
+  } else if (isa<QuantizeOp>(op)) {
+    axes.push_back(rank - 1);
   } else {
     for (int64_t a : cast<LayerNormOp>(op).getAxes())
       axes.push_back(a < 0 ? a + rank : a);

@@ -3,8 +3,12 @@
 // Embedded in dlc (codegen::gemmTensorCoreHeader) and put in front of the
 // generated kernels that need it; compiled by NVRTC.
 //
-// C[m][n] = sum_k A(m,k) * B(k,n), f16 or bf16 operands (Problem::Elem), f32
-// accumulation on mma.sync.m16n8k16.
+// C[m][n] = sum_k A(m,k) * B(k,n): f16 or bf16 operands (Problem::Elem), f32
+// accumulation on mma.sync.m16n8k16; or int8 operands (Elem = signed char),
+// exact int32 accumulation on mma.sync.m16n8k32.s8. The two have the same
+// fragments byte for byte (a 32-bit register holds 2 f16 or 4 int8 of K), so
+// everything below counts bytes: a k-step is 32 bytes of K, a chunk 16.
+// BK is in elements, BK * sizeof(Elem) 64 or 128 bytes.
 //
 // One CTA computes a BM x BN tile of C with (BM/WM) x (BN/WN) warps, each warp
 // a WM x WN sub-tile of (WM/16) x (WN/8) mma tiles. The K loop is a STAGES-deep
@@ -17,14 +21,17 @@
 // "col" operand of mma.row.col) one k-step ahead into a second register
 // buffer.
 //
-// Problem (all __device__; M, N, K compile-time, K % 8 == 0):
-//   using Elem = __half | __nv_bfloat16;
+// Problem (all __device__; M, N, K compile-time, K a multiple of the
+// elements in 16 bytes: 8, or 16 for int8):
+//   using Elem = __half | __nv_bfloat16 | signed char;
 //   static constexpr int M, N, K;
-//   const Elem *a_ptr(int m, int k) const;  // A(m, k..k+7), 16-byte aligned,
-//                                           // or nullptr for zeros
+//   const Elem *a_ptr(int m, int k) const;  // A(m, k..k+7) (k..k+15 for
+//                                           // int8), 16-byte aligned, or
+//                                           // nullptr for zeros
 //   const Elem *b_ptr(int n, int k) const;  // B(k..k+7, n), likewise
-//   void epilogue(int m, int n, float c0, float c1) const;
-//                                           // C(m, n) and C(m, n + 1)
+//   void epilogue(int m, int n, Acc c0, Acc c1) const;
+//                                           // C(m, n) and C(m, n + 1); Acc
+//                                           // float, int for int8
 // a_ptr/b_ptr are called only for m < M, n < N, k < K; epilogue only for
 // m < M, n < N (n even): it checks n + 1 < N itself.
 //
@@ -43,6 +50,10 @@
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
 #error "dlc_gemm_tc.cuh needs sm_80 or newer (cp.async, ldmatrix, bf16 mma)"
 #endif
+
+// The accumulator of Elem's mma.
+template <class Elem> struct dlc_gemm_tc_acc { using type = float; };
+template <> struct dlc_gemm_tc_acc<signed char> { using type = int; };
 
 template <int BM, int BN, int BK, int STAGES, class Elem>
 __host__ __device__ constexpr int dlc_gemm_tc_smem_bytes() {
@@ -134,6 +145,17 @@ __device__ __forceinline__ void mma_16816(float (&d)[4], const unsigned (&a)[4],
   }
 }
 
+// int8 x int8 summed into int32 (no saturation: the sums stay in range).
+__device__ __forceinline__ void
+mma_16832_s8(int (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
+  asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 "
+               "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+               "{%0, %1, %2, %3};\n"
+               : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]),
+                 "r"(b[1]));
+}
+
 #endif // __CUDA_ARCH__
 
 } // namespace dlc_tc
@@ -141,18 +163,25 @@ __device__ __forceinline__ void mma_16816(float (&d)[4], const unsigned (&a)[4],
 template <int BM, int BN, int BK, int WM, int WN, int STAGES, class Problem>
 __device__ __forceinline__ void dlc_gemm_tc(const Problem &p) {
   using Elem = typename Problem::Elem;
+  using Acc = typename dlc_gemm_tc_acc<Elem>::type;
+  constexpr bool INT8 = dlc_tc::is_same<Elem, signed char>::value;
   constexpr int M = Problem::M, N = Problem::N, K = Problem::K;
   constexpr int WARPS_N = BN / WN;
   constexpr int THREADS = dlc_gemm_tc_threads<BM, BN, WM, WN>();
-  constexpr int CPR = BK / 8;              // 16-byte chunks per tile row
+  constexpr int ES = static_cast<int>(sizeof(Elem));
+  constexpr int EPC = 16 / ES;             // elements per 16-byte chunk
+  constexpr int ROWB = BK * ES;            // bytes of K per tile row
+  constexpr int CPR = ROWB / 16;           // 16-byte chunks per tile row
   constexpr int MI = WM / 16, NI = WN / 8; // mma tiles per warp
-  constexpr int KSTEPS = BK / 16;          // mma k-steps per k-tile
-  constexpr int A_BYTES = BM * BK * 2, STAGE_BYTES = (BM + BN) * BK * 2;
+  constexpr int KSTEPS = ROWB / 32;        // mma k-steps per k-tile
+  constexpr int A_BYTES = BM * ROWB, STAGE_BYTES = (BM + BN) * ROWB;
   constexpr int A_CHUNKS = BM * CPR, B_CHUNKS = BN * CPR;
   constexpr int KTILES = (K + BK - 1) / BK;
-  static_assert(sizeof(Elem) == 2, "dlc_gemm_tc: 16-bit operands");
-  static_assert(K % 8 == 0, "dlc_gemm_tc: K must be a multiple of 8");
-  static_assert(BK == 32 || BK == 64, "dlc_gemm_tc: BK must be 32 or 64");
+  static_assert(ES == 2 || INT8, "dlc_gemm_tc: 16-bit or int8 operands");
+  static_assert(K % EPC == 0,
+                "dlc_gemm_tc: K must be a multiple of 16 bytes of elements");
+  static_assert(ROWB == 64 || ROWB == 128,
+                "dlc_gemm_tc: BK must be 64 or 128 bytes of elements");
   static_assert(BM % WM == 0 && BN % WN == 0 && WM % 16 == 0 && WN % 16 == 0,
                 "dlc_gemm_tc: warp tiles must divide the CTA tile in 16s");
   static_assert(STAGES >= 2, "dlc_gemm_tc: at least two pipeline stages");
@@ -181,7 +210,7 @@ __device__ __forceinline__ void dlc_gemm_tc(const Problem &p) {
       if (A_CHUNKS % THREADS != 0 && i >= A_CHUNKS)
         break;
       const int row = i / CPR, chunk = i % CPR;
-      const int m = m0 + row, k = kt * BK + chunk * 8;
+      const int m = m0 + row, k = kt * BK + chunk * EPC;
       dlc_tc::cp_async_16(sa + dlc_tc::swizzle<CPR>(row, chunk),
                           m < M && k < K ? p.a_ptr(m, k) : nullptr);
     }
@@ -191,7 +220,7 @@ __device__ __forceinline__ void dlc_gemm_tc(const Problem &p) {
       if (B_CHUNKS % THREADS != 0 && i >= B_CHUNKS)
         break;
       const int row = i / CPR, chunk = i % CPR;
-      const int n = n0 + row, k = kt * BK + chunk * 8;
+      const int n = n0 + row, k = kt * BK + chunk * EPC;
       dlc_tc::cp_async_16(sb + dlc_tc::swizzle<CPR>(row, chunk),
                           n < N && k < K ? p.b_ptr(n, k) : nullptr);
     }
@@ -203,7 +232,7 @@ __device__ __forceinline__ void dlc_gemm_tc(const Problem &p) {
   // 0-7, 8-15 rows 0-7 k 8-15, 16-23 rows 8-15 k 0-7, 24-31 rows 8-15 k 8-15.
   // With CPR >= 4, swizzle(row + 16 j, c) = swizzle(row, 0) + j * ROW16 and
   // the chunk only XORs the slot: swizzle(row, c) = swizzle(row, 0) ^ 16 c.
-  constexpr unsigned ROW16 = 16 * BK * 2;
+  constexpr unsigned ROW16 = 16 * ROWB;
   const unsigned a_lane =
       dlc_tc::swizzle<CPR>(warp_m * WM + (lane & 15), lane >> 4);
   const unsigned b_lane = dlc_tc::swizzle<CPR>(
@@ -226,7 +255,7 @@ __device__ __forceinline__ void dlc_gemm_tc(const Problem &p) {
     }
   };
 
-  float acc[MI][NI][4] = {};
+  Acc acc[MI][NI][4] = {};
 
   // Prologue: k-tiles 0..STAGES-2 in flight, one commit group each (empty
   // groups past the end keep the group count uniform).
@@ -266,7 +295,11 @@ __device__ __forceinline__ void dlc_gemm_tc(const Problem &p) {
       for (int mi = 0; mi < MI; ++mi)
 #pragma unroll
         for (int ni = 0; ni < NI; ++ni)
-          dlc_tc::mma_16816<Elem>(acc[mi][ni], af[ks & 1][mi], bf[ks & 1][ni]);
+          if constexpr (INT8)
+            dlc_tc::mma_16832_s8(acc[mi][ni], af[ks & 1][mi], bf[ks & 1][ni]);
+          else
+            dlc_tc::mma_16816<Elem>(acc[mi][ni], af[ks & 1][mi],
+                                    bf[ks & 1][ni]);
     }
   }
   dlc_tc::cp_async_wait<0>();

@@ -46,6 +46,29 @@ __device__ __forceinline__ float dlc_softplus(float x) {
   return dlc_smax(x, 0.0f) + log1pf(expf(-fabsf(x)));
 }
 
+// Keras's abs-max int8 quantization of one value: round half to even, clip
+// to [lo, hi]; NaN gives the minimum, as the reference's conversion does.
+__device__ __forceinline__ int dlc_quantize(float x, float scale, float lo,
+                                            float hi) {
+  const float v = rintf(x * scale);
+  return v != v ? -128 : (int)(v < lo ? lo : (v > hi ? hi : v));
+}
+// A float8 round trip (graph.fake_quantize): x / scale clipped to
+// [-limit, limit], rounded to nearest even on the grid of a float8 with
+// `mbits` mantissa bits and minimum normal exponent `emin` (subnormals below
+// it), times scale. NaN stays NaN.
+__device__ __forceinline__ float dlc_fake_fp8(float x, float scale, int mbits,
+                                              int emin, float limit) {
+  float v = x / scale;
+  v = v > limit ? limit : (v < -limit ? -limit : v);
+  if (v != v)
+    return v;
+  int e = ((__float_as_int(v) >> 23) & 0xff) - 127;
+  e = e < emin ? emin : e;
+  const float step = __int_as_float((e - mbits + 127) << 23);
+  return rintf(v / step) * step * scale;
+}
+
 // V stored elements, aligned so that one access moves them all.
 template <class T, int V> struct alignas(sizeof(T) * V) dlc_vec {
   T v[V];
