@@ -9,8 +9,8 @@ its own, as two disjoint sets: a calibration set of --calib samples and a held-o
     dlc compile MODEL --precision int8 --calibrate CAL --calibration-holdout HELD \\
         --calibration-report REPORT.json --emit mlir
 
-and asserts, for every output, top-1 agreement with fp32 >= --min-agreement on the held-out set
-(the report's figure). With --cross-check, the held-out set is also run through
+and asserts, for every output, top-1 agreement with fp32 >= --min-agreement (0.99) on the held-out
+set (the report's figure); --report-only prints it without asserting. With --cross-check, the held-out set is also run through
 `dlc run --device cpu` in fp32 and in int8 and the agreement is recomputed here from the .npy
 outputs: it must equal the report's.
 
@@ -127,7 +127,7 @@ def check_model(args, name, tmp):
               % (name, i, args.method, report["layers_int8"], report["layers_f32"],
                  o["top1_agreement"], c["top1_agreement"], o["rel_l2_error"],
                  c["rel_l2_error"], secs))
-        if not o["top1_agreement"] >= args.min_agreement:
+        if not args.report_only and not o["top1_agreement"] >= args.min_agreement:
             failures.append("output %d: top-1 agreement %.4f < %.4f" % (
                 i, o["top1_agreement"], args.min_agreement))
     if report["layers_int8"] == 0:
@@ -188,6 +188,9 @@ def main():
     ap.add_argument("--method", default="percentile", choices=["max", "percentile", "entropy"])
     ap.add_argument("--keep-first-last", action="store_true")
     ap.add_argument("--min-agreement", type=float, default=0.99)
+    ap.add_argument("--report-only", action="store_true",
+                    help="print the agreement without asserting --min-agreement (the CI test; "
+                         "the acceptance test asserts it)")
     ap.add_argument("--cross-check", action="store_true")
     ap.add_argument("--update", action="store_true",
                     help="rewrite the committed reports test/e2e/ptq/MODEL.json")
