@@ -291,8 +291,14 @@ struct FoldBatchNormIntoProducer : OpRewritePattern<BatchNormOp> {
     Value newFilter = createConstant(
         rewriter, filterConstant, filterConstant.getLoc(), filterType, *weights,
         (layerOf(producer->getLoc()).name + "_bn_filter").str());
-    rewriter.modifyOpInPlace(producer,
-                             [&] { channels->filter->set(newFilter); });
+    // The producer now computes part of the batch norm too: located at both
+    // layers, its output is no longer taken for the producer's layer alone
+    // (`dlc compare` would otherwise compare the scaled convolution with
+    // Keras's unscaled one, and name it the first bad layer).
+    rewriter.modifyOpInPlace(producer, [&] {
+      channels->filter->set(newFilter);
+      producer->setLoc(rewriter.getFusedLoc({producer->getLoc(), bn.getLoc()}));
+    });
     auto biasType = RankedTensorType::get({count}, filterType.getElementType());
     std::string biasHint = (layerOf(bn.getLoc()).name + "_bias").str();
     if (!biasAdd) {

@@ -24,6 +24,18 @@ def test_compare_clean(fixture):
     assert "every layer within rel L2 0.0001" in out.getvalue()
 
 
+def test_compare_folded_batch_norm(fixture):
+    """dlc-simplify folds each BatchNormalization into the Conv2D before it: the folded
+    convolution computes both layers, so it is compared as the BatchNormalization's output,
+    never as the (unscaled) Conv2D's: every layer agrees with Keras in fp32."""
+    f = fixture("mobilenet_v2")
+    report = dlc.compare(f.keras_file, f.inputs[0], file=None)
+    assert report.first_bad is None, report.first_bad.layer
+    classes = {r.layer_class for r in report.layers}
+    assert "BatchNormalization" in classes
+    assert all(r.rel_l2 <= report.threshold for r in report.layers)
+
+
 def test_compare_names_the_perturbed_layer(fixture, monkeypatch):
     """A test-only broken pass (DLC_DEBUG_PERTURB_LAYER scales one layer's output after the
     simplify stage) is found: the layers before it agree, it is the first over the threshold."""

@@ -76,7 +76,11 @@ def apps_layers_and_ops(K):
 
 NO_LEGACY_H5["apps_layers_and_ops"] = "LayerScale/CustomScaleLayer and keras.ops constants"
 
-for _ctor, _size in [("MobileNetV3Small", 32)]:
+# 64x64, not the smallest input (32x32): at 32x32 the last five of its blocks run on 1x1 maps,
+# where nothing averages the f16 roundings: its fp16 output moves by 1.3e-2 (relative L2; 1.2e-2
+# with every op rounded alone, `dlc compare --precision fp16`), at 64x64 by 4.6e-3 and at 96x96
+# by 1.6e-3 (every op rounded alone).
+for _ctor, _size in [("MobileNetV3Small", 64)]:
     def _fn(K, ctor=_ctor, size=_size):
         return app(K, ctor, size)
     M.model(_ctor.lower(), registry=REGISTRY, k2=False, softmax=True, calib_bn=True,
