@@ -67,7 +67,8 @@ std::vector<CommandSpec> buildCommands() {
            "Keep the first and the last quantizable layer in fp32"),
       value("--calibration-report", "FILE.json",
             "Write the per-layer scales and the accuracy cost (top-1 "
-            "agreement, relative L2 error vs fp32 on the calibration set)"),
+            "agreement, relative L2 error vs fp32 on the calibration set, "
+            "and on --calibration-holdout's)"),
       value("--calibration-holdout", "DIR",
             "Also measure the report's accuracy on these .npy batches"),
   };
