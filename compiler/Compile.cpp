@@ -30,7 +30,9 @@ namespace {
 constexpr std::pair<const char *, Emit> kEmits[] = {
     {"artifact", Emit::Artifact}, {"cuda", Emit::Cuda}, {"mlir", Emit::Mlir}};
 constexpr std::pair<const char *, Precision> kPrecisions[] = {
-    {"fp32", Precision::FP32}, {"fp16", Precision::FP16}};
+    {"fp32", Precision::FP32},
+    {"fp16", Precision::FP16},
+    {"int8", Precision::Int8}};
 constexpr std::pair<const char *, KernelChoice> kKernelChoices[] = {
     {"auto", KernelChoice::Auto},
     {"generated", KernelChoice::Generated},
@@ -85,11 +87,14 @@ std::vector<uint32_t> driver::parseArchs(const std::string &list) {
 }
 
 bool driver::isGraphStage(const std::string &stage) {
-  PipelineConfig config;
-  config.fp16 = true;
-  for (const PipelineStage &s : pipelineStages(config))
-    if (s.name == stage)
-      return s.graphLevel;
+  for (bool fp16 : {true, false}) {
+    PipelineConfig config;
+    config.fp16 = fp16;
+    config.int8 = !fp16;
+    for (const PipelineStage &s : pipelineStages(config))
+      if (s.name == stage)
+        return s.graphLevel;
+  }
   return false;
 }
 
@@ -146,10 +151,52 @@ std::string CompileResult::output() const {
   return artifact ? artifact::serialize(*artifact) : text;
 }
 
+namespace {
+
+/// The first op of a Keras-quantized layer (docs/keras.md section 6), or
+/// null.
+Operation *firstQuantizedOp(ModuleOp module) {
+  Operation *found = nullptr;
+  module.walk([&](Operation *op) {
+    if (!isa<graph::QuantizeOp, graph::QuantizedMatmulOp, graph::UnpackInt4Op,
+             graph::DequantizeOp, graph::DequantizeGroupedOp,
+             graph::FakeQuantizeOp>(op))
+      return WalkResult::advance();
+    found = op;
+    return WalkResult::interrupt();
+  });
+  return found;
+}
+
+[[noreturn]] void refuseQuantized(Operation *op, const std::string &modelPath,
+                                  const std::string &reason) {
+  graph::SourceLayer layer = graph::layerOf(op->getLoc());
+  throw UserError(reason, modelPath, layer.name.str(), layer.className.str());
+}
+
+} // namespace
+
 void driver::runPipeline(ModuleOp module, const CompileOptions &options,
                          const std::string &modelPath) {
   PipelineConfig config;
-  const std::string &stopAfter = options.stopAfter;
+  // --precision int8 runs the graph stages only (through `int8`): its
+  // graph.quantize_static and graph.quantized_conv2d have no kernels yet.
+  std::string stopAfter = options.stopAfter;
+  const bool int8 = options.precision == Precision::Int8;
+  if (int8 && options.int8.calibrationDir.empty())
+    throw UserError("--precision int8 needs --calibrate DIR (a folder of .npy "
+                    "input batches)",
+                    modelPath);
+  if (!int8 && !options.int8.calibrationDir.empty())
+    throw UserError("--calibrate applies to --precision int8", modelPath);
+  if (Operation *quantized = int8 ? firstQuantizedOp(module) : nullptr)
+    refuseQuantized(quantized, modelPath,
+                    "the model is quantized already: --precision int8 "
+                    "quantizes float models");
+  if (int8 && stopAfter.empty())
+    stopAfter = "int8";
+  config.int8 = int8;
+  config.int8KeepFirstLast = options.int8.keepFirstLast;
   config.batch =
       options.batch ? options.batch : defaultBatch(module, stopAfter);
   config.fp16 = usesFp16(module, options.precision);
@@ -161,6 +208,11 @@ void driver::runPipeline(ModuleOp module, const CompileOptions &options,
     throw UserError("--stop-after " + stopAfter +
                         ": no such stage in this pipeline",
                     modelPath);
+  if (int8 && !isGraphStage(stopAfter))
+    throw UserError("int8 kernels are not implemented yet: --precision int8 "
+                    "runs the graph stages only (the stages after 'int8' "
+                    "need them)",
+                    modelPath);
 
   FirstError error(*module.getContext(), modelPath, options.reportFusion,
                    options.diagnostics);
@@ -168,7 +220,19 @@ void driver::runPipeline(ModuleOp module, const CompileOptions &options,
   if (options.verifyInputs)
     expected = runOnCpu(mainFunction(module), *options.verifyInputs);
   bool lowered = false; // whether an fp16 stage has run
+  // --precision int8: the calibration before the int8 stage, the fp32 graph
+  // the report compares with.
+  std::vector<Batch> batches;
+  Calibration calibration;
+  OwningOpRef<ModuleOp> fp32;
   for (const PipelineStage &stage : stages) {
+    if (stage.name == "int8") {
+      batches = readBatches(options.int8.calibrationDir,
+                            mainFunction(module).getNumArguments());
+      calibration = calibrate(module, batches, options.int8);
+      if (!options.int8.reportPath.empty())
+        fp32 = cast<ModuleOp>(module->clone());
+    }
     PassManager pm(module.getContext());
     if (options.printIRAfterAll)
       pm.enableIRPrinting(
@@ -181,6 +245,17 @@ void driver::runPipeline(ModuleOp module, const CompileOptions &options,
                   "'");
     if (stage.name == "simplify")
       applyDebugPerturbation(module, modelPath); // tests only (Compare.h)
+    if (stage.name == "int8" && fp32) {
+      Accuracy onCalibration = measureAccuracy(*fp32, module, batches);
+      std::optional<Accuracy> onHoldout;
+      if (!options.int8.holdoutDir.empty())
+        onHoldout = measureAccuracy(
+            *fp32, module,
+            readBatches(options.int8.holdoutDir,
+                        mainFunction(module).getNumArguments()));
+      writeReport(modelPath, options.int8, calibration, onCalibration,
+                  onHoldout);
+    }
     lowered |= stage.name == "fp16";
     if (options.verifyInputs) {
       std::vector<Tensor> actual =
@@ -228,6 +303,13 @@ Checked checkOptions(const CompileOptions &options,
   if (options.noWeights && options.emit != Emit::Artifact)
     throw UserError("--no-weights applies to artifacts: it needs --emit "
                     "artifact",
+                    modelPath);
+  if (options.precision == Precision::Int8 &&
+      (options.emit != Emit::Mlir ||
+       (!options.stopAfter.empty() && !isGraphStage(options.stopAfter))))
+    throw UserError("int8 kernels are not implemented yet: --precision int8 "
+                    "compiles the graph stages only (--emit mlir; `dlc run "
+                    "--device cpu --precision int8` runs the model)",
                     modelPath);
   Checked checked;
   checked.cachePath = tuningCachePath(options);

@@ -18,6 +18,7 @@
 #define DLC_COMPILER_COMPILE_H
 
 #include "artifact/Artifact.h"
+#include "compiler/Calibrate.h"
 #include "compiler/Driver.h"
 #include "compiler/codegen/cuda/CudaKernel.h"
 #include "compiler/codegen/library/LibraryCalls.h"
@@ -48,10 +49,13 @@ enum class Precision {
   FromModel, ///< fp16 exactly when the model's dtype policy is mixed_float16
   FP32,
   FP16,
+  /// Post-training int8 (compiler/Calibrate.h): needs
+  /// CompileOptions::int8's calibration set; the graph stages only.
+  Int8,
 };
 
 /// The names of the command line and of the Python API ("artifact", "cuda",
-/// "mlir"; "fp32", "fp16"; "auto", "generated", "library"); nothing for
+/// "mlir"; "fp32", "fp16", "int8"; "auto", "generated", "library"); nothing for
 /// another name.
 std::optional<Emit> emitNamed(std::string_view name);
 const char *emitName(Emit emit);
@@ -72,6 +76,9 @@ Progress stderrProgress();
 /// Everything a compilation (and `dlc run`'s pipeline) is asked for.
 struct CompileOptions {
   Precision precision = Precision::FromModel;
+  /// Precision::Int8's calibration set, method and report
+  /// (`--calibrate DIR` and the options after it).
+  Int8Options int8;
   /// The batch size to fix. Unset: defaultBatch().
   std::optional<int64_t> batch;
   /// Sizes for the None dims (besides the batch dim) of the model's inputs,

@@ -15,7 +15,23 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
+#include <vector>
+
 namespace dlc {
+
+/// The calibrated clip value (f32) of a conv / matmul input that
+/// dlc-quantize-int8 quantizes: set by calibration (compiler/Calibrate.h).
+inline constexpr const char *kCalibratedAmaxAttr = "dlc.calibrated_amax";
+
+/// Whether dlc-quantize-int8 can quantize `op`: a conv2d or
+/// depthwise_conv2d with an f32 input and an f32 constant filter, or a
+/// matmul with an f32 lhs and an f32 constant rank-2 rhs.
+bool isInt8Candidate(mlir::Operation *op);
+
+/// The per-output-channel weight scales dlc-quantize-int8 gives candidate
+/// `op` (127 / max|w| of each channel, 1 for an all-zero one); empty when
+/// the weight cannot be read.
+std::vector<float> int8WeightScales(mlir::Operation *op);
 
 #define GEN_PASS_DECL
 #include "passes/Passes.h.inc"

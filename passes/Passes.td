@@ -110,6 +110,35 @@ def LowerToFP16Pass : Pass<"dlc-lower-to-fp16", "mlir::func::FuncOp"> {
 }
 
 //===----------------------------------------------------------------------===//
+// Stage int8, with --precision int8 only (then dlc-simplify)
+//===----------------------------------------------------------------------===//
+
+def QuantizeInt8Pass : Pass<"dlc-quantize-int8", "mlir::func::FuncOp"> {
+  let summary = "Post-training int8 quantization of calibrated convs and matmuls";
+  let description = [{
+    Rewrites each conv2d, depthwise_conv2d and Dense-style matmul (rank-2
+    rhs) whose weight is an f32 constant and that carries the calibrated
+    clip value of its input, `dlc.calibrated_amax` (set by calibration,
+    docs/quantization.md), into int8 arithmetic: the input becomes
+    `graph.quantize_static` with the per-tensor scale 127 / amax; the
+    weight is quantized at compile time per output channel, symmetric,
+    scale 127 / max|w| over the channel, round half to even, clipped to
+    [-127, 127]; a conv2d becomes `graph.quantized_conv2d` (a
+    depthwise_conv2d one with groups = C and the filter [kh, kw, 1, C*M]),
+    a matmul `graph.quantized_matmul` (an int32 sum de-scaled to f32).
+    Biases, activations, softmax, normalizations and every other op stay
+    f32. With `keep-first-last`, the first and the last candidate in
+    program order stay f32. Ops without the attribute stay f32; the
+    attribute is removed from every op.
+  }];
+  let options = [
+    Option<"keepFirstLast", "keep-first-last", "bool", /*default=*/"false",
+           "Leave the first and the last quantizable op in f32">
+  ];
+  let dependentDialects = ["::dlc::graph::GraphDialect"];
+}
+
+//===----------------------------------------------------------------------===//
 // Stage fuse
 //===----------------------------------------------------------------------===//
 

@@ -58,6 +58,18 @@ dlc::pipelineStages(const PipelineConfig &config) {
                         pm.addNestedPass<func::FuncOp>(createSimplifyPass());
                       },
                       true, /*kernelNumerics=*/false});
+  if (config.int8 && !config.fp16) {
+    bool keep = config.int8KeepFirstLast;
+    stages.push_back({"int8",
+                      [keep](OpPassManager &pm) {
+                        QuantizeInt8PassOptions options;
+                        options.keepFirstLast = keep;
+                        pm.addNestedPass<func::FuncOp>(
+                            createQuantizeInt8Pass(options));
+                        pm.addNestedPass<func::FuncOp>(createSimplifyPass());
+                      },
+                      true, /*kernelNumerics=*/false});
+  }
   bool report = config.reportFusion;
   stages.push_back({"fuse",
                     [report](OpPassManager &pm) {
@@ -81,8 +93,11 @@ std::vector<std::string> dlc::allStageNames() {
   PipelineConfig config;
   config.fp16 = true;
   std::vector<std::string> names;
-  for (const PipelineStage &stage : pipelineStages(config))
+  for (const PipelineStage &stage : pipelineStages(config)) {
     names.push_back(stage.name);
+    if (stage.name == "fp16")
+      names.push_back("int8");
+  }
   return names;
 }
 

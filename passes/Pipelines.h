@@ -21,7 +21,10 @@ namespace dlc {
 struct PipelineConfig {
   std::optional<int64_t> batch; ///< fix the batch dim first
   bool fp16 = false;            ///< run dlc-lower-to-fp16
-  bool reportFusion = false;    ///< dlc-fuse remarks on unfused pairs
+  /// Run dlc-quantize-int8 (on the ops calibration marked; not with fp16).
+  bool int8 = false;
+  bool int8KeepFirstLast = false; ///< its keep-first-last
+  bool reportFusion = false;      ///< dlc-fuse remarks on unfused pairs
 };
 
 /// One stage: a name (`--stop-after` takes it) and the passes it adds to a
@@ -41,10 +44,10 @@ struct PipelineStage {
 };
 
 /// The stages in order: import (batch, canonicalize), simplify, layout,
-/// fp16, fuse, exec, plan.
+/// fp16 or int8, fuse, exec, plan.
 std::vector<PipelineStage> pipelineStages(const PipelineConfig &config);
 
-/// Every stage name, fp16 included, in order.
+/// Every stage name, fp16 and int8 included, in order.
 std::vector<std::string> allStageNames();
 
 /// Adds all of `pipelineStages(config)` to `pm`.

@@ -199,7 +199,8 @@ dlc::Tensor outputTensor(const Buffer &buffer, RankedTensorType type) {
 
 class Interpreter {
 public:
-  explicit Interpreter(ThreadPool &pool) : pool_(pool) {}
+  explicit Interpreter(ThreadPool &pool, const ExecOptions *options = nullptr)
+      : pool_(pool), options_(options) {}
 
   /// Runs `block` with its arguments bound to `args`; returns the operands
   /// of its terminator.
@@ -210,6 +211,7 @@ private:
   Buffer evalOne(Operation *op, Operands operands);
 
   ThreadPool &pool_;
+  const ExecOptions *options_;
 };
 
 std::vector<Buffer> Interpreter::run(Block &block, std::vector<Buffer> args) {
@@ -243,6 +245,14 @@ std::vector<Buffer> Interpreter::run(Block &block, std::vector<Buffer> args) {
         throwOpError(&op, "unsupported terminator");
       return operands;
     }
+    if (options_ && options_->observe && !isa<FusionOp>(op))
+      for (auto [index, buffer] : llvm::enumerate(operands))
+        if (buffer.elem() == Elem::F32 &&
+            cast<RankedTensorType>(op.getOperand(index).getType())
+                .getElementType()
+                .isF32())
+          options_->observe(&op, static_cast<unsigned>(index),
+                            buffer.data<float>(), buffer.numel());
     std::vector<Buffer> results = eval(&op, operands);
     operands.clear();
     for (auto [result, buffer] : llvm::zip(op.getResults(), results))
@@ -260,6 +270,8 @@ std::vector<Buffer> Interpreter::eval(Operation *op,
     results = run(fusion.getBody().front(), std::move(operands));
   } else if (auto quantize = dyn_cast<QuantizeOp>(op)) {
     results = evalQuantize(quantize, operands, pool_);
+  } else if (auto quantize = dyn_cast<QuantizeStaticOp>(op)) {
+    results = evalQuantizeStatic(quantize, operands, pool_);
   } else {
     if (op->getNumResults() != 1)
       throwUnsupported(op);
@@ -320,6 +332,9 @@ Buffer Interpreter::evalOne(Operation *op, Operands operands) {
       .Case([&](QuantizedMatmulOp c) {
         return evalQuantizedMatmul(c, operands, pool);
       })
+      .Case([&](QuantizedConv2DOp c) {
+        return evalQuantizedConv2D(c, operands, pool);
+      })
       .Case([&](UnpackInt4Op c) { return evalUnpackInt4(c, operands, pool); })
       .Case([&](DequantizeOp c) { return evalDequantize(c, operands, pool); })
       .Case([&](DequantizeGroupedOp c) {
@@ -367,7 +382,7 @@ dlc::reference::execute(func::FuncOp func,
   if (threads == 0)
     threads = std::max(1u, std::thread::hardware_concurrency());
   ThreadPool pool(threads);
-  Interpreter interpreter(pool);
+  Interpreter interpreter(pool, &options);
   std::vector<Buffer> results =
       interpreter.run(func.getBody().front(), std::move(args));
 

@@ -13,11 +13,16 @@
 
 #include "support/Tensor.h"
 
+#include <cstdint>
+#include <functional>
 #include <vector>
 
-namespace mlir::func {
+namespace mlir {
+class Operation;
+namespace func {
 class FuncOp;
-} // namespace mlir::func
+} // namespace func
+} // namespace mlir
 
 namespace dlc::reference {
 
@@ -25,6 +30,12 @@ struct ExecOptions {
   /// Worker threads, the calling thread included; 0 means
   /// std::thread::hardware_concurrency().
   unsigned threads = 0;
+  /// When set, called before each op runs (a graph.fusion's body ops, not
+  /// the fusion), once per f32 operand: `data` holds its `numel` values
+  /// (calibration, compiler/Calibrate.h). executePlan does not call it.
+  std::function<void(mlir::Operation *op, unsigned operand, const float *data,
+                     int64_t numel)>
+      observe;
 };
 
 /// Runs `func` (graph dialect ops and func.return, all shapes static) on

@@ -99,6 +99,11 @@ std::vector<Buffer> evalQuantize(graph::QuantizeOp op, Operands operands,
                                  ThreadPool &pool);
 Buffer evalQuantizedMatmul(graph::QuantizedMatmulOp op, Operands operands,
                            ThreadPool &pool);
+// dlc-quantize-int8's static quantization and int8 convolution.
+std::vector<Buffer> evalQuantizeStatic(graph::QuantizeStaticOp op,
+                                       Operands operands, ThreadPool &pool);
+Buffer evalQuantizedConv2D(graph::QuantizedConv2DOp op, Operands operands,
+                           ThreadPool &pool);
 Buffer evalUnpackInt4(graph::UnpackInt4Op op, Operands operands,
                       ThreadPool &pool);
 Buffer evalDequantize(graph::DequantizeOp op, Operands operands,

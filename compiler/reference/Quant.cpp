@@ -110,6 +110,95 @@ Buffer dlc::reference::detail::evalQuantizedMatmul(QuantizedMatmulOp op,
   return out;
 }
 
+std::vector<Buffer> dlc::reference::detail::evalQuantizeStatic(
+    QuantizeStaticOp op, Operands operands, ThreadPool &pool) {
+  const Buffer &in = operands[0];
+  Buffer out = allocResult(op, 0), scale = allocResult(op, 1);
+  const float lo = static_cast<float>(static_cast<int64_t>(op.getMin()));
+  const float hi = static_cast<float>(static_cast<int64_t>(op.getMax()));
+  const float s = op.getScale().convertToFloat();
+  const float *x = in.data<float>();
+  int8_t *q = out.mutableData<int8_t>();
+  pool.parallelForRange(in.numel(), 32768, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      float v = std::nearbyint(x[i] * s); // half to even
+      v = std::min(std::max(v, lo), hi);
+      q[i] = v == v ? static_cast<int8_t>(v) : INT8_MIN; // as evalQuantize
+    }
+  });
+  std::fill_n(scale.mutableData<float>(), scale.numel(), s);
+  return {std::move(out), std::move(scale)};
+}
+
+Buffer dlc::reference::detail::evalQuantizedConv2D(QuantizedConv2DOp op,
+                                                   Operands operands,
+                                                   ThreadPool &pool) {
+  Layout layout = op.getDataLayout();
+  Buffer in = asNHWC(operands[0], layout, pool);
+  const Buffer &filter = operands[1];
+  const float *filterScale = operands[2].data<float>();
+  const float inputScale = op.getInputScale().convertToFloat();
+  const int64_t n = in.dim(0), h = in.dim(1), w = in.dim(2), c = in.dim(3);
+  ArrayRef<int64_t> f = filter.shape();
+  const FilterDims fd = dimsOf(op.getFilterLayout());
+  const int64_t kh = f[fd.h], kw = f[fd.w], cig = f[fd.i], co = f[fd.o];
+  int64_t fs[4] = {0, 0, 0, 1};
+  for (int d = 2; d >= 0; --d)
+    fs[d] = fs[d + 1] * f[d + 1];
+  const int64_t groups = op.getGroups(), cog = co / groups;
+  const int64_t k = kh * kw * cig;
+  // The filter as rows [co][k], (kh, kw, ci) in im2col order, widened to
+  // int16 so that the dot products vectorize.
+  std::vector<int16_t> packed(static_cast<size_t>(co * k));
+  const int8_t *fw = filter.data<int8_t>();
+  for (int64_t o = 0; o < co; ++o)
+    for (int64_t y = 0; y < kh; ++y)
+      for (int64_t xx = 0; xx < kw; ++xx)
+        for (int64_t i = 0; i < cig; ++i)
+          packed[o * k + (y * kw + xx) * cig + i] =
+              fw[o * fs[fd.o] + y * fs[fd.h] + xx * fs[fd.w] + i * fs[fd.i]];
+
+  Shape outShape = resultNHWC(op, layout);
+  const int64_t oh = outShape[1], ow = outShape[2];
+  ArrayRef<int64_t> strides = op.getStrides(), dil = op.getDilations(),
+                    pads = op.getPads();
+  Buffer out = Buffer::alloc(Elem::F32, outShape);
+  const int8_t *x = in.data<int8_t>();
+  float *yv = out.mutableData<float>();
+  const int64_t pixels = n * oh * ow;
+  pool.parallelForRange(pixels, 4, [&](int64_t begin, int64_t end) {
+    std::vector<int16_t> row(static_cast<size_t>(k));
+    for (int64_t p = begin; p < end; ++p) {
+      const int64_t b = p / (oh * ow), oy = p / ow % oh, ox = p % ow;
+      for (int64_t g = 0; g < groups; ++g) {
+        int16_t *dst = row.data();
+        for (int64_t ky = 0; ky < kh; ++ky) {
+          const int64_t iy = oy * strides[0] - pads[0] + ky * dil[0];
+          for (int64_t kx = 0; kx < kw; ++kx, dst += cig) {
+            const int64_t ix = ox * strides[1] - pads[2] + kx * dil[1];
+            if (iy < 0 || iy >= h || ix < 0 || ix >= w) {
+              std::fill(dst, dst + cig, int16_t(0));
+              continue;
+            }
+            const int8_t *src = x + ((b * h + iy) * w + ix) * c + g * cig;
+            for (int64_t i = 0; i < cig; ++i)
+              dst[i] = src[i];
+          }
+        }
+        for (int64_t o = g * cog; o < (g + 1) * cog; ++o) {
+          const int16_t *wr = packed.data() + o * k;
+          int32_t acc = 0; // |sum| <= k * 127 * 128: exact for k < 2^17
+          for (int64_t kk = 0; kk < k; ++kk)
+            acc += int32_t(row[kk]) * int32_t(wr[kk]);
+          yv[p * co + o] =
+              static_cast<float>(acc) / (inputScale * filterScale[o]);
+        }
+      }
+    }
+  });
+  return fromNHWC(std::move(out), layout, pool);
+}
+
 Buffer dlc::reference::detail::evalUnpackInt4(UnpackInt4Op op,
                                               Operands operands,
                                               ThreadPool &pool) {

@@ -14,6 +14,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallSet.h"
 
+#include <cmath>
 #include <string>
 
 using namespace mlir;
@@ -1042,6 +1043,53 @@ static LogicalResult inferQuantizedMatmul(T op, EmitFn emit,
   return success();
 }
 DLC_INFERRED_OP(QuantizedMatmulOp, inferQuantizedMatmul)
+
+template <typename T>
+static LogicalResult inferQuantizeStatic(T op, EmitFn emit,
+                                         SmallVectorImpl<Type> &out) {
+  RankedTensorType in = tensorType(op.getInput());
+  if (!in)
+    return failure();
+  if (in.getRank() < 1)
+    return emit() << "expects an input of rank 1 or more, got " << in;
+  int64_t lo = op.getMin(), hi = op.getMax();
+  if (lo < -128 || hi > 127 || lo >= hi || hi <= 0)
+    return emit() << "expects -128 <= min < max <= 127 and max > 0, got [" << lo
+                  << ", " << hi << "]";
+  float scale = op.getScale().convertToFloat();
+  if (!(scale > 0) || !std::isfinite(scale))
+    return emit() << "expects a positive finite scale, got " << scale;
+  Builder b(in.getContext());
+  out.push_back(in.clone(b.getIntegerType(8)));
+  Shape scaleShape(in.getShape());
+  scaleShape.back() = 1;
+  out.push_back(RankedTensorType::get(scaleShape, in.getElementType()));
+  return success();
+}
+DLC_INFERRED_OP(QuantizeStaticOp, inferQuantizeStatic)
+
+template <typename T>
+static LogicalResult inferQuantizedConv2D(T op, EmitFn emit,
+                                          SmallVectorImpl<Type> &out) {
+  RankedTensorType filterScale = tensorType(op.getFilterScale());
+  if (!filterScale)
+    return failure();
+  float inputScale = op.getInputScale().convertToFloat();
+  if (!(inputScale > 0) || !std::isfinite(inputScale))
+    return emit() << "expects a positive finite input_scale, got "
+                  << inputScale;
+  SmallVector<Type> types;
+  if (failed(inferConv2D(op, emit, types)))
+    return failure();
+  auto result = cast<RankedTensorType>(types.front());
+  LayoutDims dims = dimsOf(op.getDataLayout());
+  if (failed(checkVector(emit, filterScale, result.getDimSize(dims.c),
+                         "filter_scale")))
+    return failure();
+  out.push_back(result.clone(filterScale.getElementType()));
+  return success();
+}
+DLC_INFERRED_OP(QuantizedConv2DOp, inferQuantizedConv2D)
 
 template <typename T>
 static LogicalResult inferUnpackInt4(T op, EmitFn emit,

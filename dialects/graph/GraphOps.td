@@ -502,6 +502,45 @@ def Graph_QuantizedMatmulOp : Graph_InferredOp<"quantized_matmul"> {
   }];
 }
 
+def Graph_QuantizeStaticOp : Graph_InferredOp<"quantize_static"> {
+  let summary = "quantization with a calibrated per-tensor scale";
+  let description = [{
+    graph.quantize with a fixed `scale` (dlc-quantize-int8's activations,
+    calibrated ahead of time): in f32,
+    `output = clip(round_half_even(input * scale), min, max)`; the second
+    result holds `scale` in graph.quantize's shape (the input's shape with a
+    last dim of 1), so graph.quantized_matmul takes either op's results.
+  }];
+  let arguments = (ins Graph_FloatTensor:$input, F32Attr:$scale,
+    DefaultValuedAttr<I64Attr, "-127">:$min,
+    DefaultValuedAttr<I64Attr, "127">:$max);
+  let results = (outs Graph_QuantTensor:$output, Graph_FloatTensor:$scale_out);
+  let assemblyFormat = [{
+    $input attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Graph_QuantizedConv2DOp : Graph_InferredOp<"quantized_conv2d"> {
+  let summary = "int8 convolution, de-scaled per output channel";
+  let description = [{
+    graph.conv2d (same attributes and layouts) of an i8 `input` quantized
+    with the per-tensor `input_scale` and an i8 `filter` with one
+    `filter_scale` per output channel o: the int8 products are summed exactly
+    in int32, then `output[.., o] = f32(sum) / (input_scale * filter_scale[o])`
+    in f32 (dlc-quantize-int8; no bias: a `graph.bias_add` follows).
+  }];
+  let arguments = (ins Graph_QuantTensor:$input, Graph_QuantTensor:$filter,
+    Graph_FloatTensor:$filter_scale, F32Attr:$input_scale,
+    StridesAttr:$strides, DilationsAttr:$dilations, PadsAttr:$pads,
+    DefaultValuedAttr<I64Attr, "1">:$groups, DataLayoutAttr:$data_layout,
+    DefaultValuedAttr<Graph_FilterLayoutAttr,
+                      "::dlc::graph::FilterLayout::HWIO">:$filter_layout);
+  let results = (outs Graph_FloatTensor:$output);
+  let assemblyFormat = [{
+    operands attr-dict `:` functional-type(operands, results)
+  }];
+}
+
 def Graph_UnpackInt4Op : Graph_InferredOp<"unpack_int4"> {
   let summary = "int4 values packed two per byte along `axis`, unpacked";
   let description = [{

@@ -1790,6 +1790,104 @@ TEST_F(ReferenceTest, QuantizedMatmulInt32SumsThenOneDivision) {
   expectExact(yf, {(1.5f + 4 + 5) / 2, (-0.5f + 127 - 2) / 0.5f});
 }
 
+TEST_F(ReferenceTest, QuantizeStaticRoundsHalfToEvenAndSaturates) {
+  // scale 2: 0.25 * 2 = 0.5 -> 0, 0.75 * 2 = 1.5 -> 2, -1.25 * 2 = -2.5 -> -2;
+  // 100 * 2 and -70 * 2 saturate at 127 and -127 (min -127); NaN -> -128 as
+  // graph.quantize. The second result holds the scale per row.
+  std::string types =
+      "(" + tt({2, 3}) + ") -> (" + tt({2, 3}, "i8") + ", " + tt({2, 1}) + ")";
+  std::string ir = "func.func @main(%x: " + tt({2, 3}) + ") -> (" +
+                   tt({2, 3}, "i8") + ", " + tt({2, 1}) +
+                   ") {\n  %0:2 = graph.quantize_static %x {scale = 2.0 : "
+                   "f32} : " +
+                   types + "\n  return %0#0, %0#1 : " + tt({2, 3}, "i8") +
+                   ", " + tt({2, 1}) + "\n}\n";
+  std::vector<Tensor> y =
+      run(ir, {f32({2, 3}, {0.25f, 0.75f, -1.25f, 100, -70, NAN})});
+  ASSERT_EQ(y.size(), 2u);
+  expectExact(y[0], {0, 2, -2, 127, -127, -128});
+  expectExact(y[1], {2, 2});
+}
+
+/// quantized_conv2d of int8 values against naiveConv of the same integers
+/// (exact in double), de-scaled as the op says: f32(sum) / (is * fs[o]).
+void checkQuantizedConv(ReferenceTest &t, const ConvCase &k, uint64_t seed) {
+  Random rng(seed);
+  std::vector<float> x = rng.grid(numel(k.inShape()), -127, 127);
+  std::vector<float> w = rng.grid(numel(k.filterShape()), -127, 127);
+  std::vector<float> fs = rng.real(k.co, 1, 300);
+  const float is = 12.7f;
+  std::vector<int8_t> xi(x.begin(), x.end()), wi(w.begin(), w.end());
+  std::string op = k.op("i8");
+  op.replace(
+      op.find("graph.conv2d %a0, %a1 {"), 23,
+      "graph.quantized_conv2d %a0, %a1, %a2 {input_scale = 12.7 : f32, ");
+  size_t types = op.find(") -> ");
+  op = op.substr(0, types) + ", " + tt({k.co}) + ") -> " + tt(k.outShape());
+  Tensor y =
+      t.runOp({tt(k.inShape(), "i8"), tt(k.filterShape(), "i8"), tt({k.co})},
+              tt(k.outShape()), op,
+              {ints<int8_t>(DType::I8, k.inShape(), xi),
+               ints<int8_t>(DType::I8, k.filterShape(), wi), f32({k.co}, fs)});
+  EXPECT_EQ(y.shape(), k.outShape());
+  std::vector<double> sums = naiveConv(k, x, w), expected;
+  for (size_t i = 0; i < sums.size(); ++i) {
+    int64_t o =
+        k.nchw ? (int64_t(i) / (k.oh() * k.ow())) % k.co : int64_t(i) % k.co;
+    expected.push_back(static_cast<float>(sums[i]) / (is * fs[o]));
+  }
+  expectExact(y, expected);
+}
+
+TEST_F(ReferenceTest, QuantizedConv2DInt32SumsEveryLayoutAndGroups) {
+  ConvCase strided{2, 9, 11, 3, 3, 3, 5};
+  strided.sh = 2, strided.dw = 2, strided.pt = 1, strided.pb = 2,
+  strided.pr = 1;
+  checkQuantizedConv(*this, strided, 11);
+  for (const char *filter : {"hwio", "ohwi", "oihw"}) {
+    for (bool nchw : {false, true}) {
+      ConvCase k{2, 7, 6, 6, 3, 2, 9};
+      k.groups = 3, k.sw = 2, k.pt = 1, k.pb = 1, k.pl = 1;
+      k.nchw = nchw;
+      k.filter = filter;
+      SCOPED_TRACE(std::string(filter) + (nchw ? " nchw" : " nhwc"));
+      checkQuantizedConv(*this, k, 12);
+    }
+  }
+  // A depthwise conv as dlc-quantize-int8 writes it: groups = C, one input
+  // channel per group, two output channels per group (depth multiplier 2).
+  ConvCase depthwise{1, 6, 6, 4, 3, 3, 8};
+  depthwise.groups = 4, depthwise.sh = depthwise.sw = 2;
+  depthwise.pt = depthwise.pb = depthwise.pl = depthwise.pr = 1;
+  checkQuantizedConv(*this, depthwise, 13);
+}
+
+TEST_F(ReferenceTest, QuantizedConv2DSumIsExactBeyondF32) {
+  // K = 3*3*1200: every product 127 * 127 but one 2 * 1, so the sum is
+  // 10799 * 16129 + 2 = 174177073, odd and above 2^24, which an f32
+  // accumulation cannot hold; the op converts the exact int32 sum once.
+  ConvCase k{1, 3, 3, 1200, 3, 3, 1};
+  std::vector<int8_t> x(9 * 1200, 127), w(9 * 1200, 127);
+  x[0] = 2, w[0] = 1;
+  std::string op = "graph.quantized_conv2d %a0, %a1, %a2 {input_scale = 1.0 "
+                   ": f32} : (" +
+                   tt({1, 3, 3, 1200}, "i8") + ", " +
+                   tt({3, 3, 1200, 1}, "i8") + ", " + tt({1}) + ") -> " +
+                   tt({1, 1, 1, 1});
+  Tensor y =
+      runOp({tt({1, 3, 3, 1200}, "i8"), tt({3, 3, 1200, 1}, "i8"), tt({1})},
+            tt({1, 1, 1, 1}), op,
+            {ints<int8_t>(DType::I8, {1, 3, 3, 1200}, x),
+             ints<int8_t>(DType::I8, {3, 3, 1200, 1}, w), f32({1}, {1})});
+  const int64_t exact = int64_t(10799) * 16129 + 2;
+  expectExact(y, {static_cast<float>(exact)});
+  // The f32 sum in element order would differ (the check means something).
+  float f = 0;
+  for (size_t i = 0; i < x.size(); ++i)
+    f += float(x[i]) * float(w[i]);
+  EXPECT_NE(double(f), double(static_cast<float>(exact)));
+}
+
 TEST_F(ReferenceTest, UnpackInt4AsKerasPacks) {
   // Keras's pack_int4 docstring: [[-3, 7, 2], [-8, 1, 0]] packed along axis
   // 1 is [[125, 2], [24, 0]]; along axis 0, [[-3, 7], [2, -8], [1, 0]] is

@@ -3,6 +3,7 @@
 #include "tools/dlc/Cli.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <regex>
 #include <sstream>
 
@@ -41,6 +42,37 @@ std::vector<CommandSpec> buildCommands() {
             "fp32)",
             {"fp32", "fp16"});
 
+  // compile and run also take int8, with a calibration set.
+  OptionSpec precisionInt8 =
+      value("--precision", "fp32|fp16|int8",
+            "Arithmetic precision: fp32; fp16 storage with fp32 "
+            "accumulation; or int8 (post-training quantization, needs "
+            "--calibrate; graph stages only, docs/quantization.md) "
+            "(default: fp16 for mixed_float16 models, else fp32)",
+            {"fp32", "fp16", "int8"});
+  std::vector<OptionSpec> int8Options = {
+      value("--calibrate", "DIR",
+            "--precision int8: the calibration set, a folder of .npy input "
+            "batches (one file per batch; STEM.I.npy for input I of a "
+            "multi-input model)"),
+      value("--calibration-method", "max|percentile|entropy",
+            "How each activation's clip value is chosen from its |x| "
+            "histogram: the largest |x|, a percentile of |x|, or TensorRT's "
+            "KL-divergence minimization (default percentile)",
+            {"max", "percentile", "entropy"}),
+      value("--calibration-percentile", "P",
+            "The percentile of --calibration-method percentile, in (0, 100] "
+            "(default 99.99)"),
+      flag("--int8-keep-first-last",
+           "Keep the first and the last quantizable layer in fp32"),
+      value("--calibration-report", "FILE.json",
+            "Write the per-layer scales and the accuracy cost (top-1 "
+            "agreement, relative L2 error vs fp32 on the calibration set, "
+            "and on --calibration-holdout's)"),
+      value("--calibration-holdout", "DIR",
+            "Also measure the report's accuracy on these .npy batches"),
+  };
+
   CommandSpec compile{"compile",
                       "MODEL",
                       "Compile a Keras or TF.js model into a .dlcm artifact",
@@ -60,12 +92,13 @@ std::vector<CommandSpec> buildCommands() {
   inputShape.repeatable = true;
   OptionSpec stopAfter =
       value("--stop-after", "STAGE",
-            "Stop the pipeline after a stage: import, simplify, layout, fp16, "
-            "fuse, exec or plan (default: plan, the whole pipeline)");
+            "Stop the pipeline after a stage: import, simplify, layout, fp16 "
+            "or int8, fuse, exec or plan (default: plan, the whole pipeline; "
+            "int8 with --precision int8)");
   compile.options = {
       out,
       weights,
-      precision,
+      precisionInt8,
       value("--arch", "sm_XX[,sm_YY...]",
             "GPU architectures to compile for (default sm_80,sm_90)"),
       positiveInt("--batch", "Fix the batch size (default: 1; kept open when "
@@ -100,6 +133,8 @@ std::vector<CommandSpec> buildCommands() {
            "Say why each adjacent pair of ops was left in different kernels"),
       flag("--mlir-print-ir-after-all", "Print the IR after every pass"),
   };
+  compile.options.insert(compile.options.begin() + 3, int8Options.begin(),
+                         int8Options.end());
 
   CommandSpec run{
       "run", "MODEL|OUT.dlcm", "Run a model or an artifact on .npy inputs", {}};
@@ -117,7 +152,7 @@ std::vector<CommandSpec> buildCommands() {
       device,
       input,
       output,
-      precision,
+      precisionInt8,
       weights,
       stopAfter,
       flag("--verify-stages",
@@ -125,6 +160,8 @@ std::vector<CommandSpec> buildCommands() {
            "inputs (relative L2 error <= 1e-5 in fp32, <= 1e-2 after fp16 "
            "lowering); one line per stage on stderr"),
   };
+  run.options.insert(run.options.begin() + 4, int8Options.begin(),
+                     int8Options.end());
 
   CommandSpec bench{
       "bench",
@@ -366,6 +403,16 @@ bool dlc::cli::parse(const std::vector<std::string> &args, Invocation &out,
               "' for --input-shape (expected NAME=DIMS, e.g. "
               "image=224x224x3)";
       return false;
+    }
+    if (opt->name == "--calibration-percentile") {
+      char *end = nullptr;
+      double p = std::strtod(val.c_str(), &end);
+      if (val.empty() || *end != '\0' || !(p > 0 && p <= 100)) {
+        error = "invalid value '" + val +
+                "' for --calibration-percentile (expected a number in "
+                "(0, 100])";
+        return false;
+      }
     }
     std::vector<std::string> &slot = out.values[opt->name];
     if (!opt->repeatable && !slot.empty()) {

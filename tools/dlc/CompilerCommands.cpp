@@ -67,10 +67,42 @@ driver::CompileOptions compileOptions(const cli::Invocation &inv) {
     options.tuningCache = inv.get("--tuning-cache");
   options.printIRAfterAll = inv.has("--mlir-print-ir-after-all");
   options.reportFusion = inv.has("--report-fusion");
+  options.int8.calibrationDir = inv.get("--calibrate");
+  if (inv.has("--calibration-method"))
+    options.int8.method =
+        *driver::calibrationMethodNamed(inv.get("--calibration-method"));
+  if (inv.has("--calibration-percentile"))
+    options.int8.percentile = std::stod(inv.get("--calibration-percentile"));
+  options.int8.keepFirstLast = inv.has("--int8-keep-first-last");
+  options.int8.reportPath = inv.get("--calibration-report");
+  options.int8.holdoutDir = inv.get("--calibration-holdout");
+  const bool int8 = options.precision == driver::Precision::Int8;
+  for (const char *option : {"--calibration-method", "--calibration-percentile",
+                             "--int8-keep-first-last", "--calibration-report",
+                             "--calibration-holdout"})
+    if (inv.has(option) && !int8)
+      throw UserError(std::string(option) + " applies to --precision int8");
+  if (inv.has("--calibration-percentile") &&
+      options.int8.method != driver::CalibrationMethod::Percentile)
+    throw UserError("--calibration-percentile applies to "
+                    "--calibration-method percentile");
   // Kernels compiled so far, on a terminal only.
   if (isatty(STDERR_FILENO))
     options.progress = driver::stderrProgress();
   return options;
+}
+
+/// Runs `func` on the CPU and writes its outputs to `outputPaths`.
+int writeOutputs(mlir::func::FuncOp func, const std::vector<Tensor> &inputs,
+                 const std::vector<std::string> &outputPaths) {
+  std::vector<Tensor> results = driver::runOnCpu(func, inputs);
+  for (size_t i = 0; i < results.size(); ++i) {
+    Tensor &r = results[i];
+    if (r.dtype() == DType::BF16)
+      r = r.cast(DType::F32);
+    writeNpy(outputPaths[i], r);
+  }
+  return 0;
 }
 
 } // namespace
@@ -124,12 +156,31 @@ int cli::runRun(const Invocation &inv) {
                         std::to_string(outputPaths.size()) + " time" +
                         (outputPaths.size() == 1 ? "" : "s"),
                     inv.positional);
-  try {
-    inputs = driver::bindInputs(func, std::move(inputs), inputPaths);
-  } catch (const UserError &e) {
-    throw e.inFile(inv.positional);
-  }
   driver::CompileOptions options = compileOptions(inv);
+  // --precision int8 calibrates on batches of any size: the batch dim stays
+  // open through the pipeline and the quantized graph is bound to the inputs
+  // after it (checked on a copy first). With --verify-stages the model is
+  // bound first, and the calibration batches must have the inputs' size.
+  const bool bindLate = options.precision == driver::Precision::Int8 &&
+                        !inv.has("--verify-stages") &&
+                        inv.get("--device") == "cpu";
+  auto bind = [&](mlir::func::FuncOp f, std::vector<Tensor> tensors) {
+    try {
+      return driver::bindInputs(f, std::move(tensors), inputPaths);
+    } catch (const UserError &e) {
+      throw e.inFile(inv.positional);
+    }
+  };
+  if (bindLate) {
+    mlir::OwningOpRef<mlir::ModuleOp> copy(
+        llvm::cast<mlir::ModuleOp>(model.module->clone()));
+    bind(driver::mainFunction(*copy), inputs);
+    driver::runPipeline(*model.module, options, inv.positional);
+    inputs = bind(driver::mainFunction(*model.module), std::move(inputs));
+    return writeOutputs(driver::mainFunction(*model.module), inputs,
+                        outputPaths);
+  }
+  inputs = bind(func, std::move(inputs));
   if (inv.has("--verify-stages")) {
     options.verifyInputs = &inputs;
     options.verifyLog = &std::cerr;
@@ -148,15 +199,7 @@ int cli::runRun(const Invocation &inv) {
     return runArtifactBytes(inv, compiled.output(), inv.positional);
   }
   driver::runPipeline(*model.module, options, inv.positional);
-  std::vector<Tensor> results =
-      driver::runOnCpu(driver::mainFunction(*model.module), inputs);
-  for (size_t i = 0; i < results.size(); ++i) {
-    Tensor &r = results[i];
-    if (r.dtype() == DType::BF16)
-      r = r.cast(DType::F32);
-    writeNpy(outputPaths[i], r);
-  }
-  return 0;
+  return writeOutputs(driver::mainFunction(*model.module), inputs, outputPaths);
 }
 
 int cli::runCompare(const Invocation &inv) {

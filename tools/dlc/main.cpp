@@ -46,6 +46,8 @@ void checkPaths(const dlc::cli::Invocation &inv) {
   } else {
     return;
   }
+  if (inv.has("--calibration-report")) // compile, run
+    outputs.push_back(inv.get("--calibration-report"));
   std::vector<std::string> model =
       artifact ? std::vector<std::string>{inv.positional}
                : modelFiles(inv.positional, inv.get("--weights"));

@@ -86,3 +86,35 @@ func.func @fake_quantize_scale(%x: tensor<2x4xf32>, %s: tensor<1xf32>) {
   %0 = graph.fake_quantize %x, %s {target_type = f8E4M3FN} : (tensor<2x4xf32>, tensor<1xf32>) -> tensor<2x4xf32>
   return
 }
+
+// -----
+
+func.func @quantize_static_scale(%x: tensor<2x4xf32>) {
+  // expected-error@+1 {{expects a positive finite scale, got 0}}
+  %0:2 = graph.quantize_static %x {scale = 0.0 : f32} : (tensor<2x4xf32>) -> (tensor<2x4xi8>, tensor<2x1xf32>)
+  return
+}
+
+// -----
+
+func.func @quantized_conv2d_scale_count(%x: tensor<1x4x4x2xi8>, %w: tensor<1x1x2x3xi8>, %s: tensor<2xf32>) {
+  // expected-error@+1 {{filter_scale has shape [2], expected [3]}}
+  %0 = graph.quantized_conv2d %x, %w, %s {input_scale = 1.0 : f32} : (tensor<1x4x4x2xi8>, tensor<1x1x2x3xi8>, tensor<2xf32>) -> tensor<1x4x4x3xf32>
+  return
+}
+
+// -----
+
+func.func @quantized_conv2d_input_scale(%x: tensor<1x4x4x2xi8>, %w: tensor<1x1x2x3xi8>, %s: tensor<3xf32>) {
+  // expected-error@+1 {{expects a positive finite input_scale, got -1}}
+  %0 = graph.quantized_conv2d %x, %w, %s {input_scale = -1.0 : f32} : (tensor<1x4x4x2xi8>, tensor<1x1x2x3xi8>, tensor<3xf32>) -> tensor<1x4x4x3xf32>
+  return
+}
+
+// -----
+
+func.func @quantized_conv2d_groups(%x: tensor<1x4x4x4xi8>, %w: tensor<1x1x1x6xi8>, %s: tensor<6xf32>) {
+  // expected-error@+1 {{input channels 4 do not match filter input channels 1 x groups 3}}
+  %0 = graph.quantized_conv2d %x, %w, %s {input_scale = 1.0 : f32, groups = 3 : i64} : (tensor<1x4x4x4xi8>, tensor<1x1x1x6xi8>, tensor<6xf32>) -> tensor<1x4x4x6xf32>
+  return
+}

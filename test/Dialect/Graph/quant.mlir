@@ -46,3 +46,15 @@ func.func @int8_constant() -> tensor<3xi8> {
   %0 = graph.constant dense<[-127, 0, 127]> : tensor<3xi8>
   return %0 : tensor<3xi8>
 }
+
+// dlc-quantize-int8's ops (docs/quantization.md).
+// CHECK-LABEL: func.func @ptq
+// CHECK: %[[Q:.*]], %[[S:.*]] = graph.quantize_static %arg0 {scale = 2.540000e+01 : f32} : (tensor<?x8x8x4xf32>) -> (tensor<?x8x8x4xi8>, tensor<?x8x8x1xf32>)
+// CHECK: graph.quantized_conv2d %[[Q]], %arg1, %arg2 {filter_layout = #graph.filter_layout<ohwi>, input_scale = 2.540000e+01 : f32, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<?x8x8x4xi8>, tensor<6x3x3x4xi8>, tensor<6xf32>) -> tensor<?x4x4x6xf32>
+// CHECK: graph.quantized_conv2d %[[Q]], %arg3, %arg4 {groups = 4 : i64, input_scale = 2.540000e+01 : f32} : (tensor<?x8x8x4xi8>, tensor<3x3x1x4xi8>, tensor<4xf32>) -> tensor<?x6x6x4xf32>
+func.func @ptq(%x: tensor<?x8x8x4xf32>, %w: tensor<6x3x3x4xi8>, %s: tensor<6xf32>, %dw: tensor<3x3x1x4xi8>, %ds: tensor<4xf32>) -> (tensor<?x4x4x6xf32>, tensor<?x6x6x4xf32>) {
+  %q:2 = graph.quantize_static %x {scale = 25.4 : f32} : (tensor<?x8x8x4xf32>) -> (tensor<?x8x8x4xi8>, tensor<?x8x8x1xf32>)
+  %y = graph.quantized_conv2d %q#0, %w, %s {input_scale = 25.4 : f32, filter_layout = #graph.filter_layout<ohwi>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<?x8x8x4xi8>, tensor<6x3x3x4xi8>, tensor<6xf32>) -> tensor<?x4x4x6xf32>
+  %d = graph.quantized_conv2d %q#0, %dw, %ds {input_scale = 25.4 : f32, groups = 4 : i64} : (tensor<?x8x8x4xi8>, tensor<3x3x1x4xi8>, tensor<4xf32>) -> tensor<?x6x6x4xf32>
+  return %y, %d : tensor<?x4x4x6xf32>, tensor<?x6x6x4xf32>
+}

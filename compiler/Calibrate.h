@@ -1,0 +1,114 @@
+//===- Calibrate.h - int8 post-training quantization ------------*- C++ -*-===//
+//
+// `--precision int8 --calibrate DIR`: the fp32 graph (after the layout
+// stage) runs on the reference executor over the .npy batches of DIR; the
+// input of every quantizable op (passes/Passes.h isInt8Candidate: conv2d,
+// depthwise_conv2d, Dense matmul) gets a histogram of |x|, from which the
+// chosen method picks a clip value (max, percentile, or TensorRT's entropy
+// calibration). calibrate() records it on the op (kCalibratedAmaxAttr) for
+// dlc-quantize-int8; measureAccuracy() compares the int8 graph with the fp32
+// one; writeReport() writes the per-layer JSON report. docs/quantization.md
+// describes the method and the report.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef DLC_COMPILER_CALIBRATE_H
+#define DLC_COMPILER_CALIBRATE_H
+
+#include "support/Tensor.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace dlc::driver {
+
+/// How the activation clip value is chosen from the |x| histogram.
+enum class CalibrationMethod {
+  Max,        ///< the largest |x| seen
+  Percentile, ///< the `percentile`-th percentile of |x|
+  Entropy,    ///< TensorRT's: the clip of least KL divergence (2048 bins,
+              ///< 128 levels)
+};
+/// "max", "percentile", "entropy".
+std::optional<CalibrationMethod> calibrationMethodNamed(std::string_view name);
+const char *calibrationMethodName(CalibrationMethod method);
+
+/// What `--precision int8` is asked for.
+struct Int8Options {
+  /// The calibration set: a folder of .npy batches (readBatches()).
+  std::string calibrationDir;
+  CalibrationMethod method = CalibrationMethod::Percentile;
+  double percentile = 99.99; ///< CalibrationMethod::Percentile's
+  /// Keep the first and the last quantizable op in f32.
+  bool keepFirstLast = false;
+  /// Where to write the JSON report; "" for none (then no accuracy is
+  /// measured).
+  std::string reportPath;
+  /// Another folder of batches the report measures the accuracy on; "" for
+  /// none.
+  std::string holdoutDir;
+};
+
+/// One batch of a calibration folder: a tensor per model input and the
+/// files they came from.
+struct Batch {
+  std::vector<Tensor> inputs;
+  std::vector<std::string> files;
+};
+
+/// The batches of `dir` for a model of `inputCount` inputs, in file name
+/// order. One input: every `*.npy` file is one batch. Several inputs: the
+/// files `STEM.I.npy` (I = 0 .. inputCount-1, the model's input order) with
+/// one STEM form a batch. Throws UserError for an empty or unreadable folder,
+/// a file of another name, or an incomplete batch.
+std::vector<Batch> readBatches(const std::string &dir, size_t inputCount);
+
+/// The calibration of one quantizable op.
+struct LayerCalibration {
+  std::string layer, layerClass; ///< the Keras layer (its location)
+  std::string op;                ///< "conv2d", "depthwise_conv2d", "matmul"
+  double observedAmax = 0;       ///< max |x| of its input over the set
+  double clip = 0;               ///< the method's clip value (amax)
+  int64_t channels = 0;          ///< output channels (weight scales)
+  double weightScaleMin = 0, weightScaleMax = 0; ///< 127 / max|w| per channel
+  bool int8 = false;                             ///< quantized
+  std::string keptBecause;                       ///< why not, when not
+};
+
+struct Calibration {
+  std::vector<LayerCalibration> layers; ///< the candidates, in op order
+  size_t batches = 0, samples = 0;
+};
+
+/// Calibrates `module` (graph dialect, f32, the layout stage's; a batch dim
+/// left open or fixed) on `batches`: sets kCalibratedAmaxAttr on every
+/// candidate op whose input the method gives a positive clip.
+Calibration calibrate(mlir::ModuleOp module, const std::vector<Batch> &batches,
+                      const Int8Options &options);
+
+/// The int8 model against the fp32 one on a set of batches.
+struct Accuracy {
+  size_t samples = 0;
+  /// Per model output: the fraction of rows (all dims but the last) whose
+  /// argmax agrees, and ||int8 - fp32||2 / ||fp32||2 over the set.
+  std::vector<double> top1Agreement, relL2Error;
+};
+
+/// Runs `fp32` and `int8` (graph dialect modules of one model) on
+/// `batches` and compares their outputs.
+Accuracy measureAccuracy(mlir::ModuleOp fp32, mlir::ModuleOp int8,
+                         const std::vector<Batch> &batches);
+
+/// Writes the report (docs/quantization.md) of `modelPath`'s calibration to
+/// options.reportPath.
+void writeReport(const std::string &modelPath, const Int8Options &options,
+                 const Calibration &calibration, const Accuracy &onCalibration,
+                 const std::optional<Accuracy> &onHoldout);
+
+} // namespace dlc::driver
+
+#endif // DLC_COMPILER_CALIBRATE_H
