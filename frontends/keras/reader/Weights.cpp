@@ -80,16 +80,24 @@ void distribute(std::vector<NamedWeight> weights, Model &model,
   for (NamedWeight &w : weights) {
     std::vector<std::string> parts = split(w.name, '/');
     parts.pop_back(); // the variable's own name ("kernel:0")
+    // The first layer the path names, the longest name at each position: a
+    // layer name may hold '/' itself (tf_keras's DenseNet: "conv1/conv").
     size_t found = SIZE_MAX;
-    for (const std::string &part : parts) {
-      auto it = owner.find(part);
-      if (it == owner.end())
-        continue;
-      if (it->second == kAmbiguous)
-        throw UserError("weight '" + w.name + "' of " + where + " names '" +
-                        part + "', which more than one of its layers contain");
-      found = it->second;
-      break;
+    for (size_t i = 0; i < parts.size() && found == SIZE_MAX; ++i) {
+      for (size_t j = parts.size(); j > i; --j) {
+        std::string name = parts[i];
+        for (size_t k = i + 1; k < j; ++k)
+          name += "/" + parts[k];
+        auto it = owner.find(name);
+        if (it == owner.end())
+          continue;
+        if (it->second == kAmbiguous)
+          throw UserError("weight '" + w.name + "' of " + where + " names '" +
+                          name +
+                          "', which more than one of its layers contain");
+        found = it->second;
+        break;
+      }
     }
     if (found == SIZE_MAX)
       throw UserError("weight '" + w.name + "' of " + where +
@@ -402,9 +410,17 @@ void dlc::keras::assignKeras2Weights(const h5::Group &root, Model &model) {
     if (entries.count(name))
       throw UserError("layer_names of '" + root.path() + "' lists '" + name +
                       "' twice");
-    std::optional<h5::Group> group =
-        name.find('/') == std::string::npos && !name.empty() ? root.group(name)
-                                                             : std::nullopt;
+    // A layer name may hold '/' (tf_keras's DenseNet: "conv1/conv", stored
+    // as nested groups): resolved one link at a time, never leaving `root`.
+    std::optional<h5::Group> group = name.empty() ? std::nullopt
+                                                  : std::optional(root);
+    for (const std::string &part : split(name, '/')) {
+      if (!group || part.empty() || part == "." || part == "..") {
+        group.reset();
+        break;
+      }
+      group = group->group(part);
+    }
     if (!group)
       throw UserError("layer_names of '" + root.path() + "' lists '" + name +
                       "' but there is no such group");
