@@ -4,7 +4,8 @@
     check_cuda.py --dlc BUILD/bin/dlc --fixtures OUTDIR --out DIR [--precision fp32 fp16]
                   [--jobs N]
 
-For every model (OUTDIR/*/model.keras) and precision this runs `dlc compile MODEL --precision P
+For every model (OUTDIR/*/meta.json; its first format: model.keras, or k2.h5 for a model only
+Keras 2 writes) and precision this runs `dlc compile MODEL --precision P
 -o DIR/NAME.P.dlcm` (every kernel of the plan generated and compiled by NVRTC for sm_80 and
 sm_90, plus PTX) and `dlc inspect` on the artifact, and checks that no GEMM, convolution or
 attention kernel (families gemm_tc, conv_tc, gemm_simt, conv_simt, attention_tc, attention_simt)
@@ -62,11 +63,24 @@ def input_shape_args(fixture):
     return args
 
 
+def model_file(fixture):
+    """The model's first format (meta.json): model.keras, or k2.h5 for a model only Keras 2
+    writes (tf_keras's RegNet), with --weights where the format has a separate file."""
+    with open(os.path.join(fixture, "meta.json")) as f:
+        files = json.load(f)["formats"][0]["files"]
+    args = [os.path.join(fixture, files["model"])]
+    if files.get("weights"):
+        args += ["--weights", os.path.join(fixture, files["weights"])]
+    return args
+
+
 def compile_one(args, name, precision):
-    model = os.path.join(args.fixtures, name, "model.keras")
+    fixture = os.path.join(args.fixtures, name)
     out = os.path.join(args.out, "%s.%s.dlcm" % (name, precision))
-    sizes = input_shape_args(os.path.join(args.fixtures, name))
-    p = subprocess.run([args.dlc, "compile", model, "--precision", precision, "-o", out] + sizes,
+    sizes = input_shape_args(fixture) if os.path.isfile(
+        os.path.join(fixture, "model.keras")) else []
+    p = subprocess.run([args.dlc, "compile"] + model_file(fixture) +
+                       ["--precision", precision, "-o", out] + sizes,
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=1800)
     if p.returncode != 0:
         return name, precision, None, p.stderr.decode().strip()
@@ -98,7 +112,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     names = sorted(n for n in os.listdir(args.fixtures)
-                   if os.path.isfile(os.path.join(args.fixtures, n, "model.keras")))
+                   if os.path.isfile(os.path.join(args.fixtures, n, "meta.json")))
     work = [(n, p) for p in args.precision for n in names]
     failures = 0
     stats = {}  # (precision, family) -> [kernels, max regs, max smem]

@@ -261,6 +261,9 @@ def main(argv=None):
                     help="default: the model's hint in meta.json, else %g" % DEFAULT_ATOL)
     ap.add_argument("--format", nargs="+", metavar="F",
                     help="only these formats (keras json legacy_h5 k2_h5 k2_json tfjs ...)")
+    ap.add_argument("--first-format", action="store_true",
+                    help="only the model's first format in meta.json (.keras, or k2_h5 for "
+                         "a model only Keras 2 writes)")
     ap.add_argument("--generation", nargs="+", choices=["k3", "k2", "tfjs"],
                     help="only the formats of these generations")
     ap.add_argument("--inspect", action="store_true", help="check `dlc inspect` instead")
@@ -292,6 +295,8 @@ def main(argv=None):
         entries = [e for e in entries if e["format"] in args.format]
     if args.generation:
         entries = [e for e in entries if e["generation"] in args.generation]
+    if args.first_format:
+        entries = entries[:1]
     if not entries:
         ap.error("nothing to check for %s" % args.model)
 

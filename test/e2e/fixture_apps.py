@@ -88,6 +88,24 @@ for _ctor, _size in [("MobileNetV3Small", 64)]:
 NO_LEGACY_H5["mobilenetv3small"] = "keras.ops nodes with constant arguments (x + 3.0)"
 
 
+# Keras 2 layer names that hold '/' (tf_keras's DenseNet: "conv1/conv", "pool2/conv"):
+# Keras 2 stores their weights in nested HDF5 groups and TF.js names the
+# weights "conv1/conv/kernel". Keras 3 refuses such names, so only tf_keras writes this model
+# (K2_ONLY below, gen_apps.gen_k2_only).
+@M.model("k2_slash_names", registry=REGISTRY, calib_bn=True,
+         note="tf_keras functional model whose layer names hold '/' (as DenseNet's)")
+def k2_slash_names(K):
+    L = K.layers
+    x = K.Input((8, 8, 3))
+    h = L.Conv2D(8, 3, padding="same", use_bias=False, name="conv1/conv")(x)
+    h = L.BatchNormalization(epsilon=1.001e-5, name="conv1/bn")(h)
+    h = L.Activation("relu", name="conv1/relu")(h)
+    y = L.Conv2D(4, 1, name="conv2_block1/1_conv")(h)
+    h = L.Concatenate(name="conv2_block1/concat")([h, y])
+    h = L.GlobalAveragePooling2D(name="avg_pool")(h)
+    return K.Model(x, L.Dense(5, name="head/dense")(h))
+
+
 # --------------------------------------------------------------------------------------------
 # The whole catalogue (label heavy).
 
@@ -127,7 +145,7 @@ for _ctor, _size, _k2 in CATALOGUE:
 
 # RegNet: only Keras 2 (tf_keras.applications) has it; gen_apps.gen_k2_only writes its Keras 2
 # and TF.js files. Its head is a Dense without softmax (logits).
-K2_ONLY = set()
+K2_ONLY = {"k2_slash_names"}
 for _ctor in ("RegNetX002", "RegNetX004", "RegNetY002", "RegNetY004"):
     def _fn(K, ctor=_ctor):
         return app(K, ctor, 32)

@@ -159,7 +159,7 @@ def gen_k2_only(spec, outdir, keras, tf_keras, tfjs, verify):
         "outputs": [{"dtype_keras": str(y.dtype), "shape": list(y.shape)} for y in ys],
         "dtype_policy": "float32", "tolerance": spec.tol, "formats": formats,
         "layers": table, "layers_k2": table, "checks": {},
-        "skipped": notes + ["k3: not in Keras 3's keras.applications (tf_keras only)"],
+        "skipped": notes + ["k3: Keras 3 cannot build it (not in its keras.applications, or layer names with '/'): tf_keras only"],
         "seconds": {"k3": 0.0, "total": round(time.time() - t0, 2)},
     }
     with open(os.path.join(d, "meta.json"), "w") as f:
