@@ -274,13 +274,11 @@ struct TextBackbone {
 
 TextBackbone textBackbone(const LayerConfig &cfg) {
   checkFloat32(cfg);
-  TextBackbone t{positive(cfg, "vocabulary_size"),
-                 positive(cfg, "num_layers"),
-                 positive(cfg, "num_heads"),
-                 positive(cfg, "hidden_dim"),
-                 positive(cfg, "intermediate_dim"),
-                 positive(cfg, "max_sequence_length"),
-                 dropoutOf(cfg, "dropout", 0.1)};
+  TextBackbone t{
+      positive(cfg, "vocabulary_size"),  positive(cfg, "num_layers"),
+      positive(cfg, "num_heads"),        positive(cfg, "hidden_dim"),
+      positive(cfg, "intermediate_dim"), positive(cfg, "max_sequence_length"),
+      dropoutOf(cfg, "dropout", 0.1)};
   if (t.hidden % t.heads)
     throw UserError("hidden_dim " + std::to_string(t.hidden) +
                     " is not a multiple of num_heads " +

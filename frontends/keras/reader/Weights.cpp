@@ -412,8 +412,8 @@ void dlc::keras::assignKeras2Weights(const h5::Group &root, Model &model) {
                       "' twice");
     // A layer name may hold '/' (tf_keras's DenseNet: "conv1/conv", stored
     // as nested groups): resolved one link at a time, never leaving `root`.
-    std::optional<h5::Group> group = name.empty() ? std::nullopt
-                                                  : std::optional(root);
+    std::optional<h5::Group> group =
+        name.empty() ? std::nullopt : std::optional(root);
     for (const std::string &part : split(name, '/')) {
       if (!group || part.empty() || part == "." || part == "..") {
         group.reset();
