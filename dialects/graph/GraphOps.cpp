@@ -971,18 +971,26 @@ LogicalResult FusionOp::verifyRegions() {
 // Quantization
 //===----------------------------------------------------------------------===//
 
+/// The input and integer range both quantize ops verify: rank >= 1 and
+/// -128 <= min < max <= 127 with max > 0.
+static LogicalResult checkQuantizeInput(RankedTensorType in, int64_t lo,
+                                        int64_t hi, EmitFn emit) {
+  if (in.getRank() < 1)
+    return emit() << "expects an input of rank 1 or more, got " << in;
+  if (lo < -128 || hi > 127 || lo >= hi || hi <= 0)
+    return emit() << "expects -128 <= min < max <= 127 and max > 0, got [" << lo
+                  << ", " << hi << "]";
+  return success();
+}
+
 template <typename T>
 static LogicalResult inferQuantize(T op, EmitFn emit,
                                    SmallVectorImpl<Type> &out) {
   RankedTensorType in = tensorType(op.getInput());
   if (!in)
     return failure();
-  if (in.getRank() < 1)
-    return emit() << "expects an input of rank 1 or more, got " << in;
-  int64_t lo = op.getMin(), hi = op.getMax();
-  if (lo < -128 || hi > 127 || lo >= hi || hi <= 0)
-    return emit() << "expects -128 <= min < max <= 127 and max > 0, got [" << lo
-                  << ", " << hi << "]";
+  if (failed(checkQuantizeInput(in, op.getMin(), op.getMax(), emit)))
+    return failure();
   if (!(op.getEpsilon().convertToFloat() >= 0))
     return emit() << "expects a non-negative epsilon";
   Builder b(in.getContext());
@@ -1050,12 +1058,8 @@ static LogicalResult inferQuantizeStatic(T op, EmitFn emit,
   RankedTensorType in = tensorType(op.getInput());
   if (!in)
     return failure();
-  if (in.getRank() < 1)
-    return emit() << "expects an input of rank 1 or more, got " << in;
-  int64_t lo = op.getMin(), hi = op.getMax();
-  if (lo < -128 || hi > 127 || lo >= hi || hi <= 0)
-    return emit() << "expects -128 <= min < max <= 127 and max > 0, got [" << lo
-                  << ", " << hi << "]";
+  if (failed(checkQuantizeInput(in, op.getMin(), op.getMax(), emit)))
+    return failure();
   float scale = op.getScale().convertToFloat();
   if (!(scale > 0) || !std::isfinite(scale))
     return emit() << "expects a positive finite scale, got " << scale;
