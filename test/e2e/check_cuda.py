@@ -32,9 +32,12 @@ ROW = re.compile(r"^\s+(k\d+_\w+|c\d+_copy)\s+(\w+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\
 
 
 def open_inputs(config):
-    """Names of the InputLayers in a Keras 3 config with a None dim besides the batch dim."""
+    """Names of the InputLayers in a Keras 3 config with a None dim besides the batch dim (and
+    the token inputs of a KerasHub BERT or GPT-2 backbone: [batch, None])."""
     found = set()
     if isinstance(config, dict):
+        if config.get("registered_name") in ("keras_hub>BertBackbone", "keras_hub>GPT2Backbone"):
+            found |= {"padding_mask", "segment_ids", "token_ids"}
         cfg = config.get("config")
         if config.get("class_name") == "InputLayer" and isinstance(cfg, dict):
             shape = cfg.get("batch_shape") or cfg.get("batch_input_shape") or []

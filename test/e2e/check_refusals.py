@@ -3,8 +3,8 @@
 
     check_refusals.py --dlc BUILD/bin/dlc --dir FIXTURES/refusals
 
-refusals.json lists {"model", "weights" (optional), "message"}: `dlc inspect MODEL [--weights W]`
-must exit 1 with exactly one stderr line, `dlc: error: MODEL: ...` matching the message (a
+refusals.json lists {"model", "weights" (optional), "args" (optional), "message"}: `dlc inspect
+MODEL [--weights W] [ARGS...]` must exit 1 with exactly one stderr line, `dlc: error: MODEL: ...` matching the message (a
 regular expression searched in the line). Only the standard library.
 """
 
@@ -29,6 +29,7 @@ def main(argv=None):
         cmd = [args.dlc, "inspect", model]
         if case.get("weights"):
             cmd += ["--weights", os.path.join(args.dir, case["weights"])]
+        cmd += case.get("args", [])
         p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=120)
         lines = p.stderr.decode(errors="replace").splitlines()
         ok = (p.returncode == 1 and len(lines) == 1

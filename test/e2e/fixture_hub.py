@@ -3,7 +3,9 @@
 No preset is loaded (nothing is downloaded): each backbone is constructed from its
 hyperparameters and gets random weights like every fixture. The backbones take token ids and a
 padding mask (BERT also segment ids) or images, not text: no tokenizer or preprocessor is
-involved. Each spec carries `make_inputs(spec, model, rng, batch)`, which gen_hub.py uses
+involved. The token inputs are [batch, None] as in KerasHub: `bert_backbone` and `gpt2_backbone`
+take max_sequence_length tokens, their `_s11` twins (the same architecture) fewer, with the
+expected outputs KerasHub computes at that length. Each spec carries `make_inputs(spec, model, rng, batch)`, which gen_hub.py uses
 instead of gen_fixtures.make_inputs (whose vocab option would draw the padding mask as ids).
 Nothing here imports Keras.
 """
@@ -12,7 +14,8 @@ import fixture_models as M
 
 REGISTRY = []
 
-SEQ = 16  # the sequence length of the token inputs: max_sequence_length (see docs/keras.md)
+SEQ = 16  # max_sequence_length of the BERT and GPT-2 backbones
+SHORT = 11  # a sequence length below it: the `_s11` models' inputs (see docs/keras.md section 5)
 
 
 def hub_model(name, make_inputs, **opts):
@@ -25,16 +28,17 @@ def hub_model(name, make_inputs, **opts):
     return deco
 
 
-def token_inputs(spec, model, rng, batch, segments=False):
-    """Token ids in [1, vocab) with padding: sample 0 ends with 5 padding positions
-    (padding_mask 0, id 0), the other samples are full; segment ids 0 then 1 from the middle
-    of the real tokens. Returned in the order of model.inputs."""
+def token_inputs(spec, model, rng, batch, seq=SEQ):
+    """Token ids [batch, seq] in [1, vocab) with padding: sample 0 ends with 5 padding
+    positions (padding_mask 0, id 0), the other samples are full; segment ids 0 then 1 from the
+    middle of the real tokens. Returned in the order of model.inputs (GPT-2 has no
+    segment_ids)."""
     import numpy as np
 
-    lengths = [SEQ - 5] + [SEQ] * (batch - 1)
-    ids = rng.integers(1, spec.vocab, size=(batch, SEQ))
-    mask = np.zeros((batch, SEQ), dtype="int32")
-    seg = np.zeros((batch, SEQ), dtype="int32")
+    lengths = [seq - 5] + [seq] * (batch - 1)
+    ids = rng.integers(1, spec.vocab, size=(batch, seq))
+    mask = np.zeros((batch, seq), dtype="int32")
+    seg = np.zeros((batch, seq), dtype="int32")
     for b, n in enumerate(lengths):
         mask[b, :n] = 1
         ids[b, n:] = 0
@@ -43,8 +47,10 @@ def token_inputs(spec, model, rng, batch, segments=False):
     return [np.asarray(by_name[t.name], dtype="int32") for t in model.inputs]
 
 
-def bert_inputs(spec, model, rng, batch):
-    return token_inputs(spec, model, rng, batch, segments=True)
+def short_inputs(spec, model, rng, batch):
+    """token_inputs of length SHORT < max_sequence_length: keras_hub's backbones take any
+    length up to it (the position embedding is sliced to the length)."""
+    return token_inputs(spec, model, rng, batch, seq=SHORT)
 
 
 def image_inputs(spec, model, rng, batch):
@@ -54,7 +60,7 @@ def image_inputs(spec, model, rng, batch):
             .astype("float32") for t in model.inputs]
 
 
-@hub_model("bert_backbone", bert_inputs, vocab=300,
+@hub_model("bert_backbone", token_inputs, vocab=300,
            note="keras_hub.models.BertBackbone(vocabulary_size=300, num_layers=2, num_heads=4, "
                 "hidden_dim=64, intermediate_dim=128, max_sequence_length=16); inputs "
                 "padding_mask, segment_ids, token_ids; outputs pooled_output, sequence_output")
@@ -64,6 +70,12 @@ def bert_backbone(K):
     return keras_hub.models.BertBackbone(vocabulary_size=300, num_layers=2, num_heads=4,
                                          hidden_dim=64, intermediate_dim=128,
                                          max_sequence_length=SEQ)
+
+
+@hub_model("bert_backbone_s11", short_inputs, vocab=300,
+           note="bert_backbone on inputs of sequence length 11 < max_sequence_length 16")
+def bert_backbone_s11(K):
+    return bert_backbone(K)
 
 
 @hub_model("gpt2_backbone", token_inputs, vocab=300,
@@ -76,6 +88,12 @@ def gpt2_backbone(K):
     return keras_hub.models.GPT2Backbone(vocabulary_size=300, num_layers=2, num_heads=4,
                                          hidden_dim=64, intermediate_dim=128,
                                          max_sequence_length=SEQ)
+
+
+@hub_model("gpt2_backbone_s11", short_inputs, vocab=300,
+           note="gpt2_backbone on inputs of sequence length 11 < max_sequence_length 16")
+def gpt2_backbone_s11(K):
+    return gpt2_backbone(K)
 
 
 @hub_model("vit_backbone", image_inputs,

@@ -60,6 +60,15 @@ def no_legacy_h5(save):
     return wrapped
 
 
+def bert_sizes(length, **lengths):
+    """`--input-shape NAME=LENGTH` for each token input of a BertBackbone (`lengths` by name
+    where they differ)."""
+    args = []
+    for name in ("padding_mask", "segment_ids", "token_ids"):
+        args += ["--input-shape", "%s=%d" % (name, lengths.get(name, length))]
+    return args
+
+
 def write_refusals(outdir):
     """OUTDIR/refusals/: files dlc must refuse in one line, listed with the message in
     refusals.json (check_refusals.py runs them)."""
@@ -87,28 +96,42 @@ def write_refusals(outdir):
     cases.append({"model": "encoder_layer.keras", "message":
                   r"layer 'encoder' \(TransformerEncoder\): KerasHub class "
                   r"'keras_hub>TransformerEncoder' is not supported"})
-    # A BERT config with fewer layers than its weights file holds.
+    # The token inputs are [batch, None]: a sequence length must be given, up to
+    # max_sequence_length (8), the same for every token input.
     bert = keras_hub.models.BertBackbone(vocabulary_size=50, num_layers=2, num_heads=2,
                                          hidden_dim=16, intermediate_dim=32,
                                          max_sequence_length=8)
+    bert.save(os.path.join(d, "bert_seq8.keras"))
+    cases.append({"model": "bert_seq8.keras", "args": bert_sizes(9), "message":
+                  r"layer 'bert_backbone' \(BertBackbone\): sequence length 9 exceeds "
+                  r"max_sequence_length 8"})
+    cases.append({"model": "bert_seq8.keras", "args": bert_sizes(8, token_ids=6), "message":
+                  r"layer 'bert_backbone' \(BertBackbone\): input 'token_ids' has sequence "
+                  r"length 6, input 'padding_mask' 8 \(they must be equal\)"})
+    cases.append({"model": "bert_seq8.keras", "message":
+                  r"layer 'bert_backbone' \(BertBackbone\): the sequence length is not known: "
+                  r"give --input-shape padding_mask=S --input-shape segment_ids=S "
+                  r"--input-shape token_ids=S \(1 <= S <= max_sequence_length 8\)"})
+    # A BERT config with fewer layers than its weights file holds.
     bert.save_weights(os.path.join(d, "bert_2_layers.weights.h5"))
     config = json.loads(bert.to_json())
     config["config"]["num_layers"] = 1
     with open(os.path.join(d, "bert_1_layer.json"), "w") as f:
         json.dump(config, f)
     cases.append({"model": "bert_1_layer.json", "weights": "bert_2_layers.weights.h5",
-                  "message": r"layer 'bert_backbone' \(BertBackbone\): the weights file has a "
-                             r"weight at 'layers/transformer_encoder_1/.*' that a BertBackbone "
-                             r"with this config does not have"})
+                  "args": bert_sizes(8), "message":
+                  r"layer 'bert_backbone' \(BertBackbone\): the weights file has a weight at "
+                  r"'layers/transformer_encoder_1/.*' that a BertBackbone with this config does "
+                  r"not have"})
     # A hidden size that does not match the weights.
     config["config"]["num_layers"] = 2
     config["config"]["hidden_dim"] = 32
     with open(os.path.join(d, "bert_wide.json"), "w") as f:
         json.dump(config, f)
     cases.append({"model": "bert_wide.json", "weights": "bert_2_layers.weights.h5",
-                  "message": r"layer 'bert_backbone' \(BertBackbone\): weight "
-                             r"'layers/reversible_embedding/vars/0' holds .*, expected shape "
-                             r"\[50, 32\]"})
+                  "args": bert_sizes(8), "message":
+                  r"layer 'bert_backbone' \(BertBackbone\): weight "
+                  r"'layers/reversible_embedding/vars/0' holds .*, expected shape \[50, 32\]"})
     with open(os.path.join(d, "refusals.json"), "w") as f:
         json.dump(cases, f, indent=1)
 

@@ -445,7 +445,9 @@ int run(int argc, char **argv) {
     if (!model.module)
       throw UserError("cannot parse the graph IR", args.model);
   } else {
-    model = keras::loadModel(*context, args.model, args.get("--weights", ""));
+    // Sized by the inputs, as `dlc run` does (None dims besides the batch).
+    model = driver::loadModelFor(*context, args.model,
+                                 args.get("--weights", ""), inputs, inputPaths);
   }
   func::FuncOp func = driver::mainFunction(*model.module);
   if (outputPaths.size() != func.getNumResults())

@@ -230,21 +230,45 @@ void checkFloat32(const LayerConfig &cfg) {
                     "' is not supported for KerasHub backbones (float32 only)");
 }
 
-/// The sequence length S of token inputs [B, S] (static), checked against
-/// max_sequence_length.
-int64_t sequenceLength(Value tokens, int64_t maxLength) {
-  int64_t s = shapeOf(tokens)[1];
-  if (ShapedType::isDynamic(s))
-    throw UserError("the sequence length is not known");
+/// The sequence length S of the token inputs [B, S] (in the order of
+/// `names`): static (the inputs' sizes in dlc run, --input-shape elsewhere),
+/// the same for every input, and 1..max_sequence_length (the rows of the
+/// position embedding table).
+int64_t sequenceLength(const std::vector<MaskedValue> &inputs,
+                       const std::vector<const char *> &names,
+                       int64_t maxLength) {
+  int64_t s = ShapedType::kDynamic;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    std::vector<int64_t> shape = shapeOf(inputs[i].value);
+    if (shape.size() != 2)
+      throw UserError(std::string("input '") + names[i] + "' has shape " +
+                      formatShape(shape) + ", expected [batch, sequence]");
+    if (ShapedType::isDynamic(shape[1])) {
+      std::string flags;
+      for (const char *name : names)
+        flags += std::string(" --input-shape ") + name + "=S";
+      throw UserError("the sequence length is not known: give" + flags +
+                      " (1 <= S <= max_sequence_length " +
+                      std::to_string(maxLength) + ")");
+    }
+    if (i > 0 && shape[1] != s)
+      throw UserError(std::string("input '") + names[i] +
+                      "' has sequence length " + std::to_string(shape[1]) +
+                      ", input '" + names[0] + "' " + std::to_string(s) +
+                      " (they must be equal)");
+    s = shape[1];
+  }
   if (s > maxLength)
     throw UserError("sequence length " + std::to_string(s) +
                     " exceeds max_sequence_length " +
-                    std::to_string(maxLength));
+                    std::to_string(maxLength) +
+                    " (the rows of the position embedding)");
   return s;
 }
 
-/// PositionEmbedding: the first S rows of the table [max, H], broadcast over
-/// the batch.
+/// PositionEmbedding: the first S rows of the table [max, H] (keras_hub's
+/// PositionEmbedding slices it to the sequence length), broadcast over the
+/// batch.
 Value positionEmbedding(Hub &hub, Value tokens, int64_t maxLength,
                         int64_t hidden, int64_t s) {
   Location l = hub.loc("position_embedding", "PositionEmbedding");
@@ -300,7 +324,8 @@ std::vector<MaskedValue> bert(Importer &im, CallToConvert &c) {
     throw UserError("expects 3 inputs (padding_mask, segment_ids, token_ids)");
   Value padding = c.inputs[0].value, segmentIds = c.inputs[1].value,
         tokenIds = c.inputs[2].value;
-  int64_t s = sequenceLength(tokenIds, maxLength);
+  int64_t s = sequenceLength(
+      c.inputs, {"padding_mask", "segment_ids", "token_ids"}, maxLength);
 
   Value tokens = hub.embedding("token_embedding", "reversible_embedding",
                                tokenIds, vocab, hidden);
@@ -359,7 +384,8 @@ std::vector<MaskedValue> gpt2(Importer &im, CallToConvert &c) {
   if (c.inputs.size() != 2)
     throw UserError("expects 2 inputs (padding_mask, token_ids)");
   Value padding = c.inputs[0].value, tokenIds = c.inputs[1].value;
-  int64_t s = sequenceLength(tokenIds, maxLength);
+  int64_t s =
+      sequenceLength(c.inputs, {"padding_mask", "token_ids"}, maxLength);
 
   Value tokens = hub.embedding("token_embedding", "reversible_embedding",
                                tokenIds, vocab, hidden);

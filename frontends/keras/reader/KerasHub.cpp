@@ -38,17 +38,10 @@ struct InputSpec {
 /// dict of inputs flattens so), and its number of outputs.
 std::vector<InputSpec> inputsOf(const std::string &cls, const json &config,
                                 size_t &outputs) {
-  // Token inputs [batch, sequence]: the sequence dim is max_sequence_length
-  // (everything after the import needs it static); shorter sequences are
-  // padded with padding_mask 0, which leaves the outputs at the real
-  // positions as they are.
-  json length = nullptr;
-  if (config.is_object() && config.contains("max_sequence_length") &&
-      config["max_sequence_length"].is_number_integer() &&
-      config["max_sequence_length"].get<int64_t>() > 0 &&
-      config["max_sequence_length"].get<int64_t>() < (int64_t(1) << 31))
-    length = config["max_sequence_length"];
-  json tokens = json::array({nullptr, length});
+  // Token inputs [batch, sequence], both None as in keras_hub (token_ids of
+  // shape (None, None)): the sequence length is the inputs' (dlc run) or
+  // --input-shape's, 1..max_sequence_length (the importer checks it).
+  json tokens = json::array({nullptr, nullptr});
   if (cls == "BertBackbone") {
     outputs = 2; // pooled_output, sequence_output
     return {{"padding_mask", tokens, "int32"},
