@@ -157,13 +157,23 @@ def main():
     names = args.model or sorted(
         d for d in os.listdir(args.fixtures)
         if os.path.isfile(os.path.join(args.fixtures, d, "meta.json")))
+    def safe(name):
+        try:
+            return measure(args.dlc, args.fixtures, name)
+        except Exception as e:  # a row that says why, not a lost table
+            return {"model": name, "error": "%s: %s" % (type(e).__name__, e),
+                    "fp32": {}, "fp16": {}}
+
+    rows = []
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        rows = list(pool.map(lambda n: measure(args.dlc, args.fixtures, n), names))
+        # Rows are written as they finish: a long run that is stopped keeps what it measured.
+        for row in pool.map(safe, names):
+            rows.append(row)
+            if args.json:
+                with open(args.json + ".tmp", "w") as f:
+                    json.dump(rows, f, indent=1)
+                os.replace(args.json + ".tmp", args.json)
     print(markdown(rows))
-    if args.json:
-        with open(args.json + ".tmp", "w") as f:
-            json.dump(rows, f, indent=1)
-        os.replace(args.json + ".tmp", args.json)
     return 0
 
 
