@@ -113,3 +113,14 @@ def quant_einsum_seq_int8(K):
         L.EinsumDense("abc,ced->abde", output_shape=(None, 2, 4), bias_axes="de"),
         L.EinsumDense("abcd,cde->abe", output_shape=(None, 9), bias_axes="e"),
         L.EinsumDense("abc,cd->adb", output_shape=(7, None))])
+
+
+@quant("quant_einsum_int8_weight_only", "int8",
+       config=lambda K: K.quantizers.Int8QuantizationConfig(activation_quantizer=None),
+       note="EinsumDense int8 without an activation quantizer: float inputs, an f32 product "
+       "de-scaled by kernel_scale")
+def quant_einsum_int8_weight_only(K):
+    L = K.layers
+    return M.seq(K, (6, 12), [L.EinsumDense("abc,cd->abd", output_shape=(None, 10),
+                                            bias_axes="d", activation="relu"),
+                              L.EinsumDense("abc,cd->adb", output_shape=(7, None))])
