@@ -1,5 +1,5 @@
 # dlc refuses what it cannot do with a Keras-quantized model in one line,
-# exit 1, naming the layer: a legacy .h5.
+# exit 1, naming the layer: a legacy .h5, an int4 EinsumDense.
 # Usage: cmake -DDLC=dlc -DMODEL=FIXTURE_DIR -DOUT=TMPDIR -P this file
 file(MAKE_DIRECTORY ${OUT})
 function(expect_refusal pattern)
@@ -15,3 +15,5 @@ function(expect_refusal pattern)
 endfunction()
 expect_refusal("^dlc: error: .*legacy.h5: layer 'dense' \\(Dense\\): quantized layers are read from .keras and .weights.h5 files only"
                inspect ${MODEL}/legacy.h5)
+expect_refusal("^dlc: error: .*refused_einsum_int4.keras: layer 'einsum_int4' \\(EinsumDense\\): quantized dtype policy 'int4/128' is not supported on EinsumDense \\(int8 is\\)$"
+               inspect ${MODEL}/../refused_einsum_int4.keras)

@@ -1,5 +1,5 @@
 """Keras-quantized models (fixture set `quant`): Dense and Embedding under Keras's int8, int4
-and float8 dtype policies (docs/keras.md section 6).
+and float8 dtype policies, EinsumDense under int8 (docs/keras.md section 6).
 
 Each architecture function returns a float model and names, in `QUANTIZE`, how gen_quant.py
 quantizes it once gen_fixtures has drawn its float weights (`model.quantize(mode)` or with a
@@ -92,3 +92,35 @@ def quant_text_int4(K):
        note="Embedding and Dense int4/-1 (per row / per unit)")
 def quant_text_int4_channel(K):
     return text(K)
+
+
+@quant("quant_einsum_int8", "int8", note="EinsumDense int8 'ab,bc->ac': the inputs quantized "
+       "per row, kernel_scale (1, units)")
+def quant_einsum_int8(K):
+    L = K.layers
+    return M.seq(K, (20,), [L.EinsumDense("ab,bc->ac", output_shape=16, bias_axes="c",
+                                          activation="relu"),
+                            L.EinsumDense("ab,bc->ac", output_shape=5)])
+
+
+@quant("quant_einsum_seq_int8", "int8", note="EinsumDense int8 'abc,cd->abd' with a bias, "
+       "'abc,ced->abde' (two output labels of the kernel, in the other order), 'abcd,cde->abe' (two contracted "
+       "labels: the inputs quantized over both) and 'abc,cd->adb' (output transposed)")
+def quant_einsum_seq_int8(K):
+    L = K.layers
+    return M.seq(K, (6, 12), [
+        L.EinsumDense("abc,cd->abd", output_shape=(None, 10), bias_axes="d", activation="tanh"),
+        L.EinsumDense("abc,ced->abde", output_shape=(None, 2, 4), bias_axes="de"),
+        L.EinsumDense("abcd,cde->abe", output_shape=(None, 9), bias_axes="e"),
+        L.EinsumDense("abc,cd->adb", output_shape=(7, None))])
+
+
+@quant("quant_einsum_int8_weight_only", "int8",
+       config=lambda K: K.quantizers.Int8QuantizationConfig(activation_quantizer=None),
+       note="EinsumDense int8 without an activation quantizer: float inputs, an f32 product "
+       "de-scaled by kernel_scale")
+def quant_einsum_int8_weight_only(K):
+    L = K.layers
+    return M.seq(K, (6, 12), [L.EinsumDense("abc,cd->abd", output_shape=(None, 10),
+                                            bias_axes="d", activation="relu"),
+                              L.EinsumDense("abc,cd->adb", output_shape=(7, None))])

@@ -43,5 +43,22 @@ def gen_model(spec, outdir, keras, *args, **kwargs):
 gen_fixtures.fill_weights = fill_and_quantize
 gen_fixtures.gen_model = gen_model
 
+
+def write_refused(outdir):
+    """refused_einsum_int4.keras: an EinsumDense under int4, which dlc refuses in one line
+    (e2e/quant/refused)."""
+    import keras
+
+    model = keras.Sequential([keras.Input((8,)),
+                              keras.layers.EinsumDense("ab,bc->ac", output_shape=4,
+                                                       name="einsum_int4")])
+    model.quantize("int4")
+    model.save(os.path.join(outdir, "refused_einsum_int4.keras"))
+
+
 if __name__ == "__main__":
-    sys.exit(gen_fixtures.main(registry=fixture_quant.REGISTRY))
+    rc = gen_fixtures.main(registry=fixture_quant.REGISTRY)
+    positional = [a for a in sys.argv[1:] if not a.startswith("-")]
+    if not rc and positional and not {"--list", "--only"} & set(sys.argv):
+        write_refused(positional[0])
+    sys.exit(rc)

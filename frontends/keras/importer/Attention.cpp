@@ -10,7 +10,9 @@
 
 #include "mlir/IR/BuiltinAttributes.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <numeric>
 
 using namespace mlir;
@@ -412,6 +414,138 @@ dlc::keras::convertAdditiveAttention(Importer &im, CallToConvert &c) {
 // EinsumDense
 //===----------------------------------------------------------------------===//
 
+namespace {
+
+/// `t` with its axes permuted: result axis i is `t`'s axis perm[i].
+Tensor permuted(const Tensor &t, const std::vector<int64_t> &perm) {
+  std::vector<int64_t> shape;
+  for (int64_t p : perm)
+    shape.push_back(t.shape()[p]);
+  Tensor r(t.dtype(), shape);
+  int64_t rank = t.rank();
+  size_t elem = t.numel() ? t.bytes() / static_cast<size_t>(t.numel()) : 0;
+  std::vector<int64_t> stride(rank, 1);
+  for (int64_t i = rank - 2; i >= 0; --i)
+    stride[i] = stride[i + 1] * t.shape()[i + 1];
+  std::vector<int64_t> idx(rank, 0);
+  const auto *src = static_cast<const std::byte *>(t.raw());
+  auto *dst = static_cast<std::byte *>(r.raw());
+  for (int64_t o = 0; o < r.numel(); ++o) {
+    int64_t from = 0;
+    for (int64_t i = 0; i < rank; ++i)
+      from += idx[i] * stride[perm[i]];
+    std::memcpy(dst + o * elem, src + from * elem, elem);
+    for (int64_t i = rank - 1; i >= 0; --i) {
+      if (++idx[i] < shape[i])
+        break;
+      idx[i] = 0;
+    }
+  }
+  return r;
+}
+
+/// The shape of an int8 EinsumDense's kernel_scale, as Keras computes it
+/// (_analyze_quantization_info, then _get_kernel_scale_shape): the kernel's
+/// shape with its reduced axes 1, laid out to broadcast against the output.
+std::vector<int64_t> kerasKernelScaleShape(const std::string &ker,
+                                           const std::string &out,
+                                           const std::vector<int64_t> &kshape) {
+  std::vector<int64_t> reduced, expand, trans, squeeze;
+  for (size_t i = 0; i < ker.size(); ++i)
+    if (out.find(ker[i]) == std::string::npos)
+      reduced.push_back(static_cast<int64_t>(i));
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (size_t k = ker.find(out[i]); k == std::string::npos)
+      expand.push_back(static_cast<int64_t>(i));
+    else
+      trans.push_back(static_cast<int64_t>(k));
+  }
+  int64_t index = -1;
+  for (int64_t r : reduced) {
+    if (!expand.empty()) {
+      index = expand.front();
+      expand.erase(expand.begin());
+    } else {
+      squeeze.push_back(r);
+    }
+    if (index < 0)
+      throw UserError("kernel_scale: Keras cannot quantize this equation");
+    trans.insert(trans.begin() + index, r);
+  }
+  std::vector<int64_t> base = kshape;
+  for (int64_t r : reduced)
+    base[r] = 1;
+  std::vector<int64_t> shape;
+  for (int64_t t : trans)
+    shape.push_back(base[t]);
+  std::sort(expand.begin(), expand.end());
+  for (int64_t a : expand)
+    shape.insert(shape.begin() + a, 1);
+  std::sort(squeeze.rbegin(), squeeze.rend());
+  for (int64_t a : squeeze)
+    shape.erase(shape.begin() + a);
+  return shape;
+}
+
+} // namespace
+
+/// The product of an int8 EinsumDense (EinsumDense._int8_call): `x` is the
+/// input laid out as [free..., Kc] (the contracted axes, Keras's reduced
+/// ones, flattened last), quantized per row by graph.quantize; the int8
+/// kernel is permuted to [Kc, N] here and kernel_scale to [N] in the
+/// kernel's output-label order; graph.quantized_matmul divides the exact
+/// int32 sums by their product.
+Value dlc::keras::quantizedEinsumMatmul(
+    Importer &im, CallToConvert &c, Value x, const Tensor &kernel,
+    const Tensor &scale, const std::vector<int64_t> &kperm, int64_t kc,
+    int64_t n, const std::string &ker, const std::string &out,
+    const std::string &kfree) {
+  if (kernel.dtype() != DType::I8)
+    throw UserError(std::string("kernel is ") + dtypeName(kernel.dtype()) +
+                    ", expected int8");
+  Tensor k = permuted(kernel, kperm).reshaped({kc, n});
+  Value kq = im.weight(c.loc, k, c.qualifiedName + "/kernel",
+                       im.builder().getIntegerType(8));
+  std::vector<int64_t> sshape = kerasKernelScaleShape(ker, out, kernel.shape());
+  if (scale.shape() != sshape)
+    throw UserError("kernel_scale has shape " + formatShape(scale.shape()) +
+                    ", expected " + formatShape(sshape));
+  // Its dims over 1 are output labels of the kernel, right-aligned with the
+  // output (broadcasting): their order is the data's order.
+  std::string order;
+  int64_t offset =
+      static_cast<int64_t>(out.size()) - static_cast<int64_t>(sshape.size());
+  for (size_t i = 0; i < sshape.size(); ++i) {
+    if (sshape[i] == 1)
+      continue;
+    int64_t p = static_cast<int64_t>(i) + offset;
+    if (p < 0 || kfree.find(out[p]) == std::string::npos ||
+        kernel.shape()[ker.find(out[p])] != sshape[i])
+      throw UserError("kernel_scale has shape " + formatShape(sshape) +
+                      ", which does not broadcast against the output");
+    order += out[p];
+  }
+  for (char l : kfree)
+    if (order.find(l) == std::string::npos) {
+      if (kernel.shape()[ker.find(l)] != 1)
+        throw UserError("kernel_scale has shape " + formatShape(sshape) +
+                        ", which lacks output label '" + std::string(1, l) +
+                        "'");
+      order += l;
+    }
+  std::vector<int64_t> oshape, operm;
+  for (char l : order)
+    oshape.push_back(kernel.shape()[ker.find(l)]);
+  for (char l : kfree)
+    operm.push_back(static_cast<int64_t>(order.find(l)));
+  Tensor s = permuted(scale.reshaped(oshape), operm).reshaped({n});
+  Value sv =
+      im.weight(c.loc, s, c.qualifiedName + "/kernel_scale", im.floatType());
+  if (auto q = quantizeInt8Inputs(im, c, x))
+    return im.make<QuantizedMatmulOp>(c.loc, {q->first, kq, sv, q->second});
+  return im.make<QuantizedMatmulOp>(c.loc, {x, kq, sv});
+}
+
 std::vector<MaskedValue> dlc::keras::convertEinsumDense(Importer &im,
                                                         CallToConvert &c) {
   if (c.inputs.size() != 1)
@@ -463,9 +597,17 @@ std::vector<MaskedValue> dlc::keras::convertEinsumDense(Importer &im,
   const std::vector<Tensor> &w = c.layer.weights;
   bool hasBias =
       !c.cfg.isNull("bias_axes") && !c.cfg.getString("bias_axes").empty();
-  if (w.size() != (hasBias ? 2u : 1u))
-    throw UserError(std::string("expects ") + (hasBias ? "2" : "1") +
-                    " weights (kernel" + (hasBias ? ", bias" : "") +
+  // Keras's int8 policy (docs/keras.md section 6) adds kernel_scale after
+  // the bias (variable_serialization_spec).
+  std::string mode = quantizationMode(c);
+  if (!mode.empty() && mode != "int8")
+    throw UserError("quantization mode '" + mode +
+                    "' is not supported on EinsumDense (int8 is)");
+  bool int8 = mode == "int8";
+  size_t expected = (hasBias ? 2u : 1u) + (int8 ? 1u : 0u);
+  if (w.size() != expected)
+    throw UserError("expects " + std::to_string(expected) + " weights (kernel" +
+                    (hasBias ? ", bias" : "") + (int8 ? ", kernel_scale" : "") +
                     "), the file has " + std::to_string(w.size()));
   const std::vector<int64_t> &kshape = w[0].shape();
   if (kshape.size() != ker.size())
@@ -537,11 +679,17 @@ std::vector<MaskedValue> dlc::keras::convertEinsumDense(Importer &im,
   for (char l : kfree)
     kfreeDims.push_back(kshape[ker.find(l)]);
   int64_t n = product(kfreeDims);
-  Value kernel =
-      im.weight(c.loc, w[0], c.qualifiedName + "/kernel", im.floatType());
-  kernel = transpose(im, c.loc, kernel, kperm);
-  kernel = im.reshape(c.loc, kernel, {kc, n});
-  Value y = im.make<MatmulOp>(c.loc, {x, kernel});
+  Value y;
+  if (int8) {
+    y = quantizedEinsumMatmul(im, c, x, w[0], w[hasBias ? 2 : 1], kperm, kc, n,
+                              ker, out, kfree);
+  } else {
+    Value kernel =
+        im.weight(c.loc, w[0], c.qualifiedName + "/kernel", im.floatType());
+    kernel = transpose(im, c.loc, kernel, kperm);
+    kernel = im.reshape(c.loc, kernel, {kc, n});
+    y = im.make<MatmulOp>(c.loc, {x, kernel});
+  }
   // The bias: over the output labels from the first bias label on, 1 for
   // the others (Keras's bias shape).
   std::string biasAxes = hasBias ? c.cfg.getString("bias_axes") : "";

@@ -19,6 +19,8 @@
 #include "frontends/keras/importer/ImporterImpl.h"
 
 #include <optional>
+#include <string>
+#include <utility>
 
 namespace dlc::keras {
 
@@ -87,6 +89,23 @@ std::vector<MaskedValue> convertAttention(Importer &im, CallToConvert &c);
 std::vector<MaskedValue> convertAdditiveAttention(Importer &im,
                                                   CallToConvert &c);
 std::vector<MaskedValue> convertEinsumDense(Importer &im, CallToConvert &c);
+
+/// A layer's Keras quantization mode (Layers.cpp): "" for a float layer,
+/// "int8", "float8", "int4/B".
+std::string quantizationMode(CallToConvert &c);
+/// graph.quantize of `x` (its reduced axes flattened last) by an int8
+/// layer's activation quantizer (Layers.cpp): the int8 values and the
+/// per-row scales; nullopt when the layer's config turns it off.
+std::optional<std::pair<mlir::Value, mlir::Value>>
+quantizeInt8Inputs(Importer &im, CallToConvert &c, mlir::Value x);
+/// The int8 EinsumDense product of `x` laid out as [free..., Kc]
+/// (Attention.cpp): [free..., N] in f32.
+mlir::Value quantizedEinsumMatmul(Importer &im, CallToConvert &c, mlir::Value x,
+                                  const Tensor &kernel, const Tensor &scale,
+                                  const std::vector<int64_t> &kperm, int64_t kc,
+                                  int64_t n, const std::string &ker,
+                                  const std::string &out,
+                                  const std::string &kfree);
 
 } // namespace dlc::keras
 

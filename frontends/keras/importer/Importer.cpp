@@ -248,11 +248,14 @@ void Importer::checkDtypePolicy(const Layer &layer) {
       throw UserError(
           "quantized dtype policy " + cls +
           (mode.empty() ? "" : " '" + mode + "'") +
-          " is not supported (int8, int4 and float8 are, on Dense and " +
-          "Embedding)");
+          " is not supported (int8, int4 and float8 are, on Dense, " +
+          "Embedding and EinsumDense)");
     bool layerHasIt = layer.className == "Dense" ||
                       (layer.className == "Embedding" && mode != "float8");
-    if (!layerHasIt)
+    if (layer.className == "EinsumDense" && mode != "int8")
+      throw UserError("quantized dtype policy '" + mode +
+                      "' is not supported on EinsumDense (int8 is)");
+    if (!layerHasIt && layer.className != "EinsumDense")
       throw UserError("quantized dtype policy '" + mode +
                       "' is not supported on this layer class");
     std::string source = config && config->contains("source_name") &&

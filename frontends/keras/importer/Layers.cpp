@@ -190,7 +190,8 @@ struct ActivationQuantizer {
   float epsilon = 1e-7f;
 };
 
-ActivationQuantizer activationQuantizer(CallToConvert &c, bool byDefault) {
+ActivationQuantizer activationQuantizer(CallToConvert &c, bool byDefault,
+                                        bool anyAxis = false) {
   ActivationQuantizer q;
   q.on = byDefault;
   const json &cfg = c.layer.config;
@@ -214,7 +215,7 @@ ActivationQuantizer activationQuantizer(CallToConvert &c, bool byDefault) {
                     (a.is_object() ? a.value("class_name", "?") : a.dump()) +
                     " is not supported (AbsMaxQuantizer is)");
   const json &ac = a["config"];
-  if (ac.contains("axis") && !ac["axis"].is_null() &&
+  if (!anyAxis && ac.contains("axis") && !ac["axis"].is_null() &&
       !(ac["axis"] == json(-1) || ac["axis"] == json::array({-1})))
     throw UserError("activation quantizer axis " + ac["axis"].dump() +
                     " is not supported (the last axis is)");
@@ -1598,4 +1599,23 @@ const std::map<std::string, std::string> &dlc::keras::applicationLayers() {
       {"CustomScaleLayer", "keras.src.applications.inception_resnet_v2"},
   };
   return table;
+}
+
+//===----------------------------------------------------------------------===//
+// For the quantized EinsumDense (Attention.cpp)
+//===----------------------------------------------------------------------===//
+
+std::string dlc::keras::quantizationMode(CallToConvert &c) {
+  QuantPolicy p = quantPolicy(c);
+  return p.mode == "int4" ? "int4/" + std::to_string(p.block) : p.mode;
+}
+
+std::optional<std::pair<Value, Value>>
+dlc::keras::quantizeInt8Inputs(Importer &im, CallToConvert &c, Value x) {
+  // EinsumDense sets its quantizer's axis to the einsum's reduced axes
+  // (_int8_build), whatever the config says: `x` comes with them last.
+  ActivationQuantizer aq = activationQuantizer(c, true, /*anyAxis=*/true);
+  if (!aq.on)
+    return std::nullopt;
+  return quantizeActivation(im, c, x, aq);
 }
