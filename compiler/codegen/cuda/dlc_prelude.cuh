@@ -31,8 +31,7 @@ __device__ __forceinline__ float dlc_round_bf16(float x) {
 // Float to integer as NumPy's astype on x86-64: truncation; NaN and values
 // out of range give the minimum.
 __device__ __forceinline__ int dlc_f2i32(float x) {
-  return x >= -2147483648.0f && x < 2147483648.0f ? (int)x
-                                                  : (-2147483647 - 1);
+  return x >= -2147483648.0f && x < 2147483648.0f ? (int)x : (-2147483647 - 1);
 }
 __device__ __forceinline__ long long dlc_f2i64(float x) {
   return x >= -9223372036854775808.0f && x < 9223372036854775808.0f
@@ -70,9 +69,7 @@ __device__ __forceinline__ float dlc_fake_fp8(float x, float scale, int mbits,
 }
 
 // V stored elements, aligned so that one access moves them all.
-template <class T, int V> struct alignas(sizeof(T) * V) dlc_vec {
-  T v[V];
-};
+template <class T, int V> struct alignas(sizeof(T) * V) dlc_vec { T v[V]; };
 __device__ __forceinline__ float dlc_to_float(float x) { return x; }
 __device__ __forceinline__ float dlc_to_float(__half x) {
   return __half2float(x);
