@@ -983,6 +983,16 @@ static LogicalResult checkQuantizeInput(RankedTensorType in, int64_t lo,
   return success();
 }
 
+/// The results of both quantize ops: the i8 values, and the f32 scale with
+/// the input's shape but a last dim of 1.
+static void pushQuantizeResults(RankedTensorType in,
+                                SmallVectorImpl<Type> &out) {
+  out.push_back(in.clone(IntegerType::get(in.getContext(), 8)));
+  Shape scale(in.getShape());
+  scale.back() = 1;
+  out.push_back(RankedTensorType::get(scale, in.getElementType()));
+}
+
 template <typename T>
 static LogicalResult inferQuantize(T op, EmitFn emit,
                                    SmallVectorImpl<Type> &out) {
@@ -993,11 +1003,7 @@ static LogicalResult inferQuantize(T op, EmitFn emit,
     return failure();
   if (!(op.getEpsilon().convertToFloat() >= 0))
     return emit() << "expects a non-negative epsilon";
-  Builder b(in.getContext());
-  out.push_back(in.clone(b.getIntegerType(8)));
-  Shape scale(in.getShape());
-  scale.back() = 1;
-  out.push_back(RankedTensorType::get(scale, in.getElementType()));
+  pushQuantizeResults(in, out);
   return success();
 }
 DLC_INFERRED_OP(QuantizeOp, inferQuantize)
@@ -1063,11 +1069,7 @@ static LogicalResult inferQuantizeStatic(T op, EmitFn emit,
   float scale = op.getScale().convertToFloat();
   if (!(scale > 0) || !std::isfinite(scale))
     return emit() << "expects a positive finite scale, got " << scale;
-  Builder b(in.getContext());
-  out.push_back(in.clone(b.getIntegerType(8)));
-  Shape scaleShape(in.getShape());
-  scaleShape.back() = 1;
-  out.push_back(RankedTensorType::get(scaleShape, in.getElementType()));
+  pushQuantizeResults(in, out);
   return success();
 }
 DLC_INFERRED_OP(QuantizeStaticOp, inferQuantizeStatic)
