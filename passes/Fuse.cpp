@@ -112,7 +112,8 @@ Kind classify(Operation *op) {
     return Kind::Elementwise;
   return llvm::TypeSwitch<Operation *, Kind>(op)
       .Case<Conv2DOp, DepthwiseConv2DOp, Conv2DTransposeOp, MatmulOp,
-            QuantizedMatmulOp>([](auto) { return Kind::Anchor; })
+            QuantizedMatmulOp, QuantizedConv2DOp>(
+          [](auto) { return Kind::Anchor; })
       .Case<SoftmaxOp, LayerNormOp, GlobalPoolOp, Pool2DOp, QuantizeOp>(
           [](auto) { return Kind::Reduction; })
       // Per element, but not NumPy broadcasts: each reads its operands at
@@ -121,6 +122,13 @@ Kind classify(Operation *op) {
       // write in place (graph::isElementwise leaves them out).
       .Case<DequantizeOp, DequantizeGroupedOp, UnpackInt4Op, FakeQuantizeOp>(
           [](auto) { return Kind::Elementwise; })
+      // quantize_static is per element too once its scale result, a
+      // constant, has no use (dlc-simplify replaces it by a splat); it then
+      // joins epilogues and elementwise trees, and the kernel stores only
+      // its int8 result (storedResults).
+      .Case([](QuantizeStaticOp q) {
+        return q.getScaleOut().use_empty() ? Kind::Elementwise : Kind::Other;
+      })
       .Case<TransposeOp, ConcatOp, SliceOp, PadOp, UpsampleOp, ReverseOp,
             EmbeddingOp>([](auto) { return Kind::DataMovement; })
       .Case<LstmOp, GruOp, SimpleRnnOp, RecurrenceOp>(
@@ -146,7 +154,7 @@ bool isCompute(Operation *op) {
 /// The layout of a convolution's activations; none for other ops.
 std::optional<Layout> convolutionLayout(Operation *op) {
   return llvm::TypeSwitch<Operation *, std::optional<Layout>>(op)
-      .Case<Conv2DOp, DepthwiseConv2DOp, Conv2DTransposeOp>(
+      .Case<Conv2DOp, DepthwiseConv2DOp, Conv2DTransposeOp, QuantizedConv2DOp>(
           [](auto conv) { return conv.getDataLayout(); })
       .Default([](Operation *) { return std::nullopt; });
 }
@@ -603,8 +611,9 @@ void Fuser::outline(const Group &group) {
   SmallVector<Location> locs =
       llvm::map_to_vector(ops, [](Operation *op) { return op->getLoc(); });
   OpBuilder builder(sink);
+  ValueRange stored = dlc::storedResults(sink);
   auto fusion = builder.create<FusionOp>(
-      builder.getFusedLoc(locs), sink->getResultTypes(), inputs.getArrayRef());
+      builder.getFusedLoc(locs), stored.getTypes(), inputs.getArrayRef());
   SmallVector<Location> argLocs =
       llvm::map_to_vector(inputs, [](Value input) { return input.getLoc(); });
   Block *body =
@@ -619,9 +628,8 @@ void Fuser::outline(const Group &group) {
       return fusion->isProperAncestor(use.getOwner());
     });
   builder.setInsertionPointToEnd(body);
-  builder.create<YieldOp>(sink->getLoc(), sink->getResults());
-  for (auto [result, fused] :
-       llvm::zip(sink->getResults(), fusion->getResults()))
+  builder.create<YieldOp>(sink->getLoc(), stored);
+  for (auto [result, fused] : llvm::zip(stored, fusion->getResults()))
     result.replaceUsesWithIf(fused, [&](OpOperand &use) {
       return !fusion->isProperAncestor(use.getOwner());
     });
@@ -829,6 +837,16 @@ void Fuser::run() {
   if (report)
     emitRemarks();
 }
+
+} // namespace
+
+ValueRange dlc::storedResults(Operation *op) {
+  if (auto q = dyn_cast<QuantizeStaticOp>(op); q && q.getScaleOut().use_empty())
+    return op->getResults().take_front();
+  return op->getResults();
+}
+
+namespace {
 
 struct FusePass : public dlc::impl::FusePassBase<FusePass> {
   using FusePassBase::FusePassBase;
