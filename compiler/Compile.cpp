@@ -257,8 +257,8 @@ void driver::runPipeline(ModuleOp module, const CompileOptions &options,
           *options.verifyLog
               << "stage " << stage.name << ": output " << i << ": " << e.metric
               << " " << e.error
-              << (stage.kernelNumerics ? " (limit " +
-                                                 std::to_string(e.limit) + ")"
+              << (stage.kernelNumerics
+                      ? " (limit " + std::to_string(e.limit) + ")"
                   : stage.name == "int8"
                       ? " (int8 quantization, not checked; the later "
                         "stages are checked against it)"

@@ -267,8 +267,8 @@ void Lowering::kernelFromOp(Operation &op, OpBuilder &b) {
     if (!mapping.contains(v))
       mapping.map(v, inner.clone(*v.getDefiningOp())->getResult(0));
   Operation *clone = inner.clone(op, mapping);
-  inner.create<exec::YieldOp>(
-      op.getLoc(), clone->getResults().take_front(stored.size()));
+  inner.create<exec::YieldOp>(op.getLoc(),
+                              clone->getResults().take_front(stored.size()));
   finishKernel(kernel, op.getLoc());
 }
 

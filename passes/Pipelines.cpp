@@ -26,9 +26,10 @@ std::vector<dlc::PipelineStage>
 dlc::pipelineStages(const PipelineConfig &config) {
   std::vector<PipelineStage> stages;
   // --precision int8 calibrates the graph of the layout stage on batches of
-  // any size: the batch dim stays open until the int8 stage has run, which
-  // then fixes it.
-  std::optional<int64_t> batch = config.int8 ? std::nullopt : config.batch;
+  // any size (and its report measures the int8 graph on them): the batch
+  // dim stays open through the int8 stage; the fuse stage fixes it.
+  std::optional<int64_t> batch =
+      config.int8 && !config.fp16 ? std::nullopt : config.batch;
   stages.push_back({"import",
                     [batch](OpPassManager &pm) {
                       if (batch) {
@@ -66,31 +67,32 @@ dlc::pipelineStages(const PipelineConfig &config) {
                       true, /*kernelNumerics=*/false});
   if (config.int8 && !config.fp16) {
     bool keep = config.int8KeepFirstLast;
-    std::optional<int64_t> late = config.batch;
-    stages.push_back({"int8",
-                      [keep, late](OpPassManager &pm) {
-                        QuantizeInt8PassOptions options;
-                        options.keepFirstLast = keep;
-                        pm.addNestedPass<func::FuncOp>(
-                            createQuantizeInt8Pass(options));
-                        // The int8 weights of the new quantized_matmuls
-                        // stored [N, K], as the int8 GEMM reads them.
-                        AssignLayoutPassOptions layout;
-                        layout.precision = "int8";
-                        pm.addNestedPass<func::FuncOp>(
-                            createAssignLayoutPass(layout));
-                        if (late) {
-                          SpecializeBatchPassOptions options;
-                          options.batch = *late;
-                          pm.addPass(createSpecializeBatchPass(options));
-                        }
-                        pm.addNestedPass<func::FuncOp>(createSimplifyPass());
-                      },
-                      true, /*kernelNumerics=*/false});
+    stages.push_back(
+        {"int8",
+         [keep](OpPassManager &pm) {
+           QuantizeInt8PassOptions options;
+           options.keepFirstLast = keep;
+           pm.addNestedPass<func::FuncOp>(createQuantizeInt8Pass(options));
+           // The int8 weights of the new quantized_matmuls
+           // stored [N, K], as the int8 GEMM reads them.
+           AssignLayoutPassOptions layout;
+           layout.precision = "int8";
+           pm.addNestedPass<func::FuncOp>(createAssignLayoutPass(layout));
+           pm.addNestedPass<func::FuncOp>(createSimplifyPass());
+         },
+         true, /*kernelNumerics=*/false});
   }
   bool report = config.reportFusion;
+  std::optional<int64_t> late =
+      config.int8 && !config.fp16 ? config.batch : std::nullopt;
   stages.push_back({"fuse",
-                    [report](OpPassManager &pm) {
+                    [report, late](OpPassManager &pm) {
+                      if (late) {
+                        SpecializeBatchPassOptions options;
+                        options.batch = *late;
+                        pm.addPass(createSpecializeBatchPass(options));
+                        pm.addPass(topDownCanonicalizer());
+                      }
                       FusePassOptions options;
                       options.report = report;
                       pm.addNestedPass<func::FuncOp>(

@@ -487,7 +487,8 @@ struct ScaleOfQuantizeStaticToConstant : OpRewritePattern<QuantizeStaticOp> {
         !type.getElementType().isF32())
       return rewriter.notifyMatchFailure(op, "no static scale to replace");
     Value splat = rewriter.create<ConstantOp>(
-        op.getLoc(), DenseElementsAttr::get(type, ArrayRef<APFloat>(op.getScale())));
+        op.getLoc(),
+        DenseElementsAttr::get(type, ArrayRef<APFloat>(op.getScale())));
     rewriter.replaceAllUsesWith(scale, splat);
     return success();
   }

@@ -75,9 +75,9 @@ struct Args {
 
 Args parseArgs(int argc, char **argv) {
   static const char *const kValued[] = {
-      "--input",   "--output",    "--precision", "--batch", "--arch",
-      "--weights", "--cache-dir", "--jobs",      "--cxx",   "--report",
-      "--calibrate"};
+      "--input", "--output",  "--precision", "--batch",
+      "--arch",  "--weights", "--cache-dir", "--jobs",
+      "--cxx",   "--report",  "--calibrate"};
   Args args;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];

@@ -309,8 +309,8 @@ FailureOr<std::string> ElementEmitter::compute(Value value,
     return emitQuantize(quantize, cast<OpResult>(value).getResultNumber(),
                         index);
   if (auto quantize = value.getDefiningOp<QuantizeStaticOp>())
-    return emitQuantizeStatic(
-        quantize, cast<OpResult>(value).getResultNumber(), index);
+    return emitQuantizeStatic(quantize, cast<OpResult>(value).getResultNumber(),
+                              index);
   return computeOp(value.getDefiningOp(), index);
 }
 

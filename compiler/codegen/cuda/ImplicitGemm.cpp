@@ -148,9 +148,7 @@ private:
   std::string int8ConvSignature();
   /// A conv2d's or quantized_conv2d's operands and attributes.
   bool isConv() const { return conv_ || qconv_; }
-  Value convInput() {
-    return conv_ ? conv_.getInput() : qconv_.getInput();
-  }
+  Value convInput() { return conv_ ? conv_.getInput() : qconv_.getInput(); }
   FilterGeometry convFilter() {
     return conv_ ? filterGeometry(conv_) : filterGeometry(qconv_);
   }
@@ -271,8 +269,9 @@ std::string GemmKernel::int8ConvSignature() {
          " kernel=" + std::to_string(f.kh) + "x" + std::to_string(f.kw) +
          " strides=" + joined(qconv_.getStrides(), ",") +
          " dilations=" + joined(qconv_.getDilations(), ",") +
-         " pads=" + joined(qconv_.getPads(), ",") + " filter=" +
-         stringifyFilterLayout(qconv_.getFilterLayout()).str() + " scales=col";
+         " pads=" + joined(qconv_.getPads(), ",") +
+         " filter=" + stringifyFilterLayout(qconv_.getFilterLayout()).str() +
+         " scales=col";
 }
 
 bool GemmKernel::tensorCoresApply() {
@@ -510,11 +509,11 @@ LogicalResult GemmKernel::emitEpilogue(CodeWriter &w, bool pairs) {
           e_.emit(qconv_.getFilterScale(), {n.str()});
       if (failed(filterScale))
         return failure();
-      value = e_.local(
-          DType::F32,
-          "(float)" + value + " / (" +
-              floatLiteral(qconv_.getInputScale().convertToFloat()) + " * " +
-              *filterScale + ")");
+      value =
+          e_.local(DType::F32,
+                   "(float)" + value + " / (" +
+                       floatLiteral(qconv_.getInputScale().convertToFloat()) +
+                       " * " + *filterScale + ")");
     } else if (qmm_) {
       FailureOr<std::string> rhsScale = e_.emit(qmm_.getRhsScale(), {n.str()});
       if (failed(rhsScale))
@@ -637,10 +636,13 @@ LogicalResult GemmKernel::emit() {
   w.line("");
   // The bound is at least two warps: for one-warp blocks of the small tiles,
   // ptxas (CUDA 13, sm_80) spills a few registers that it keeps otherwise.
+  // An int8 convolution also says one block per SM at least: with the
+  // bound alone, ptxas (CUDA 13, sm_90) holds the small int8 tiles to 32
+  // registers and spills (MobileNetV2's 1x1 convolutions, K = 96).
   const int bound = std::max(tiling.threads(), 64);
   w.open("extern \"C\" __global__ void __launch_bounds__(" +
-         std::to_string(bound) + ") " + context_.kernel.entry + "(" +
-         context_.parameterList() + ")");
+         std::to_string(bound) + (qconv_ ? ", 1" : "") + ") " +
+         context_.kernel.entry + "(" + context_.parameterList() + ")");
   w.line("const dlc_problem p{" + context_.argumentList() +
          (batched_ ? ", (int)blockIdx.z" : "") + "};");
   GemmTiling emitted = tiling;

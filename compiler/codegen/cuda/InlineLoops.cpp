@@ -689,10 +689,11 @@ ElementEmitter::emitQuantizedConv2D(QuantizedConv2DOp op,
   if (failed(filterScale))
     return failure();
   // f32(sum) / (input_scale * filter_scale[o]), the product first.
-  return local(DType::F32,
-               rounded(op, "(float)" + acc + " / (" +
-                               floatLiteral(op.getInputScale().convertToFloat()) +
-                               " * " + *filterScale + ")"));
+  return local(
+      DType::F32,
+      rounded(op, "(float)" + acc + " / (" +
+                      floatLiteral(op.getInputScale().convertToFloat()) +
+                      " * " + *filterScale + ")"));
 }
 
 FailureOr<std::string>
