@@ -15,7 +15,7 @@
 //    user is their product join too. The group is one attention kernel (the
 //    score matrix never leaves it).
 // 1. Anchors: conv2d, depthwise_conv2d, conv2d_transpose, matmul,
-//    quantized_matmul.
+//    quantized_matmul, quantized_conv2d.
 //    Prologue: a pad or cast whose only user is the anchor (or a chain of
 //    them); for quantized_matmul also a transpose (its int8 weight stored
 //    [N, K]).
@@ -37,7 +37,10 @@
 // 3. Elementwise ops left over: maximal trees of ops of one shape, grown from
 //    the last op back through producers whose results are used only inside
 //    the tree. The per-element quantization ops (dequantize,
-//    dequantize_grouped, unpack_int4, fake_quantize) count as elementwise.
+//    dequantize_grouped, unpack_int4, fake_quantize) count as elementwise,
+//    and so does a quantize_static whose scale result has no use: it joins
+//    epilogues (conv -> bias -> relu -> quantize_static stores int8) and
+//    trees, and the kernel stores its int8 result only (storedResults).
 //
 // So every group has one sink, its last op, whose result is the only value
 // that leaves the group (the fusion has one result), and every other member

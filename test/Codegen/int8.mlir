@@ -44,13 +44,18 @@ func.func @qconv_tc(%x: memref<2x6x6x32xi8>, %w: memref<24x3x3x32xi8>, %ws: memr
 // -----
 
 // quantize_static of a relu, not fused into a producer: per element,
-// clip(round_half_even(x * scale), -127, 127) with the scale a literal.
-// CHECK-LABEL: // ===== kernel k1_quantize_static family=elementwise grid=(2,1,1) block=(256,1,1) smem=0
+// clip(round_half_even(x * scale), -127, 127) with the scale a literal; four
+// elements per thread, loaded as a float4 and stored as 4 int8.
+// CHECK-LABEL: // ===== kernel k1_quantize_static family=elementwise grid=(1,1,1) block=(128,1,1) smem=0
 // CHECK:       dlc_k1_quantize_static(const float *__restrict__ in0, signed char *__restrict__ out0)
-// CHECK:         const float [[X:v[0-9]+]] = in0[e];
+// CHECK:         e < 100;
+// CHECK:         const dlc_vec<float, 4> [[A:a[0-9]+]] = *reinterpret_cast<const dlc_vec<float, 4> *>(in0 + [[I:i[0-9]+]]);
+// CHECK-NEXT:    const float [[X:v[0-9]+]] = dlc_to_float([[A]].v[0]);
+// CHECK:         dlc_vec<signed char, 4> [[O:o[0-9]+]];
 // CHECK-NEXT:    const float [[R:v[0-9]+]] = ([[X]] < 0.0f ? 0.0f : [[X]]);
 // CHECK-NEXT:    const int [[Q:v[0-9]+]] = dlc_quantize([[R]], 63.5f, (-127.0f), 127.0f);
-// CHECK-NEXT:    out0[e] = (signed char)([[Q]]);
+// CHECK-NEXT:    [[O]].v[0] = (signed char)([[Q]]);
+// CHECK:         *reinterpret_cast<dlc_vec<signed char, 4> *>(out0 + [[I]]) = [[O]];
 func.func @quantize_static(%x: memref<2x5x5x8xf32>, %q: memref<2x5x5x8xi8>) {
   exec.kernel "k1_quantize_static" ins(%x : memref<2x5x5x8xf32>) outs(%q : memref<2x5x5x8xi8>) {
   ^bb0(%a0: tensor<2x5x5x8xf32>):
