@@ -204,6 +204,13 @@ std::string poolVeto(Pool2DOp pool, Operation *anchor) {
     return "pool has padding";
   if (pool.getDataLayout() != *layout)
     return "pool layout differs from the convolution's";
+  // The int8 implicit GEMM (ungrouped NHWC, C % 16 == 0) cannot pool in its
+  // epilogue: fused, the convolution would run per element, without tensor
+  // cores. The pool is a kernel of its own (with the next quantize_static).
+  if (auto q = dyn_cast<QuantizedConv2DOp>(anchor);
+      q && q.getGroups() == 1 && q.getDataLayout() == Layout::NHWC &&
+      shapeOf(q.getInput()).back() % 16 == 0)
+    return "the int8 convolution runs on tensor cores, which cannot pool";
   return "";
 }
 

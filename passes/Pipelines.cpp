@@ -91,7 +91,9 @@ dlc::pipelineStages(const PipelineConfig &config) {
                         SpecializeBatchPassOptions options;
                         options.batch = *late;
                         pm.addPass(createSpecializeBatchPass(options));
-                        pm.addPass(topDownCanonicalizer());
+                        // The static shapes let dlc-simplify make
+                        // quantize_static's scale results constants.
+                        pm.addNestedPass<func::FuncOp>(createSimplifyPass());
                       }
                       FusePassOptions options;
                       options.report = report;
