@@ -90,3 +90,38 @@ func.func @nchw_conv(%x: tensor<1x2x3x3xf32>) -> tensor<1x2x3x2xf32> {
   %0 = graph.conv2d %x, %w {data_layout = #graph.layout<nchw>} : (tensor<1x2x3x3xf32>, tensor<1x2x2x2xf32>) -> tensor<1x2x3x2xf32>
   return %0 : tensor<1x2x3x2xf32>
 }
+
+// -----
+
+// A pool after a quantized_conv2d: fused into the epilogue where the
+// convolution runs per element anyway (C = 3), not where it takes the int8
+// tensor cores (C = 16), whose GEMM epilogue cannot pool: there the pool is a
+// kernel of its own, with the quantize_static that follows it.
+// FUSE-LABEL: func.func @pools
+// FUSE:       graph.fusion
+// FUSE:         graph.quantized_conv2d {{.+}} : (tensor<1x8x8x3xi8>
+// FUSE-NEXT:    graph.activation <relu>
+// FUSE-NEXT:    graph.pool2d <max>
+// FUSE-NEXT:    graph.quantize_static
+// FUSE-NEXT:    graph.yield
+// FUSE:       %[[C:.+]] = graph.fusion
+// FUSE:         graph.quantized_conv2d {{.+}} : (tensor<1x4x4x16xi8>
+// FUSE-NEXT:    graph.activation <relu>
+// FUSE-NEXT:    graph.yield
+// FUSE:       graph.fusion(%[[C]]) : (tensor<1x4x4x16xf32>) -> tensor<1x2x2x16xi8>
+// FUSE:         graph.pool2d <max>
+// FUSE-NEXT:    graph.quantize_static
+func.func @pools(%x: tensor<1x8x8x3xi8>) -> tensor<1x2x2x16xi8> {
+  %w1 = graph.constant dense<1> : tensor<16x1x1x3xi8>
+  %s1 = graph.constant dense<2.0> : tensor<16xf32>
+  %w2 = graph.constant dense<1> : tensor<16x1x1x16xi8>
+  %c1 = graph.quantized_conv2d %x, %w1, %s1 {filter_layout = #graph.filter_layout<ohwi>, input_scale = 2.0e+01 : f32} : (tensor<1x8x8x3xi8>, tensor<16x1x1x3xi8>, tensor<16xf32>) -> tensor<1x8x8x16xf32>
+  %r1 = graph.activation <relu> %c1 : tensor<1x8x8x16xf32>
+  %p1 = graph.pool2d <max> %r1 {window = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x8x8x16xf32>) -> tensor<1x4x4x16xf32>
+  %q1, %qs1 = graph.quantize_static %p1 {scale = 1.0e+01 : f32} : (tensor<1x4x4x16xf32>) -> (tensor<1x4x4x16xi8>, tensor<1x4x4x1xf32>)
+  %c2 = graph.quantized_conv2d %q1, %w2, %s1 {filter_layout = #graph.filter_layout<ohwi>, input_scale = 1.0e+01 : f32} : (tensor<1x4x4x16xi8>, tensor<16x1x1x16xi8>, tensor<16xf32>) -> tensor<1x4x4x16xf32>
+  %r2 = graph.activation <relu> %c2 : tensor<1x4x4x16xf32>
+  %p2 = graph.pool2d <max> %r2 {window = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x4x4x16xf32>) -> tensor<1x2x2x16xf32>
+  %q2, %qs2 = graph.quantize_static %p2 {scale = 1.0e+01 : f32} : (tensor<1x2x2x16xf32>) -> (tensor<1x2x2x16xi8>, tensor<1x2x2x1xf32>)
+  return %q2 : tensor<1x2x2x16xi8>
+}
