@@ -268,3 +268,26 @@ def quant_reversible_int4_act(K):
        "unpacked reverse_embeddings, / scale[v]")
 def quant_reversible_int4_channel_untied(K):
     return reversible(K, False)
+
+
+def reversible_pooled(K):
+    """Tokens [N, 7] with padding zeros through ReversibleEmbedding(mask_zero=True) and a
+    SimpleRNN (which skips masked steps), then the last state's logits (reverse=True)."""
+    L = K.layers
+    tokens = K.Input((7,), dtype="int32")
+    emb = L.ReversibleEmbedding(40, 12, mask_zero=True)
+    state = L.SimpleRNN(12)(emb(tokens))
+    return K.Model(tokens, emb(state, reverse=True))
+
+
+@quant("quant_reversible_float_mask", None, vocab=40, zeros=True,
+       note="ReversibleEmbedding, float, mask_zero: the SimpleRNN skips the padding")
+def quant_reversible_float_mask(K):
+    return reversible_pooled(K)
+
+
+@quant("quant_reversible_int8_mask", "int8", vocab=40, zeros=True,
+       note="ReversibleEmbedding int8, mask_zero: Keras's quantized call sets no mask, so the "
+       "SimpleRNN steps through the padding too")
+def quant_reversible_int8_mask(K):
+    return reversible_pooled(K)
