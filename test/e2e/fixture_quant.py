@@ -18,12 +18,19 @@ QUANTIZE = {}
 AFTER = {}
 
 
-def quant(name, mode, config=None, after=None, **opts):
+# models quantized with model.quantize(..., type_check=False) (KerasHub's ReversibleEmbedding, a
+# subclass, which Keras's type check would skip).
+NO_TYPE_CHECK = set()
+
+
+def quant(name, mode, config=None, after=None, type_check=True, **opts):
     opts.setdefault("k2", False)
     opts.setdefault("tfjs", False)
 
     def deco(fn):
         QUANTIZE[name] = (mode, config)
+        if not type_check:
+            NO_TYPE_CHECK.add(name)
         if after is not None:
             AFTER[name] = after
         return M.model(name, registry=REGISTRY, **opts)(fn)
@@ -291,3 +298,21 @@ def quant_reversible_float_mask(K):
        "SimpleRNN steps through the padding too")
 def quant_reversible_int8_mask(K):
     return reversible_pooled(K)
+
+
+def reversible_hub(K):
+    """reversible() with KerasHub's ReversibleEmbedding (keras_hub.layers: a subclass of Keras's,
+    saved under its own module and registered name), untied."""
+    import keras_hub
+
+    L = K.layers
+    tokens = K.Input((7,), dtype="int32")
+    emb = keras_hub.layers.ReversibleEmbedding(40, 12, tie_weights=False)
+    h = L.Dense(12, activation="tanh")(emb(tokens))
+    return K.Model(tokens, emb(h, reverse=True))
+
+
+@quant("quant_reversible_hub_int8", "int8", vocab=40, type_check=False,
+       note="KerasHub's ReversibleEmbedding, int8 (model.quantize with type_check=False), untied")
+def quant_reversible_hub_int8(K):
+    return reversible_hub(K)

@@ -8,6 +8,8 @@ layers from .keras and .weights.h5 only, so the legacy.h5 that gen_fixtures writ
 folder but leaves the formats compare.py runs (e2e/quant/legacy_refused checks the refusal).
 """
 
+# requirements: scripts/requirements-hub.txt
+
 import json
 import os
 import sys
@@ -35,10 +37,10 @@ def fill_and_quantize(model, K, rng):
     mode, config = fixture_quant.QUANTIZE[_current[0]]
     if mode is None:
         return
-    if config is None:
-        model.quantize(mode)
-    else:
-        model.quantize(mode, config=config(K))
+    kwargs = {} if config is None else {"config": config(K)}
+    if _current[0] in fixture_quant.NO_TYPE_CHECK:
+        kwargs["type_check"] = False
+    model.quantize(mode, **kwargs)
     after = fixture_quant.AFTER.get(_current[0])
     if after is not None:
         after(model)
