@@ -60,10 +60,12 @@ dlc::pipelineStages(const PipelineConfig &config) {
                       true, /*kernelNumerics=*/false});
   if (config.int8 && !config.fp16) {
     bool keep = config.int8KeepFirstLast;
+    bool zeroPoint = config.int8UnsignedActivations;
     stages.push_back({"int8",
-                      [keep](OpPassManager &pm) {
+                      [keep, zeroPoint](OpPassManager &pm) {
                         QuantizeInt8PassOptions options;
                         options.keepFirstLast = keep;
+                        options.unsignedActivations = zeroPoint;
                         pm.addNestedPass<func::FuncOp>(
                             createQuantizeInt8Pass(options));
                         pm.addNestedPass<func::FuncOp>(createSimplifyPass());

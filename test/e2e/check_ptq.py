@@ -110,6 +110,12 @@ def check_model(args, name, tmp):
            "-o", os.path.join(tmp, name, "int8.mlir")]
     if args.keep_first_last:
         cmd.append("--int8-keep-first-last")
+    if args.unsigned_activations:
+        cmd.append("--int8-unsigned-activations")
+    if args.accuracy_target:
+        cmd += ["--int8-accuracy-target", str(args.accuracy_target)]
+        if args.accuracy_margin:
+            cmd += ["--int8-accuracy-margin", str(args.accuracy_margin)]
     secs = run(cmd, args.timeout)
     with open(report_path) as f:
         report = json.load(f)
@@ -147,6 +153,12 @@ def check_model(args, name, tmp):
                 c += ["--calibrate", cal_dir, "--calibration-method", args.method]
                 if args.keep_first_last:
                     c.append("--int8-keep-first-last")
+                if args.unsigned_activations:
+                    c.append("--int8-unsigned-activations")
+                if args.accuracy_target:
+                    c += ["--int8-accuracy-target", str(args.accuracy_target)]
+                    if args.accuracy_margin:
+                        c += ["--int8-accuracy-margin", str(args.accuracy_margin)]
             run(c, args.timeout)
             outs[prec] = np.load(y).astype(np.float64)
         agree = float(np.mean(outs["fp32"].argmax(-1) == outs["int8"].argmax(-1)))
@@ -185,8 +197,13 @@ def main():
     ap.add_argument("--samples", type=int, default=256, help="held-out samples (default 256)")
     ap.add_argument("--calib", type=int, default=64, help="calibration samples (default 64)")
     ap.add_argument("--batch", type=int, default=32)
-    ap.add_argument("--method", default="percentile", choices=["max", "percentile", "entropy"])
+    ap.add_argument("--method", default="percentile", choices=["max", "percentile", "entropy", "mse"])
+    ap.add_argument("--unsigned-activations", action="store_true")
     ap.add_argument("--keep-first-last", action="store_true")
+    ap.add_argument("--accuracy-target", type=float, default=0,
+                    help="--int8-accuracy-target (0: off)")
+    ap.add_argument("--accuracy-margin", type=float, default=0,
+                    help="--int8-accuracy-margin (0: dlc's default)")
     ap.add_argument("--min-agreement", type=float, default=0.99)
     ap.add_argument("--report-only", action="store_true",
                     help="print the agreement without asserting --min-agreement (the CI test; "
@@ -195,11 +212,15 @@ def main():
     ap.add_argument("--update", action="store_true",
                     help="rewrite the committed reports test/e2e/ptq/MODEL.json")
     ap.add_argument("--timeout", type=int, default=1500)
+    ap.add_argument("--work", help="keep each report here as MODEL.report.json")
     args = ap.parse_args()
     ok = True
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory(dir=args.work) as tmp:
         for name in args.models.split(","):
             ok &= check_model(args, name, tmp)
+            if args.work:  # keep the report
+                os.replace(os.path.join(tmp, name, "report.json"),
+                           os.path.join(args.work, name + ".report.json"))
     print("PASS" if ok else "FAIL")
     return 0 if ok else 1
 
