@@ -77,7 +77,7 @@ std::vector<CommandSpec> buildCommands() {
             "--int8-accuracy-margin, is at least A, in (0, 1] (each layer's "
             "sensitivity is measured; docs/quantization.md)"),
       value("--int8-accuracy-margin", "M",
-            "The safety factor of --int8-accuracy-target, at least 1 "
+            "The safety factor of --int8-accuracy-target, in [1, 1000] "
             "(default 3)"),
       value("--calibration-report", "FILE.json",
             "Write the per-layer scales and the accuracy cost (top-1 "
