@@ -50,7 +50,8 @@ enum class Precision {
   FP32,
   FP16,
   /// Post-training int8 (compiler/Calibrate.h): needs
-  /// CompileOptions::int8's calibration set; the graph stages only.
+  /// CompileOptions::int8's calibration set; int8 kernels for the quantized
+  /// convolutions and Dense layers (docs/quantization.md).
   Int8,
 };
 
@@ -121,6 +122,9 @@ struct CompileOptions {
   /// more than its tolerance (compareOutputs) is an internal error. Only for
   /// a model bound to these inputs (bindInputs).
   const std::vector<Tensor> *verifyInputs = nullptr;
+  /// The stage checks' relative L2 limits before and after fp16 lowering
+  /// (compareOutputs' defaults unless set: `--verify-limit`).
+  double verifyLimit = 1e-5, verifyLimitFp16 = 1e-2;
   /// Where the stage checks report one line per stage; null: nowhere.
   std::ostream *verifyLog = nullptr;
 

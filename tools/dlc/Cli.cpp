@@ -47,7 +47,7 @@ std::vector<CommandSpec> buildCommands() {
       value("--precision", "fp32|fp16|int8",
             "Arithmetic precision: fp32; fp16 storage with fp32 "
             "accumulation; or int8 (post-training quantization, needs "
-            "--calibrate; graph stages only, docs/quantization.md) "
+            "--calibrate; int8 tensor-core kernels, docs/quantization.md) "
             "(default: fp16 for mixed_float16 models, else fp32)",
             {"fp32", "fp16", "int8"});
   std::vector<OptionSpec> int8Options = {
@@ -107,8 +107,8 @@ std::vector<CommandSpec> buildCommands() {
   OptionSpec stopAfter =
       value("--stop-after", "STAGE",
             "Stop the pipeline after a stage: import, simplify, layout, fp16 "
-            "or int8, fuse, exec or plan (default: plan, the whole pipeline; "
-            "int8 with --precision int8)");
+            "or int8, fuse, exec or plan (default: plan, the whole "
+            "pipeline)");
   compile.options = {
       out,
       weights,
@@ -173,6 +173,9 @@ std::vector<CommandSpec> buildCommands() {
            "Check every pipeline stage against the imported model on these "
            "inputs (relative L2 error <= 1e-5 in fp32, <= 1e-2 after fp16 "
            "lowering); one line per stage on stderr"),
+      value("--verify-limit", "L[,L16]",
+            "The stage checks' relative L2 limits instead of 1e-5 (and 1e-2 "
+            "after fp16 lowering), e.g. a model's measured conditioning"),
   };
   run.options.insert(run.options.begin() + 4, int8Options.begin(),
                      int8Options.end());
@@ -445,6 +448,12 @@ bool dlc::cli::parse(const std::vector<std::string> &args, Invocation &out,
                 "(0, 100])";
         return false;
       }
+    }
+    if (opt->name == "--verify-limit" &&
+        !std::regex_match(val, std::regex("[0-9.eE+-]+(,[0-9.eE+-]+)?"))) {
+      error = "invalid value '" + val +
+              "' for --verify-limit (expected L or L,L16, e.g. 2e-5,1e-2)";
+      return false;
     }
     std::vector<std::string> &slot = out.values[opt->name];
     if (!opt->repeatable && !slot.empty()) {
