@@ -10,7 +10,10 @@
 #include "support/File.h"
 #include "support/Npy.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
+#include "mlir/Pass/PassManager.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -28,7 +31,8 @@ namespace {
 constexpr std::pair<const char *, CalibrationMethod> kMethods[] = {
     {"max", CalibrationMethod::Max},
     {"percentile", CalibrationMethod::Percentile},
-    {"entropy", CalibrationMethod::Entropy}};
+    {"entropy", CalibrationMethod::Entropy},
+    {"mse", CalibrationMethod::Mse}};
 
 /// The histogram of |x|: 2048 bins over [0, range].
 constexpr int kBins = 2048;
@@ -184,7 +188,210 @@ double percentileClip(const std::vector<double> &hist, double width,
   return kBins * width;
 }
 
+/// The clip of least expected squared error when |x| (the histogram of
+/// |x| over `hist.size()` bins of `width`, `zeros` of them exactly 0) is
+/// quantized to `levels` steps over [0, c] (127 symmetric, 255 with a zero
+/// point): over every bin edge c = i * width, a value below c rounds with
+/// the uniform error step^2 / 12 (step = c / levels; an exact 0 rounds
+/// exactly), one beyond saturates with the error
+/// (x - c)^2 (x its bin's centre). The smallest such c on a tie.
+double mseClip(const std::vector<double> &hist, double width, double zeros,
+               int levels) {
+  const int bins = int(hist.size());
+  // Suffix sums over the bins beyond c: count, sum x, sum x^2.
+  std::vector<double> n(bins + 1, 0), s1(bins + 1, 0), s2(bins + 1, 0);
+  for (int j = bins - 1; j >= 0; --j) {
+    double x = (j + 0.5) * width;
+    n[j] = n[j + 1] + hist[j];
+    s1[j] = s1[j + 1] + hist[j] * x;
+    s2[j] = s2[j + 1] + hist[j] * x * x;
+  }
+  double best = INFINITY;
+  int bestI = bins;
+  for (int i = 1; i <= bins; ++i) {
+    double c = i * width, step = c / levels;
+    double inRange = std::max(0.0, n[0] - n[i] - zeros);
+    double err =
+        inRange * step * step / 12 + s2[i] - 2 * c * s1[i] + c * c * n[i];
+    if (err < best) {
+      best = err;
+      bestI = i;
+    }
+  }
+  return bestI * width;
+}
+
 std::string opName(Operation *op) { return op->getName().stripDialect().str(); }
+
+size_t samplesOf(const std::vector<Batch> &batches) {
+  size_t samples = 0;
+  for (const Batch &b : batches)
+    samples += b.inputs.front().rank() ? b.inputs.front().dim(0) : 1;
+  return samples;
+}
+
+/// The int8 run's outputs (per batch, per output) against the fp32 run's.
+Accuracy compareRuns(const std::vector<std::vector<Tensor>> &expected,
+                     const std::vector<std::vector<Tensor>> &actual,
+                     size_t samples, double margin = 1.0) {
+  Accuracy accuracy;
+  accuracy.samples = samples;
+  size_t outputs = expected.empty() ? 0 : expected.front().size();
+  for (size_t o = 0; o < outputs; ++o) {
+    double diff = 0, norm = 0;
+    size_t rows = 0, agree = 0, agreeMargin = 0;
+    std::vector<float> amplified;
+    for (size_t bi = 0; bi < expected.size(); ++bi) {
+      Tensor e = expected[bi][o].cast(DType::F32);
+      Tensor a = actual[bi][o].cast(DType::F32);
+      const float *ev = e.data<float>(), *av = a.data<float>();
+      for (int64_t k = 0; k < e.numel(); ++k) {
+        diff += (double(av[k]) - ev[k]) * (double(av[k]) - ev[k]);
+        norm += double(ev[k]) * ev[k];
+      }
+      int64_t width = e.rank() ? e.dim(-1) : 1;
+      amplified.resize(width);
+      for (int64_t r = 0; width && r < e.numel() / width; ++r) {
+        const float *er = ev + r * width, *ar = av + r * width;
+        int64_t top = std::max_element(er, er + width) - er;
+        agree += std::max_element(ar, ar + width) - ar == top;
+        for (int64_t k = 0; k < width; ++k)
+          amplified[k] = float(er[k] + margin * (double(ar[k]) - er[k]));
+        agreeMargin += std::max_element(amplified.begin(), amplified.end()) -
+                           amplified.begin() ==
+                       top;
+        ++rows;
+      }
+    }
+    accuracy.top1Agreement.push_back(rows ? double(agree) / rows : 1.0);
+    accuracy.marginAgreement.push_back(rows ? double(agreeMargin) / rows : 1.0);
+    accuracy.relL2Error.push_back(norm > 0 ? std::sqrt(diff / norm)
+                                           : std::sqrt(diff));
+  }
+  return accuracy;
+}
+
+/// A copy of `module` (calibrated) in which only the candidates with
+/// int8[i] set are quantized, by dlc-quantize-int8.
+OwningOpRef<ModuleOp> quantizedCopy(ModuleOp module,
+                                    const std::vector<bool> &int8,
+                                    bool unsignedActivations) {
+  OwningOpRef<ModuleOp> copy(cast<ModuleOp>(module->clone()));
+  for (auto [i, op] : llvm::enumerate(candidatesOf(*copy)))
+    if (!int8[i])
+      op->removeAttr(kCalibratedAmaxAttr);
+  PassManager pm(copy->getContext());
+  QuantizeInt8PassOptions pass;
+  pass.unsignedActivations = unsignedActivations;
+  pm.addNestedPass<func::FuncOp>(createQuantizeInt8Pass(pass));
+  if (failed(pm.run(*copy)))
+    throw std::runtime_error("dlc-quantize-int8 failed on a copy of the "
+                             "model (--int8-accuracy-target)");
+  return copy;
+}
+
+/// `x` as %g writes it: 0.99, 1.
+std::string shortNumber(double x) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", x);
+  return text;
+}
+
+double worst(const std::vector<double> &v, bool largest) {
+  if (v.empty())
+    return largest ? 0.0 : 1.0;
+  return largest ? *std::max_element(v.begin(), v.end())
+                 : *std::min_element(v.begin(), v.end());
+}
+
+/// --int8-accuracy-target (docs/quantization.md): measures each int8 op's
+/// sensitivity (the output's relative L2 error on the calibration set with
+/// it the only op in int8), then finds by bisection the fewest of the most
+/// sensitive ops to keep in f32 for the rest, all int8, to reach the
+/// target's top-1 agreement with the deviation amplified by
+/// options.accuracyMargin. Removes the clip of the ops it keeps f32.
+void selectPrecisions(ModuleOp module, const std::vector<Batch> &batches,
+                      const Int8Options &options, Calibration &calibration) {
+  std::vector<Operation *> ops = candidatesOf(module);
+  std::vector<std::vector<Tensor>> expected =
+      runBatches(module, batches, nullptr);
+  std::vector<size_t> eligible;
+  for (size_t i = 0; i < ops.size(); ++i)
+    if (calibration.layers[i].int8)
+      eligible.push_back(i);
+  auto measure = [&](const std::vector<bool> &int8, size_t batchCount) {
+    OwningOpRef<ModuleOp> copy =
+        quantizedCopy(module, int8, options.unsignedActivations);
+    std::vector<Batch> some(batches.begin(), batches.begin() + batchCount);
+    std::vector<std::vector<Tensor>> want(expected.begin(),
+                                          expected.begin() + batchCount);
+    return compareRuns(want, runBatches(*copy, some, nullptr), samplesOf(some),
+                       options.accuracyMargin);
+  };
+  // The sensitivities on the first batches, up to kSensitivitySamples
+  // samples (a ranking needs fewer than the gate).
+  size_t sensitivityBatches = 0;
+  for (size_t n = 0;
+       sensitivityBatches < batches.size() && n < kSensitivitySamples;
+       ++sensitivityBatches)
+    n += samplesOf({batches[sensitivityBatches]});
+  calibration.sensitivitySamples = samplesOf(std::vector<Batch>(
+      batches.begin(), batches.begin() + sensitivityBatches));
+  for (size_t i : eligible) {
+    std::vector<bool> only(ops.size(), false);
+    only[i] = true;
+    Accuracy a = measure(only, sensitivityBatches);
+    calibration.layers[i].sensitivityRelL2 = worst(a.relL2Error, true);
+    calibration.layers[i].sensitivityTop1 = worst(a.top1Agreement, false);
+  }
+  // The most sensitive first; op order on a tie.
+  std::vector<size_t> order = eligible;
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return calibration.layers[a].sensitivityRelL2 >
+           calibration.layers[b].sensitivityRelL2;
+  });
+  for (auto [rank, i] : llvm::enumerate(order))
+    calibration.layers[i].sensitivityRank = rank + 1;
+
+  // The model with the k most sensitive ops in f32.
+  auto step = [&](size_t k) {
+    std::vector<bool> int8(ops.size(), false);
+    for (size_t r = k; r < order.size(); ++r)
+      int8[order[r]] = true;
+    Accuracy a = measure(int8, batches.size());
+    SearchStep s;
+    s.keptF32 = k;
+    s.top1Agreement = worst(a.top1Agreement, false);
+    s.marginAgreement = worst(a.marginAgreement, false);
+    s.relL2Error = worst(a.relL2Error, true);
+    s.meets = s.marginAgreement >= options.accuracyTarget;
+    calibration.search.push_back(s);
+    return s.meets;
+  };
+  // Bisection for the least k that meets the target: k = all (nothing int8)
+  // meets it without measuring.
+  size_t lo = 0, hi = order.size();
+  if (!order.empty() && !step(0)) {
+    while (hi - lo > 1) {
+      size_t mid = lo + (hi - lo) / 2;
+      (step(mid) ? hi : lo) = mid;
+    }
+  } else {
+    hi = 0;
+  }
+  for (size_t r = 0; r < hi; ++r) {
+    LayerCalibration &layer = calibration.layers[order[r]];
+    layer.int8 = false;
+    layer.keptBecause = llvm::formatv(
+        "--int8-accuracy-target {0}: sensitivity rank {1} of {2} (alone in "
+        "int8: output relative L2 error {3:e3}, top-1 agreement {4:f4} on "
+        "the first {5} calibration samples)",
+        shortNumber(options.accuracyTarget), r + 1, order.size(),
+        layer.sensitivityRelL2, layer.sensitivityTop1,
+        calibration.sensitivitySamples);
+    ops[order[r]]->removeAttr(kCalibratedAmaxAttr);
+  }
+}
 
 } // namespace
 
@@ -281,24 +488,34 @@ Calibration driver::calibrate(ModuleOp module,
   if (options.method != CalibrationMethod::Max) {
     std::vector<std::vector<double>> hist(ops.size(),
                                           std::vector<double>(kBins, 0));
+    std::vector<double> zeros(ops.size(), 0);
     runBatches(module, batches, [&](size_t i, const float *x, int64_t n) {
       if (amax[i] <= 0)
         return;
       const double perUnit = kBins / amax[i];
       double *h = hist[i].data();
+      int64_t zero = 0;
       for (int64_t k = 0; k < n; ++k) {
         double v = std::fabs(double(x[k])) * perUnit;
+        zero += v == 0;
         if (v == v)
           ++h[std::min(kBins - 1, int(v))];
       }
+      zeros[i] += double(zero);
     });
     for (size_t i = 0; i < ops.size(); ++i) {
       if (amax[i] <= 0)
         continue;
       double width = amax[i] / kBins;
-      clip[i] = options.method == CalibrationMethod::Entropy
-                    ? entropyClip(hist[i], width)
-                    : percentileClip(hist[i], width, options.percentile);
+      clip[i] =
+          options.method == CalibrationMethod::Entropy
+              ? entropyClip(hist[i], width)
+          : options.method == CalibrationMethod::Mse
+              ? mseClip(hist[i], width, zeros[i],
+                        options.unsignedActivations && int8InputUnsigned(ops[i])
+                            ? 255
+                            : 127)
+              : percentileClip(hist[i], width, options.percentile);
       clip[i] = std::min(clip[i], amax[i]);
     }
   }
@@ -312,6 +529,7 @@ Calibration driver::calibrate(ModuleOp module,
     layer.op = opName(op);
     layer.observedAmax = amax[i];
     layer.clip = clip[i];
+    layer.unsignedInput = options.unsignedActivations && int8InputUnsigned(op);
     std::vector<float> scales = int8WeightScales(op);
     layer.channels = int64_t(scales.size());
     if (!scales.empty()) {
@@ -330,46 +548,21 @@ Calibration driver::calibrate(ModuleOp module,
     else if (scales.empty())
       layer.keptBecause = "its weight constant cannot be read";
     layer.int8 = layer.keptBecause.empty();
-    if (std::isfinite(clip[i]) && clip[i] > 0)
+    // Only the ops to quantize carry the clip: dlc-quantize-int8 leaves the
+    // others f32.
+    if (layer.int8)
       op->setAttr(kCalibratedAmaxAttr, b.getF32FloatAttr(float(clip[i])));
     result.layers.push_back(std::move(layer));
   }
+  if (options.accuracyTarget > 0)
+    selectPrecisions(module, batches, options, result);
   return result;
 }
 
 Accuracy driver::measureAccuracy(ModuleOp fp32, ModuleOp int8,
                                  const std::vector<Batch> &batches) {
-  std::vector<std::vector<Tensor>> expected =
-      runBatches(fp32, batches, nullptr);
-  std::vector<std::vector<Tensor>> actual = runBatches(int8, batches, nullptr);
-  Accuracy accuracy;
-  for (const Batch &b : batches)
-    accuracy.samples += b.inputs.front().rank() ? b.inputs.front().dim(0) : 1;
-  size_t outputs = expected.empty() ? 0 : expected.front().size();
-  for (size_t o = 0; o < outputs; ++o) {
-    double diff = 0, norm = 0;
-    size_t rows = 0, agree = 0;
-    for (size_t bi = 0; bi < batches.size(); ++bi) {
-      Tensor e = expected[bi][o].cast(DType::F32);
-      Tensor a = actual[bi][o].cast(DType::F32);
-      const float *ev = e.data<float>(), *av = a.data<float>();
-      for (int64_t k = 0; k < e.numel(); ++k) {
-        diff += (double(av[k]) - ev[k]) * (double(av[k]) - ev[k]);
-        norm += double(ev[k]) * ev[k];
-      }
-      int64_t width = e.rank() ? e.dim(-1) : 1;
-      for (int64_t r = 0; width && r < e.numel() / width; ++r) {
-        const float *er = ev + r * width, *ar = av + r * width;
-        agree += std::max_element(er, er + width) - er ==
-                 std::max_element(ar, ar + width) - ar;
-        ++rows;
-      }
-    }
-    accuracy.top1Agreement.push_back(rows ? double(agree) / rows : 1.0);
-    accuracy.relL2Error.push_back(norm > 0 ? std::sqrt(diff / norm)
-                                           : std::sqrt(diff));
-  }
-  return accuracy;
+  return compareRuns(runBatches(fp32, batches, nullptr),
+                     runBatches(int8, batches, nullptr), samplesOf(batches));
 }
 
 namespace {
@@ -400,23 +593,55 @@ void driver::writeReport(const std::string &modelPath,
         {"op", l.op},
         {"int8", l.int8},
         {"input",
-         llvm::json::Object{{"observed_amax", l.observedAmax},
-                            {"clip", l.clip},
-                            {"scale", l.clip > 0 ? 127.0 / l.clip : 0.0}}},
+         llvm::json::Object{
+             {"observed_amax", l.observedAmax},
+             {"clip", l.clip},
+             {"scale",
+              l.clip > 0 ? (l.unsignedInput ? 255.0 : 127.0) / l.clip : 0.0},
+             {"zero_point", l.unsignedInput ? -128 : 0}}},
         {"weight_scale", llvm::json::Object{{"channels", l.channels},
                                             {"min", l.weightScaleMin},
                                             {"max", l.weightScaleMax}}}};
     if (!l.int8)
       layer["kept_f32_because"] = l.keptBecause;
+    if (l.sensitivityRank)
+      layer["sensitivity"] =
+          llvm::json::Object{{"rank", int64_t(l.sensitivityRank)},
+                             {"rel_l2_error", l.sensitivityRelL2},
+                             {"top1_agreement", l.sensitivityTop1}};
     int8 += l.int8;
     layers.push_back(std::move(layer));
   }
-  llvm::json::Object method{{"name", calibrationMethodName(options.method)},
-                            {"keep_first_last", options.keepFirstLast}};
+  llvm::json::Object method{
+      {"name", calibrationMethodName(options.method)},
+      {"keep_first_last", options.keepFirstLast},
+      {"unsigned_activations", options.unsignedActivations}};
   if (options.method == CalibrationMethod::Percentile)
     method["percentile"] = options.percentile;
   if (options.method == CalibrationMethod::Entropy)
     method["bins"] = kBins, method["levels"] = kLevels;
+  if (options.method == CalibrationMethod::Mse)
+    method["bins"] = kBins;
+  std::optional<llvm::json::Object> mixed;
+  if (options.accuracyTarget > 0) {
+    method["accuracy_target"] = options.accuracyTarget;
+    llvm::json::Array search;
+    for (const SearchStep &step : calibration.search)
+      search.push_back(
+          llvm::json::Object{{"kept_f32", int64_t(step.keptF32)},
+                             {"top1_agreement", step.top1Agreement},
+                             {"margin_agreement", step.marginAgreement},
+                             {"rel_l2_error", step.relL2Error},
+                             {"meets", step.meets}});
+    mixed = llvm::json::Object{
+        {"target", options.accuracyTarget},
+        {"margin", options.accuracyMargin},
+        {"sensitivity", "the output's relative L2 error on the first "
+                        "samples of the calibration set with the op the "
+                        "only one in int8"},
+        {"sensitivity_samples", int64_t(calibration.sensitivitySamples)},
+        {"search", std::move(search)}};
+  }
   llvm::json::Object accuracy{{"calibration", accuracyJson(onCalibration)}};
   if (onHoldout)
     accuracy["holdout"] = accuracyJson(*onHoldout);
@@ -431,6 +656,8 @@ void driver::writeReport(const std::string &modelPath,
       {"layers_f32", int64_t(calibration.layers.size() - int8)},
       {"layers", std::move(layers)},
       {"accuracy", std::move(accuracy)}};
+  if (mixed)
+    report["accuracy_target"] = std::move(*mixed);
   std::string text;
   llvm::raw_string_ostream os(text);
   os << llvm::formatv("{0:2}", llvm::json::Value(std::move(report))) << "\n";

@@ -32,8 +32,9 @@ enum class CalibrationMethod {
   Percentile, ///< the `percentile`-th percentile of |x|
   Entropy,    ///< TensorRT's: the clip of least KL divergence (2048 bins,
               ///< 128 levels)
+  Mse,        ///< the clip of least expected squared quantization error
 };
-/// "max", "percentile", "entropy".
+/// "max", "percentile", "entropy", "mse".
 std::optional<CalibrationMethod> calibrationMethodNamed(std::string_view name);
 const char *calibrationMethodName(CalibrationMethod method);
 
@@ -45,6 +46,19 @@ struct Int8Options {
   double percentile = 99.99; ///< CalibrationMethod::Percentile's
   /// Keep the first and the last quantizable op in f32.
   bool keepFirstLast = false;
+  /// Quantize inputs that are >= 0 by construction to 256 levels with a
+  /// zero point (dlc-quantize-int8's unsigned-activations).
+  bool unsignedActivations = false;
+  /// Accuracy-driven mixed precision (`--int8-accuracy-target`): when > 0,
+  /// the quantizable ops whose quantization costs most accuracy stay f32
+  /// until the top-1 agreement with fp32 on the calibration set, under
+  /// the error amplified by `accuracyMargin`, reaches it. 0: off.
+  double accuracyTarget = 0;
+  /// The accuracy target's margin (`--int8-accuracy-margin`): the int8
+  /// model's deviation from fp32 on each calibration sample is multiplied by
+  /// this before its argmax is compared, so that the target holds with room
+  /// for inputs of smaller margins than the calibration set's.
+  double accuracyMargin = 3.0;
   /// Where to write the JSON report; "" for none (then no accuracy is
   /// measured).
   std::string reportPath;
@@ -73,16 +87,39 @@ struct LayerCalibration {
   std::string op;                ///< "conv2d", "depthwise_conv2d", "matmul"
   double observedAmax = 0;       ///< max |x| of its input over the set
   double clip = 0;               ///< the method's clip value (amax)
+  bool unsignedInput = false;    ///< 256 levels with a zero point
   int64_t channels = 0;          ///< output channels (weight scales)
   double weightScaleMin = 0, weightScaleMax = 0; ///< 127 / max|w| per channel
   bool int8 = false;                             ///< quantized
   std::string keptBecause;                       ///< why not, when not
+  /// With an accuracy target: the model's output error on the calibration
+  /// set with this op the only one in int8 (the largest over the outputs),
+  /// and its rank by that error (1: the most sensitive); 0 when not
+  /// measured.
+  double sensitivityRelL2 = 0, sensitivityTop1 = 1;
+  size_t sensitivityRank = 0;
+};
+
+/// One model the accuracy-target search measured on the calibration set:
+/// the `keptF32` most sensitive ops in f32, the rest int8.
+struct SearchStep {
+  size_t keptF32 = 0;
+  double top1Agreement = 0;   ///< the worst output's
+  double marginAgreement = 0; ///< the same with the error amplified
+  double relL2Error = 0;      ///< the worst output's
+  bool meets = false;
 };
 
 struct Calibration {
   std::vector<LayerCalibration> layers; ///< the candidates, in op order
   size_t batches = 0, samples = 0;
+  std::vector<SearchStep> search; ///< the accuracy target's, in order
+  size_t sensitivitySamples = 0;  ///< the samples sensitivities used
 };
+
+/// The accuracy target measures each op's sensitivity on the first
+/// calibration batches, up to this many samples (at least one batch).
+inline constexpr size_t kSensitivitySamples = 64;
 
 /// Calibrates `module` (graph dialect, f32, the layout stage's; a batch dim
 /// left open or fixed) on `batches`: sets kCalibratedAmaxAttr on every
@@ -96,6 +133,9 @@ struct Accuracy {
   /// Per model output: the fraction of rows (all dims but the last) whose
   /// argmax agrees, and ||int8 - fp32||2 / ||fp32||2 over the set.
   std::vector<double> top1Agreement, relL2Error;
+  /// The agreement with int8's deviation from fp32 multiplied by
+  /// Int8Options::accuracyMargin (the accuracy target's gate).
+  std::vector<double> marginAgreement;
 };
 
 /// Runs `fp32` and `int8` (graph dialect modules of one model) on

@@ -194,6 +194,7 @@ void driver::runPipeline(ModuleOp module, const CompileOptions &options,
                     "quantizes float models");
   config.int8 = int8;
   config.int8KeepFirstLast = options.int8.keepFirstLast;
+  config.int8UnsignedActivations = options.int8.unsignedActivations;
   config.batch =
       options.batch ? options.batch : defaultBatch(module, stopAfter);
   config.fp16 = usesFp16(module, options.precision);

@@ -28,6 +28,11 @@ inline constexpr const char *kCalibratedAmaxAttr = "dlc.calibrated_amax";
 /// matmul with an f32 lhs and an f32 constant rank-2 rhs.
 bool isInt8Candidate(mlir::Operation *op);
 
+/// Whether `op` (a candidate) has an input that is >= 0 by construction (a
+/// ReLU's, relu6's, ... output): dlc-quantize-int8 with
+/// unsigned-activations quantizes it to 256 levels with a zero point.
+bool int8InputUnsigned(mlir::Operation *op);
+
 /// The per-output-channel weight scales dlc-quantize-int8 gives candidate
 /// `op` (127 / max|w| of each channel, 1 for an all-zero one); empty when
 /// the weight cannot be read.

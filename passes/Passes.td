@@ -128,12 +128,22 @@ def QuantizeInt8Pass : Pass<"dlc-quantize-int8", "mlir::func::FuncOp"> {
     a matmul `graph.quantized_matmul` (an int32 sum de-scaled to f32).
     Biases, activations, softmax, normalizations and every other op stay
     f32. With `keep-first-last`, the first and the last candidate in
-    program order stay f32. Ops without the attribute stay f32; the
+    program order stay f32. With `unsigned-activations`, an input that is
+    >= 0 by construction (a ReLU, relu6, sigmoid ... output, through pads,
+    reshapes and pooling) uses all 256 levels: `graph.add` of -128 / s,
+    `graph.quantize_static` with s = 255 / amax and min -128, the int8 op,
+    then `graph.add` of the constant W * 128 / s (per output channel, or per
+    output position and channel where padding makes the taps differ). Ops without the attribute stay f32; the
     attribute is removed from every op.
   }];
   let options = [
     Option<"keepFirstLast", "keep-first-last", "bool", /*default=*/"false",
-           "Leave the first and the last quantizable op in f32">
+           "Leave the first and the last quantizable op in f32">,
+    Option<"unsignedActivations", "unsigned-activations", "bool",
+           /*default=*/"false",
+           "Quantize an input that is >= 0 by construction (a ReLU's) to "
+           "256 levels: scale 255 / amax, zero point -128, whose term is "
+           "added back after the op as an f32 constant">
   ];
   let dependentDialects = ["::dlc::graph::GraphDialect"];
 }

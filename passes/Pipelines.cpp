@@ -67,11 +67,13 @@ dlc::pipelineStages(const PipelineConfig &config) {
                       true, /*kernelNumerics=*/false});
   if (config.int8 && !config.fp16) {
     bool keep = config.int8KeepFirstLast;
+    bool zeroPoint = config.int8UnsignedActivations;
     stages.push_back(
         {"int8",
-         [keep](OpPassManager &pm) {
+         [keep, zeroPoint](OpPassManager &pm) {
            QuantizeInt8PassOptions options;
            options.keepFirstLast = keep;
+           options.unsignedActivations = zeroPoint;
            pm.addNestedPass<func::FuncOp>(createQuantizeInt8Pass(options));
            // The int8 weights of the new quantized_matmuls
            // stored [N, K], as the int8 GEMM reads them.

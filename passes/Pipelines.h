@@ -23,8 +23,9 @@ struct PipelineConfig {
   bool fp16 = false;            ///< run dlc-lower-to-fp16
   /// Run dlc-quantize-int8 (on the ops calibration marked; not with fp16).
   bool int8 = false;
-  bool int8KeepFirstLast = false; ///< its keep-first-last
-  bool reportFusion = false;      ///< dlc-fuse remarks on unfused pairs
+  bool int8KeepFirstLast = false;       ///< its keep-first-last
+  bool int8UnsignedActivations = false; ///< dlc-quantize-int8's option
+  bool reportFusion = false;            ///< dlc-fuse remarks on unfused pairs
 };
 
 /// One stage: a name (`--stop-after` takes it) and the passes it adds to a

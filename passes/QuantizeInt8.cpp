@@ -47,7 +47,8 @@ ElementsAttr makeInt8(RankedTensorType type, ArrayRef<int8_t> values,
 /// A weight quantized per output channel.
 struct QuantizedWeight {
   std::vector<int8_t> values;
-  std::vector<float> scales; ///< one per output channel: q = w * scale
+  std::vector<float> scales;      ///< one per output channel: q = w * scale
+  std::vector<float> dequantized; ///< q / scale, in `values`' order
 };
 
 /// Quantizes `w` (row-major) whose output channel of element i is
@@ -68,6 +69,9 @@ QuantizedWeight quantizeWeight(ArrayRef<float> w, int64_t channels,
     float v = std::nearbyint(w[i] * q.scales[(i / inner) % channels]);
     q.values[i] = static_cast<int8_t>(std::min(std::max(v, -127.0f), 127.0f));
   }
+  q.dequantized.resize(w.size());
+  for (size_t i = 0; i < w.size(); ++i)
+    q.dequantized[i] = float(q.values[i]) / q.scales[(i / inner) % channels];
   return q;
 }
 
@@ -119,7 +123,148 @@ FailureOr<QuantizedWeight> quantizedWeightOf(Operation *op) {
   return quantizeWeight(kn, n, 1);
 }
 
+/// Whether `v` is >= 0 by construction: a ReLU without a negative slope
+/// (relu6 too), a sigmoid, hard sigmoid, softplus or exp, or a zero pad,
+/// reshape, transpose, pooling or concatenation of such.
+bool nonNegative(Value v, int depth = 0) {
+  Operation *def = v.getDefiningOp();
+  if (!def || depth > 16)
+    return false;
+  if (auto act = dyn_cast<ActivationOp>(def)) {
+    ActivationAttr fn = act.getFn();
+    switch (fn.getKind()) {
+    case ActivationKind::Relu:
+      return fn.getAlphaValue() == 0 && fn.getThresholdValue() >= 0;
+    case ActivationKind::Sigmoid:
+    case ActivationKind::HardSigmoid:
+    case ActivationKind::Softplus:
+    case ActivationKind::Exp:
+      return true;
+    default:
+      return false;
+    }
+  }
+  if (auto pad = dyn_cast<PadOp>(def))
+    return pad.getValue().convertToDouble() >= 0 &&
+           nonNegative(pad.getInput(), depth + 1);
+  if (isa<ReshapeOp, TransposeOp, Pool2DOp, GlobalPoolOp>(def))
+    return nonNegative(def->getOperand(0), depth + 1);
+  if (isa<ConcatOp>(def))
+    return llvm::all_of(def->getOperands(), [&](Value operand) {
+      return nonNegative(operand, depth + 1);
+    });
+  return false;
+}
+
+/// The constant that an unsigned input's zero point adds back (see
+/// QuantizeInt8Pass::rewrite): `shift` times the sum of the f32 weights
+/// over the taps that fall inside the input, per output position and
+/// channel: a [N] vector when every position sees every tap (a matmul, or
+/// a conv without padding effects), else one map [1, Ho, Wo, O] (NHWC) or
+/// [1, O, Ho, Wo] (NCHW).
+FailureOr<std::pair<std::vector<float>, SmallVector<int64_t>>>
+zeroPointTerm(Operation *op, double shift, const QuantizedWeight &q) {
+  // The de-quantized weights: the int8 op sums q * (x - shift) with them,
+  // so the term must too (with the f32 weights the weight rounding would
+  // act on x - shift instead of x).
+  const std::vector<float> *w = &q.dequantized;
+  if (isa<MatmulOp>(op)) { // [K, N]
+    const int64_t n = int64_t(q.scales.size()), k = int64_t(w->size()) / n;
+    std::vector<double> sum(n, 0);
+    for (int64_t i = 0; i < k; ++i)
+      for (int64_t j = 0; j < n; ++j)
+        sum[j] += (*w)[i * n + j];
+    std::vector<float> out(n);
+    for (int64_t j = 0; j < n; ++j)
+      out[j] = float(shift * sum[j]);
+    return std::make_pair(std::move(out), SmallVector<int64_t>{n});
+  }
+  // The per-tap sums S[kh][kw][o] over the input channels an output channel
+  // reads, and the window geometry.
+  int64_t kh, kw, channels;
+  std::vector<double> taps;
+  ArrayRef<int64_t> strides, dilations, pads;
+  Layout layout;
+  Value input;
+  if (auto conv = dyn_cast<Conv2DOp>(op)) {
+    ArrayRef<int64_t> f =
+        cast<RankedTensorType>(conv.getFilter().getType()).getShape();
+    FilterDims fd = dimsOf(conv.getFilterLayout());
+    kh = f[fd.h], kw = f[fd.w], channels = f[fd.o];
+    taps.assign(kh * kw * channels, 0);
+    int64_t idx[4];
+    for (idx[0] = 0; idx[0] < f[0]; ++idx[0])
+      for (idx[1] = 0; idx[1] < f[1]; ++idx[1])
+        for (idx[2] = 0; idx[2] < f[2]; ++idx[2])
+          for (idx[3] = 0; idx[3] < f[3]; ++idx[3]) {
+            int64_t flat =
+                ((idx[0] * f[1] + idx[1]) * f[2] + idx[2]) * f[3] + idx[3];
+            taps[(idx[fd.h] * kw + idx[fd.w]) * channels + idx[fd.o]] +=
+                (*w)[flat];
+          }
+    strides = conv.getStrides(), dilations = conv.getDilations();
+    pads = conv.getPads(), layout = conv.getDataLayout();
+    input = conv.getInput();
+  } else {
+    auto dw = cast<DepthwiseConv2DOp>(op);
+    ArrayRef<int64_t> f =
+        cast<RankedTensorType>(dw.getFilter().getType()).getShape();
+    kh = f[0], kw = f[1], channels = f[2] * f[3]; // [kh, kw, C, M]
+    taps.assign(w->begin(), w->end());
+    strides = dw.getStrides(), dilations = dw.getDilations();
+    pads = dw.getPads(), layout = dw.getDataLayout();
+    input = dw.getInput();
+  }
+  const bool nchw = layout == Layout::NCHW;
+  ArrayRef<int64_t> in = cast<RankedTensorType>(input.getType()).getShape();
+  ArrayRef<int64_t> out =
+      cast<RankedTensorType>(op->getResult(0).getType()).getShape();
+  const int64_t h = in[nchw ? 2 : 1], wd = in[nchw ? 3 : 2];
+  const int64_t ho = out[nchw ? 2 : 1], wo = out[nchw ? 3 : 2];
+  if (ShapedType::isDynamic(h) || ShapedType::isDynamic(wd) ||
+      ShapedType::isDynamic(ho) || ShapedType::isDynamic(wo))
+    return failure();
+  std::vector<double> map(ho * wo * channels, 0);
+  bool uniform = true;
+  for (int64_t y = 0; y < ho; ++y)
+    for (int64_t x = 0; x < wo; ++x)
+      for (int64_t i = 0; i < kh; ++i)
+        for (int64_t j = 0; j < kw; ++j) {
+          int64_t iy = y * strides[0] - pads[0] + i * dilations[0];
+          int64_t ix = x * strides[1] - pads[2] + j * dilations[1];
+          if (iy < 0 || iy >= h || ix < 0 || ix >= wd) {
+            uniform = false;
+            continue;
+          }
+          for (int64_t o = 0; o < channels; ++o)
+            map[(y * wo + x) * channels + o] +=
+                taps[(i * kw + j) * channels + o];
+        }
+  if (uniform) {
+    std::vector<float> vec(channels);
+    for (int64_t o = 0; o < channels; ++o)
+      vec[o] = float(shift * map[o]);
+    SmallVector<int64_t> shape{channels};
+    if (nchw)
+      shape = {channels, 1, 1};
+    return std::make_pair(std::move(vec), shape);
+  }
+  std::vector<float> full(map.size());
+  for (int64_t y = 0; y < ho; ++y)
+    for (int64_t x = 0; x < wo; ++x)
+      for (int64_t o = 0; o < channels; ++o)
+        full[nchw ? (o * ho + y) * wo + x : (y * wo + x) * channels + o] =
+            float(shift * map[(y * wo + x) * channels + o]);
+  SmallVector<int64_t> shape = nchw ? SmallVector<int64_t>{1, channels, ho, wo}
+                                    : SmallVector<int64_t>{1, ho, wo, channels};
+  return std::make_pair(std::move(full), shape);
+}
+
 } // namespace
+
+bool dlc::int8InputUnsigned(Operation *op) {
+  return isInt8Candidate(op) && nonNegative(op->getOperand(0));
+}
 
 bool dlc::isInt8Candidate(Operation *op) {
   auto isF32 = [](Value v) {
@@ -164,17 +309,33 @@ struct QuantizeInt8Pass
       float a = static_cast<float>(amax.getValueAsDouble());
       if (!(a > 0) || !std::isfinite(a))
         continue; // an input that is always 0 (or broken) stays f32
-      if (failed(rewrite(op, 127.0f / a)))
+      bool zeroPoint = unsignedActivations && dlc::int8InputUnsigned(op);
+      if (failed(rewrite(op, (zeroPoint ? 255.0f : 127.0f) / a, zeroPoint)))
         return signalPassFailure();
     }
     getOperation().walk(
         [](Operation *op) { op->removeAttr(dlc::kCalibratedAmaxAttr); });
   }
 
-  LogicalResult rewrite(Operation *op, float inputScale) {
+  /// Quantizes `op` with the input scale `inputScale`. With `zeroPoint`
+  /// (an input >= 0, scale 255 / amax): q = clip(round((x - 128 / scale) *
+  /// scale), -128, 127), which is round(x * scale) - 128, so [0, amax]
+  /// spans all 256 levels; the op then computes W (x - 128 / scale) and
+  /// the constant W (128 / scale) (over the taps inside the input, the
+  /// padding being 0 in x) is added back after it in f32.
+  LogicalResult rewrite(Operation *op, float inputScale, bool zeroPoint) {
     FailureOr<QuantizedWeight> q = quantizedWeightOf(op);
     if (failed(q))
       return op->emitError("cannot read the weight constant");
+    std::optional<std::pair<std::vector<float>, SmallVector<int64_t>>> term;
+    const double shift = 128.0 / double(inputScale);
+    if (zeroPoint) {
+      auto t = zeroPointTerm(op, shift, *q);
+      if (failed(t))
+        zeroPoint = false, inputScale = inputScale * 127.0f / 255.0f;
+      else
+        term = std::move(*t);
+    }
     OpBuilder b(op);
     Location loc = op->getLoc();
     auto i8 = b.getIntegerType(8);
@@ -199,9 +360,17 @@ struct QuantizeInt8Pass
       type = RankedTensorType::get({weightType.getNumElements() / n, n}, i8);
     }
     auto qweight = b.create<ConstantOp>(loc, makeInt8(type, q->values, hint));
+    Value input = op->getOperand(0);
+    auto f32 = b.getF32Type();
+    if (zeroPoint) {
+      auto offset = b.create<ConstantOp>(
+          loc, DenseElementsAttr::get(RankedTensorType::get({1}, f32),
+                                      float(-shift)));
+      input = b.create<AddOp>(loc, input.getType(), input, offset);
+    }
     auto x = b.create<QuantizeStaticOp>(
-        loc, op->getOperand(0), b.getF32FloatAttr(inputScale),
-        b.getI64IntegerAttr(-127), b.getI64IntegerAttr(127));
+        loc, input, b.getF32FloatAttr(inputScale),
+        b.getI64IntegerAttr(zeroPoint ? -128 : -127), b.getI64IntegerAttr(127));
     Value result;
     if (auto conv = dyn_cast<Conv2DOp>(op)) {
       result = b.create<QuantizedConv2DOp>(
@@ -218,6 +387,12 @@ struct QuantizeInt8Pass
     } else {
       result = b.create<QuantizedMatmulOp>(loc, x.getOutput(), qweight, scales,
                                            x.getScaleOut());
+    }
+    if (term) {
+      auto back = b.create<ConstantOp>(
+          loc, makeFloats(RankedTensorType::get(term->second, f32), term->first,
+                          hint + "_zero_point"));
+      result = b.create<AddOp>(loc, result.getType(), result, back);
     }
     op->getResult(0).replaceAllUsesWith(result);
     op->erase();

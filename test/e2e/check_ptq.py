@@ -10,12 +10,16 @@ its own, as two disjoint sets: a calibration set of --calib samples and a held-o
         --calibration-report REPORT.json --emit mlir
 
 and asserts, for every output, top-1 agreement with fp32 >= --min-agreement (0.99) on the held-out
-set (the report's figure); --report-only prints it without asserting. With --cross-check, the held-out set is also run through
+set (the report's figure) and at least one int8 layer; --report-only prints it without asserting.
+--method, --unsigned-activations, --accuracy-target and --accuracy-margin pass dlc's options
+(the e2e/ptq tests use the documented method: mse, unsigned activations, accuracy target 0.99,
+256 calibration samples; docs/quantization.md). With --cross-check, the held-out set is also run through
 `dlc run --device cpu` in fp32 and in int8 and the agreement is recomputed here from the .npy
 outputs: it must equal the report's.
 
 The report's structure (keys, layers, ops, which layers are int8; not the numbers) must equal
-the committed artifact test/e2e/ptq/MODEL.json; --update rewrites the artifact instead.
+the committed artifact test/e2e/ptq/MODEL.json (--artifacts DIR: DIR/MODEL.json); --update
+rewrites the artifact instead.
 """
 
 import argparse
@@ -110,6 +114,12 @@ def check_model(args, name, tmp):
            "-o", os.path.join(tmp, name, "int8.mlir")]
     if args.keep_first_last:
         cmd.append("--int8-keep-first-last")
+    if args.unsigned_activations:
+        cmd.append("--int8-unsigned-activations")
+    if args.accuracy_target:
+        cmd += ["--int8-accuracy-target", str(args.accuracy_target)]
+        if args.accuracy_margin:
+            cmd += ["--int8-accuracy-margin", str(args.accuracy_margin)]
     secs = run(cmd, args.timeout)
     with open(report_path) as f:
         report = json.load(f)
@@ -122,15 +132,17 @@ def check_model(args, name, tmp):
             cal_acc["samples"], held_acc["samples"], args.calib, args.samples))
     for i, o in enumerate(held_acc["outputs"]):
         c = cal_acc["outputs"][i]
-        print("%s: output %d: %s, %d int8 / %d f32 layers: top-1 agreement %.4f held-out "
-              "(%.4f calibration), relative L2 error %.4f held-out (%.4f calibration) [%.0f s]"
+        total = report["layers_int8"] + report["layers_f32"]
+        print("%s: output %d: %s, %d int8 / %d f32 layers (%.0f %% int8): top-1 agreement "
+              "%.4f held-out (%.4f calibration), relative L2 error %.4f held-out (%.4f "
+              "calibration) [%.0f s]"
               % (name, i, args.method, report["layers_int8"], report["layers_f32"],
-                 o["top1_agreement"], c["top1_agreement"], o["rel_l2_error"],
-                 c["rel_l2_error"], secs))
+                 100.0 * report["layers_int8"] / max(1, total), o["top1_agreement"],
+                 c["top1_agreement"], o["rel_l2_error"], c["rel_l2_error"], secs))
         if not args.report_only and not o["top1_agreement"] >= args.min_agreement:
             failures.append("output %d: top-1 agreement %.4f < %.4f" % (
                 i, o["top1_agreement"], args.min_agreement))
-    if report["layers_int8"] == 0:
+    if not args.report_only and report["layers_int8"] == 0:
         failures.append("no layer was quantized")
 
     if args.cross_check:
@@ -147,6 +159,12 @@ def check_model(args, name, tmp):
                 c += ["--calibrate", cal_dir, "--calibration-method", args.method]
                 if args.keep_first_last:
                     c.append("--int8-keep-first-last")
+                if args.unsigned_activations:
+                    c.append("--int8-unsigned-activations")
+                if args.accuracy_target:
+                    c += ["--int8-accuracy-target", str(args.accuracy_target)]
+                    if args.accuracy_margin:
+                        c += ["--int8-accuracy-margin", str(args.accuracy_margin)]
             run(c, args.timeout)
             outs[prec] = np.load(y).astype(np.float64)
         agree = float(np.mean(outs["fp32"].argmax(-1) == outs["int8"].argmax(-1)))
@@ -158,7 +176,7 @@ def check_model(args, name, tmp):
             failures.append("dlc run gives agreement %.6f / error %.6g, the report %.6f / %.6g"
                             % (agree, rel, o["top1_agreement"], o["rel_l2_error"]))
 
-    artifact = os.path.join(HERE, "ptq", name + ".json")
+    artifact = os.path.join(args.artifacts, name + ".json")
     if args.update:
         with open(artifact, "w") as f:
             json.dump(report, f, indent=2)
@@ -185,8 +203,13 @@ def main():
     ap.add_argument("--samples", type=int, default=256, help="held-out samples (default 256)")
     ap.add_argument("--calib", type=int, default=64, help="calibration samples (default 64)")
     ap.add_argument("--batch", type=int, default=32)
-    ap.add_argument("--method", default="percentile", choices=["max", "percentile", "entropy"])
+    ap.add_argument("--method", default="percentile", choices=["max", "percentile", "entropy", "mse"])
+    ap.add_argument("--unsigned-activations", action="store_true")
     ap.add_argument("--keep-first-last", action="store_true")
+    ap.add_argument("--accuracy-target", type=float, default=0,
+                    help="--int8-accuracy-target (0: off)")
+    ap.add_argument("--accuracy-margin", type=float, default=0,
+                    help="--int8-accuracy-margin (0: dlc's default)")
     ap.add_argument("--min-agreement", type=float, default=0.99)
     ap.add_argument("--report-only", action="store_true",
                     help="print the agreement without asserting --min-agreement (the CI test; "
@@ -195,11 +218,17 @@ def main():
     ap.add_argument("--update", action="store_true",
                     help="rewrite the committed reports test/e2e/ptq/MODEL.json")
     ap.add_argument("--timeout", type=int, default=1500)
+    ap.add_argument("--work", help="keep each report here as MODEL.report.json")
+    ap.add_argument("--artifacts", default=os.path.join(HERE, "ptq"),
+                    help="the committed reports' folder (default test/e2e/ptq)")
     args = ap.parse_args()
     ok = True
-    with tempfile.TemporaryDirectory() as tmp:
+    with tempfile.TemporaryDirectory(dir=args.work) as tmp:
         for name in args.models.split(","):
             ok &= check_model(args, name, tmp)
+            if args.work:  # keep the report
+                os.replace(os.path.join(tmp, name, "report.json"),
+                           os.path.join(args.work, name + ".report.json"))
     print("PASS" if ok else "FAIL")
     return 0 if ok else 1
 

@@ -250,9 +250,9 @@ def check_model(args, name):
     emulated = [os.path.join(folder, "emu-%d.npy" % i) for i in range(n_out)]
     reference = [os.path.join(folder, "ref-%d.npy" % i) for i in range(n_out)]
     kernels = emulate(args, model, inputs, emulated, os.path.join(folder, "report.json"),
-                      ["--precision", "int8", "--calibrate", cal])
+                      ["--precision", "int8", "--calibrate", cal] + args.int8_flags)
     show(name, kernels)
-    cmd = [args.dlc, "run", model, "--device", "cpu", "--precision", "int8", "--calibrate", cal]
+    cmd = [args.dlc, "run", model, "--device", "cpu", "--precision", "int8", "--calibrate", cal] + args.int8_flags
     for i in inputs:
         cmd += ["--input", i]
     for o in reference:
@@ -292,6 +292,9 @@ def main(argv=None):
     ap.add_argument("--cases", nargs="*", default=sorted(CASES))
     ap.add_argument("--cache-dir")
     ap.add_argument("--reverse", action="store_true")
+    ap.add_argument("--int8-unsigned-activations", dest="int8_flags", action="append_const",
+                    const="--int8-unsigned-activations", default=[],
+                    help="pass --int8-unsigned-activations to dlc and dlc-emulate")
     ap.add_argument("--timeout", type=int, default=900)
     args = ap.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)

@@ -81,7 +81,8 @@ Args parseArgs(int argc, char **argv) {
   Args args;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
-    if (a == "--reverse" || a == "--copies-at-once" || a == "--check-kernels") {
+    if (a == "--reverse" || a == "--copies-at-once" || a == "--check-kernels" ||
+        a == "--int8-unsigned-activations") {
       args.values[a].push_back("");
     } else if (std::find(std::begin(kValued), std::end(kValued), a) !=
                std::end(kValued)) {
@@ -474,6 +475,8 @@ int run(int argc, char **argv) {
   // --precision int8: the calibration set (batches of the inputs' shapes:
   // the model is bound to them first).
   cudaOptions.int8.calibrationDir = args.get("--calibrate", "");
+  cudaOptions.int8.unsignedActivations =
+      args.has("--int8-unsigned-activations");
   if (args.has("--arch"))
     cudaOptions.archs = driver::parseArchs(args.get("--arch", ""));
   cudaOptions.emit = driver::Emit::Cuda;

@@ -55,16 +55,30 @@ std::vector<CommandSpec> buildCommands() {
             "--precision int8: the calibration set, a folder of .npy input "
             "batches (one file per batch; STEM.I.npy for input I of a "
             "multi-input model)"),
-      value("--calibration-method", "max|percentile|entropy",
+      value("--calibration-method", "max|percentile|entropy|mse",
             "How each activation's clip value is chosen from its |x| "
-            "histogram: the largest |x|, a percentile of |x|, or TensorRT's "
-            "KL-divergence minimization (default percentile)",
-            {"max", "percentile", "entropy"}),
+            "histogram: the largest |x|, a percentile of |x|, TensorRT's "
+            "KL-divergence minimization, or the least mean squared "
+            "quantization error (default percentile)",
+            {"max", "percentile", "entropy", "mse"}),
       value("--calibration-percentile", "P",
             "The percentile of --calibration-method percentile, in (0, 100] "
             "(default 99.99)"),
       flag("--int8-keep-first-last",
            "Keep the first and the last quantizable layer in fp32"),
+      flag("--int8-unsigned-activations",
+           "Quantize a layer input that is >= 0 by construction (after a "
+           "ReLU) to all 256 int8 levels, with a zero point whose term is "
+           "added back as an fp32 constant"),
+      value("--int8-accuracy-target", "A",
+            "Mixed precision: keep the quantizable layers whose int8 costs "
+            "most accuracy in fp32 until the top-1 agreement with fp32 on "
+            "the calibration set, with the int8 error multiplied by "
+            "--int8-accuracy-margin, is at least A, in (0, 1] (each layer's "
+            "sensitivity is measured; docs/quantization.md)"),
+      value("--int8-accuracy-margin", "M",
+            "The safety factor of --int8-accuracy-target, in [1, 1000] "
+            "(default 3)"),
       value("--calibration-report", "FILE.json",
             "Write the per-layer scales and the accuracy cost (top-1 "
             "agreement, relative L2 error vs fp32 on the calibration set, "
@@ -406,6 +420,24 @@ bool dlc::cli::parse(const std::vector<std::string> &args, Invocation &out,
               "' for --input-shape (expected NAME=DIMS, e.g. "
               "image=224x224x3)";
       return false;
+    }
+    if (opt->name == "--int8-accuracy-target") {
+      char *end = nullptr;
+      double a = std::strtod(val.c_str(), &end);
+      if (val.empty() || *end != '\0' || !(a > 0 && a <= 1)) {
+        error = "invalid value '" + val +
+                "' for --int8-accuracy-target (expected a number in (0, 1])";
+        return false;
+      }
+    }
+    if (opt->name == "--int8-accuracy-margin") {
+      char *end = nullptr;
+      double m = std::strtod(val.c_str(), &end);
+      if (val.empty() || *end != '\0' || !(m >= 1 && m <= 1000)) {
+        error = "invalid value '" + val +
+                "' for --int8-accuracy-margin (expected a number in [1, 1000])";
+        return false;
+      }
     }
     if (opt->name == "--calibration-percentile") {
       char *end = nullptr;

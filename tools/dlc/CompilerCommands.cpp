@@ -89,14 +89,23 @@ driver::CompileOptions compileOptions(const cli::Invocation &inv) {
   if (inv.has("--calibration-percentile"))
     options.int8.percentile = std::stod(inv.get("--calibration-percentile"));
   options.int8.keepFirstLast = inv.has("--int8-keep-first-last");
+  options.int8.unsignedActivations = inv.has("--int8-unsigned-activations");
+  if (inv.has("--int8-accuracy-target"))
+    options.int8.accuracyTarget = std::stod(inv.get("--int8-accuracy-target"));
+  if (inv.has("--int8-accuracy-margin"))
+    options.int8.accuracyMargin = std::stod(inv.get("--int8-accuracy-margin"));
   options.int8.reportPath = inv.get("--calibration-report");
   options.int8.holdoutDir = inv.get("--calibration-holdout");
   const bool int8 = options.precision == driver::Precision::Int8;
-  for (const char *option : {"--calibration-method", "--calibration-percentile",
-                             "--int8-keep-first-last", "--calibration-report",
-                             "--calibration-holdout"})
+  for (const char *option :
+       {"--calibration-method", "--calibration-percentile",
+        "--int8-keep-first-last", "--int8-accuracy-target",
+        "--int8-accuracy-margin", "--int8-unsigned-activations",
+        "--calibration-report", "--calibration-holdout"})
     if (inv.has(option) && !int8)
       throw UserError(std::string(option) + " applies to --precision int8");
+  if (inv.has("--int8-accuracy-margin") && !inv.has("--int8-accuracy-target"))
+    throw UserError("--int8-accuracy-margin applies to --int8-accuracy-target");
   if (inv.has("--calibration-percentile") &&
       options.int8.method != driver::CalibrationMethod::Percentile)
     throw UserError("--calibration-percentile applies to "
