@@ -37,7 +37,8 @@
 // 3. Elementwise ops left over: maximal trees of ops of one shape, grown from
 //    the last op back through producers whose results are used only inside
 //    the tree. The per-element quantization ops (dequantize,
-//    dequantize_grouped, unpack_int4, fake_quantize) count as elementwise.
+//    dequantize_grouped, unpack_int4, fake_quantize, float8_quantize) count
+//    as elementwise.
 //
 // So every group has one sink, its last op, whose result is the only value
 // that leaves the group (the fusion has one result), and every other member
@@ -112,15 +113,16 @@ Kind classify(Operation *op) {
     return Kind::Elementwise;
   return llvm::TypeSwitch<Operation *, Kind>(op)
       .Case<Conv2DOp, DepthwiseConv2DOp, Conv2DTransposeOp, MatmulOp,
-            QuantizedMatmulOp>([](auto) { return Kind::Anchor; })
+            QuantizedMatmulOp, Float8MatmulOp>(
+          [](auto) { return Kind::Anchor; })
       .Case<SoftmaxOp, LayerNormOp, GlobalPoolOp, Pool2DOp, QuantizeOp>(
           [](auto) { return Kind::Reduction; })
       // Per element, but not NumPy broadcasts: each reads its operands at
       // indices of its own (a scale along one axis, a nibble of a byte), so
       // they join elementwise trees (of their result's shape) but never
       // write in place (graph::isElementwise leaves them out).
-      .Case<DequantizeOp, DequantizeGroupedOp, UnpackInt4Op, FakeQuantizeOp>(
-          [](auto) { return Kind::Elementwise; })
+      .Case<DequantizeOp, DequantizeGroupedOp, UnpackInt4Op, FakeQuantizeOp,
+            Float8QuantizeOp>([](auto) { return Kind::Elementwise; })
       .Case<TransposeOp, ConcatOp, SliceOp, PadOp, UpsampleOp, ReverseOp,
             EmbeddingOp>([](auto) { return Kind::DataMovement; })
       .Case<LstmOp, GruOp, SimpleRnnOp, RecurrenceOp>(

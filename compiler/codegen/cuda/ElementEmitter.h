@@ -258,6 +258,13 @@ private:
                         llvm::ArrayRef<std::string> index);
   mlir::FailureOr<std::string>
   emitFakeQuantize(graph::FakeQuantizeOp op, llvm::ArrayRef<std::string> index);
+  // Float8 GEMM ops (dlc-float8-matmul): the bytes, and a per-element
+  // product (the float8_matmul shapes the tensor-core GEMM does not take).
+  mlir::FailureOr<std::string>
+  emitFloat8Quantize(graph::Float8QuantizeOp op,
+                     llvm::ArrayRef<std::string> index);
+  mlir::FailureOr<std::string>
+  emitFloat8Matmul(graph::Float8MatmulOp op, llvm::ArrayRef<std::string> index);
 
   KernelContext &context_;
   CodeWriter *code_;
