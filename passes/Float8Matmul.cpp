@@ -79,7 +79,14 @@ struct Float8MatmulPass
     getOperation().walk([&](MatmulOp m) { matmuls.push_back(m); });
     for (MatmulOp m : matmuls)
       rewrite(m);
+    for (auto &[fx, xq] : quantized_)
+      if (fx->use_empty())
+        fx->erase();
+    quantized_.clear();
   }
+
+  /// The float8_quantize made for each fake_quantize of an input.
+  llvm::DenseMap<Operation *, Value> quantized_;
 
   void rewrite(MatmulOp matmul) {
     auto fx = matmul.getLhs().getDefiningOp<FakeQuantizeOp>();
@@ -117,15 +124,22 @@ struct Float8MatmulPass
     auto wq = b.create<ConstantOp>(
         loc, makeBytes(RankedTensorType::get({n, k}, i8), bytes,
                        derivedWeightHint(weight.getValue(), "_f8")));
-    auto xq = b.create<Float8QuantizeOp>(loc, fx.getInput(), fx.getScale(),
-                                         fx.getTargetTypeAttr());
+    // One float8_quantize per fake_quantize of an input, however many
+    // products read it, placed after it so that it dominates them all.
+    Value &xq = quantized_[fx];
+    if (!xq) {
+      OpBuilder after(fx->getBlock(), std::next(fx->getIterator()));
+      xq = after.create<Float8QuantizeOp>(
+          fx.getLoc(), fx.getInput(), fx.getScale(), fx.getTargetTypeAttr());
+    }
     auto product = b.create<Float8MatmulOp>(
-        loc, xq.getResult(), wq.getResult(), fx.getScale(), fw.getScale(),
+        loc, xq, wq.getResult(), fx.getScale(), fw.getScale(),
         fx.getTargetTypeAttr(), fw.getTargetTypeAttr());
     matmul.getResult().replaceAllUsesWith(product.getResult());
     matmul.erase();
-    for (Operation *dead :
-         {fx.getOperation(), fw.getOperation(), weight.getOperation()})
+    // fx stays until the walk is done (quantized_ keys on it); fw and its
+    // weight go now when nothing else reads them.
+    for (Operation *dead : {fw.getOperation(), weight.getOperation()})
       if (dead->use_empty())
         dead->erase();
   }

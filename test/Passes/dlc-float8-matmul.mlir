@@ -14,8 +14,8 @@
 // CHECK-DAG:   %[[SW:.+]] = graph.constant dense<2.000000e+00> : tensor<f32>
 // CHECK-DAG:   %[[W:.+]] = graph.constant dense<{{\[}}[56, 61, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], [-80, 126, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]]> : tensor<2x16xi8>
 // CHECK-DAG:   %[[R:.+]] = graph.activation <relu> %arg0
-// CHECK:       %[[Q:.+]] = graph.float8_quantize %[[R]], %[[SX]] {target_type = f8E4M3FN} : (tensor<4x16xf32>, tensor<f32>) -> tensor<4x16xi8>
-// CHECK-NEXT:  %[[Y:.+]] = graph.float8_matmul %[[Q]], %[[W]], %[[SX]], %[[SW]] {lhs_type = f8E4M3FN, rhs_type = f8E4M3FN} : (tensor<4x16xi8>, tensor<2x16xi8>, tensor<f32>, tensor<f32>) -> tensor<4x2xf32>
+// CHECK-DAG:   %[[Q:.+]] = graph.float8_quantize %[[R]], %[[SX]] {target_type = f8E4M3FN} : (tensor<4x16xf32>, tensor<f32>) -> tensor<4x16xi8>
+// CHECK:       %[[Y:.+]] = graph.float8_matmul %[[Q]], %[[W]], %[[SX]], %[[SW]] {lhs_type = f8E4M3FN, rhs_type = f8E4M3FN} : (tensor<4x16xi8>, tensor<2x16xi8>, tensor<f32>, tensor<f32>) -> tensor<4x2xf32>
 // CHECK-NEXT:  graph.bias_add %[[Y]]
 // CHECK-NOT:   graph.fake_quantize
 // CHECK-NOT:   graph.matmul
@@ -74,4 +74,25 @@ func.func @weight_argument(%x: tensor<4x16xf32>, %w: tensor<16x2xf32>) -> tensor
   %fw = graph.fake_quantize %w, %s {target_type = f8E4M3FN} : (tensor<16x2xf32>, tensor<f32>) -> tensor<16x2xf32>
   %y = graph.matmul %fx, %fw : (tensor<4x16xf32>, tensor<16x2xf32>) -> tensor<4x2xf32>
   return %y : tensor<4x2xf32>
+}
+
+// -----
+
+// Two Dense layers reading one input: one float8_quantize for both.
+// CHECK-LABEL: func.func @shared_input
+// CHECK:       %[[Q:.+]] = graph.float8_quantize %arg0
+// CHECK-NOT:   graph.float8_quantize
+// CHECK:       graph.float8_matmul %[[Q]]
+// CHECK:       graph.float8_matmul %[[Q]]
+// CHECK-NOT:   graph.fake_quantize
+func.func @shared_input(%x: tensor<4x16xf32>) -> (tensor<4x2xf32>, tensor<4x3xf32>) {
+  %s = graph.constant dense<1.0> : tensor<f32>
+  %w = graph.constant dense<1.5> : tensor<16x2xf32>
+  %v = graph.constant dense<-0.5> : tensor<16x3xf32>
+  %fx = graph.fake_quantize %x, %s {target_type = f8E4M3FN} : (tensor<4x16xf32>, tensor<f32>) -> tensor<4x16xf32>
+  %fw = graph.fake_quantize %w, %s {target_type = f8E4M3FN} : (tensor<16x2xf32>, tensor<f32>) -> tensor<16x2xf32>
+  %fv = graph.fake_quantize %v, %s {target_type = f8E4M3FN} : (tensor<16x3xf32>, tensor<f32>) -> tensor<16x3xf32>
+  %y = graph.matmul %fx, %fw : (tensor<4x16xf32>, tensor<16x2xf32>) -> tensor<4x2xf32>
+  %z = graph.matmul %fx, %fv : (tensor<4x16xf32>, tensor<16x3xf32>) -> tensor<4x3xf32>
+  return %y, %z : tensor<4x2xf32>, tensor<4x3xf32>
 }

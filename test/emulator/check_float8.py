@@ -7,13 +7,15 @@ Writes graph IR as dlc's importer makes it for two float8 Dense layers (no Keras
 y = relu(fake_quantize(x, 0.37) . fake_quantize(W1, 0.011) + b1) with x [37, 528] and W1
 [528, 48] (33 k-tiles of 16 bytes: several pipeline stages, ragged M and N tiles), then
 fake_quantize(y, 0.5) . fake_quantize(W2, 1) + b2 with W2 [48, 24] (K 48: a half k-step of
-zeros at the end), biases rounded to bfloat16 as Keras does. The inputs hold a NaN, values
-beyond 448 * scale (saturated) and values below the smallest subnormal * scale (flushed).
+zeros at the end), biases rounded to bfloat16 as Keras does; and beside it a second output,
+fake_quantize(x, 0.37) . fake_quantize(W3, 0.013) with W3 [528, 40] and no bias, whose f32
+result no later quantization hides. The inputs hold a NaN, values beyond 448 * scale
+(saturated) and values below the smallest subnormal * scale (flushed).
 
 `dlc-emulate --arch sm_90` (every target arch with float8 tensor cores, so dlc-float8-matmul
-runs) must put both products on the float8 tensor-core GEMM (gemm_tc), quantize the input in
-a float8_quantize kernel equal to the reference bit for bit, and fuse the second layer's
-quantization into the first GEMM's epilogue. Each GEMM kernel is held to a relative L2 error
+runs) must put the three products on the float8 tensor-core GEMM (gemm_tc), quantize the input
+once, in a float8_quantize kernel equal to the reference bit for bit, and fuse the second
+layer's quantization into the first GEMM's epilogue (4 kernels). Each GEMM kernel is held to a relative L2 error
 of 1e-6 against the reference executor on its own inputs: the products of float8 values are
 exact in f32, the reference sums them exactly and rounds once, the kernel sums in f32 in its
 own order (the scales' product is the same f32 in both). The outputs are held to 1e-6 against
@@ -34,7 +36,7 @@ import sys
 import numpy as np
 
 M, K1, N1, N2 = 37, 528, 48, 24
-SX1, SW1, SX2, SW2 = 0.37, 0.011, 0.5, 1.0
+SX1, SW1, SX2, SW2, SW3, N3 = 0.37, 0.011, 0.5, 1.0, 0.013, 40
 BOUND = 1e-6
 
 
@@ -84,17 +86,20 @@ def main(argv=None):
     w1 = (0.4 * rng.standard_normal((K1, N1))).astype(np.float32)
     w1[3, 5], w1[7, 9] = 9.0, -7.5  # beyond 448 * 0.011: saturated
     w2 = rng.standard_normal((N1, N2)).astype(np.float32)
+    w3 = (0.5 * rng.standard_normal((K1, N3))).astype(np.float32)
     b1 = bf16(0.1 * rng.standard_normal(N1))
     b2 = bf16(rng.standard_normal(N2))
     x = (3 * rng.standard_normal((M, K1))).astype(np.float32)
     x[1, 5] = np.nan
     x[2, :8] = [200.0, -180.0, 1e-4, -1e-4, 1e-6, 2.0 ** -9 * SX1, 500.0, -0.0]
     f32 = "tensor<f32>"
-    ir = f"""func.func @main(%x: tensor<{M}x{K1}xf32>) -> tensor<{M}x{N2}xf32> {{
+    ir = f"""func.func @main(%x: tensor<{M}x{K1}xf32>) -> (tensor<{M}x{N2}xf32>, tensor<{M}x{N3}xf32>) {{
   %sx1 = graph.constant dense<{SX1!r}> : {f32}
   %sw1 = graph.constant dense<{SW1!r}> : {f32}
   %sx2 = graph.constant dense<{SX2!r}> : {f32}
   %sw2 = graph.constant dense<{SW2!r}> : {f32}
+  %sw3 = graph.constant dense<{SW3!r}> : {f32}
+  %w3 = graph.constant dense<{literal(w3)}> : tensor<{K1}x{N3}xf32>
   %w1 = graph.constant dense<{literal(w1)}> : tensor<{K1}x{N1}xf32>
   %w2 = graph.constant dense<{literal(w2)}> : tensor<{N1}x{N2}xf32>
   %b1 = graph.constant dense<{literal(b1)}> : tensor<{N1}xf32>
@@ -108,16 +113,19 @@ def main(argv=None):
   %fw2 = graph.fake_quantize %w2, %sw2 {{target_type = f8E4M3FN}} : (tensor<{N1}x{N2}xf32>, {f32}) -> tensor<{N1}x{N2}xf32>
   %y2 = graph.matmul %fx2, %fw2 : (tensor<{M}x{N1}xf32>, tensor<{N1}x{N2}xf32>) -> tensor<{M}x{N2}xf32>
   %z2 = graph.bias_add %y2, %b2 : (tensor<{M}x{N2}xf32>, tensor<{N2}xf32>) -> tensor<{M}x{N2}xf32>
-  return %z2 : tensor<{M}x{N2}xf32>
+  %fw3 = graph.fake_quantize %w3, %sw3 {{target_type = f8E4M3FN}} : (tensor<{K1}x{N3}xf32>, {f32}) -> tensor<{K1}x{N3}xf32>
+  %y3 = graph.matmul %fx1, %fw3 : (tensor<{M}x{K1}xf32>, tensor<{K1}x{N3}xf32>) -> tensor<{M}x{N3}xf32>
+  return %z2, %y3 : tensor<{M}x{N2}xf32>, tensor<{M}x{N3}xf32>
 }}
 """
     model = os.path.join(args.out, "dense_float8.mlir")
     with open(model, "w") as f:
         f.write(ir)
-    inp, out, ref, report = (os.path.join(args.out, n)
-                             for n in ("x.npy", "y.npy", "y_ref.npy", "report.json"))
+    inp, out, out3, report = (os.path.join(args.out, n)
+                              for n in ("x.npy", "y.npy", "y3.npy", "report.json"))
     np.save(inp, x)
     cmd = [args.emulate, model, "--arch", "sm_90", "--input", inp, "--output", out,
+           "--output", out3,
            "--check-kernels", "--report", report] + \
         (["--cache-dir", args.cache_dir] if args.cache_dir else []) + \
         (["--reverse"] if args.reverse else [])
@@ -133,14 +141,14 @@ def main(argv=None):
             k["name"], k["family"], k.get("tiling", ""), k.get("error"), k.get("max_abs")))
     gemms = [k for k in kernels if k["name"].endswith("float8_matmul")]
     quantize = [k for k in kernels if k["name"].endswith("float8_quantize")]
-    if len(gemms) != 2 or any(k["family"] != "gemm_tc" for k in gemms):
-        problems.append("expected two float8_matmul kernels on tensor cores, got %s" %
+    if len(gemms) != 3 or any(k["family"] != "gemm_tc" for k in gemms):
+        problems.append("expected three float8_matmul kernels on tensor cores, got %s" %
                         [(k["name"], k["family"]) for k in gemms])
     if len(quantize) != 1 or quantize[0].get("max_abs") != 0:
         problems.append("expected one float8_quantize kernel equal to the reference, got %s" %
                         [(k["name"], k.get("max_abs")) for k in quantize])
-    if len(kernels) != 3:
-        problems.append("expected 3 kernels (the second quantization in the first GEMM's "
+    if len(kernels) != 4:
+        problems.append("expected 4 kernels (the second quantization in the first GEMM's "
                         "epilogue), got %d" % len(kernels))
     for k in gemms:
         if k.get("error") is None or not k["error"] <= BOUND:
@@ -148,19 +156,19 @@ def main(argv=None):
                 k["name"], k.get("error"), BOUND))
 
     with np.errstate(invalid="ignore"):
-        y_ref = dense(dense(x, w1, SX1, SW1, b1, True), w2, SX2, SW2, b2, False)
-    np.save(ref, y_ref)
-    y = np.load(out)
-    nan, nan_ref = np.isnan(y), np.isnan(y_ref)
-    if not np.array_equal(nan, nan_ref) or not nan_ref[1].all():
-        problems.append("NaN at %d places, the reference at %d (row 1 all NaN: %s)" % (
-            nan.sum(), nan_ref.sum(), bool(nan_ref[1].all())))
-    else:
+        refs = [dense(dense(x, w1, SX1, SW1, b1, True), w2, SX2, SW2, b2, False),
+                dense(x, w3, SX1, SW3, np.float32(0), False)]
+    for i, (y, y_ref) in enumerate(zip([np.load(out), np.load(out3)], refs)):
+        nan, nan_ref = np.isnan(y), np.isnan(y_ref)
+        if not np.array_equal(nan, nan_ref) or not nan_ref[1].all():
+            problems.append("output %d: NaN at %d places, the reference at %d (row 1 all NaN: "
+                            "%s)" % (i, nan.sum(), nan_ref.sum(), bool(nan_ref[1].all())))
+            continue
         err = rel_l2(y[~nan], y_ref[~nan_ref])
-        print("output against Keras's arithmetic (fake_quantize, f32 matmul): relative L2 "
-              "%.3g, max |diff| %.3g" % (err, float(np.max(np.abs(y[~nan] - y_ref[~nan_ref])))))
+        print("output %d against Keras's arithmetic (fake_quantize, f32 matmul): relative L2 "
+              "%.3g, max |diff| %.3g" % (i, err, float(np.max(np.abs(y[~nan] - y_ref[~nan_ref])))))
         if not err <= BOUND:
-            problems.append("output: relative L2 %.3g > %g" % (err, BOUND))
+            problems.append("output %d: relative L2 %.3g > %g" % (i, err, BOUND))
     for p in problems:
         print("FAIL: " + p)
     return 1 if problems else 0
