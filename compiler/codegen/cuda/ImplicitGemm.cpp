@@ -611,6 +611,8 @@ LogicalResult GemmKernel::emit() {
       origin = choice->origin;
     }
   }
+  if (float8_)
+    tiling = float8Tiling(tiling);
   const DType out = context_.outDType(0);
   const bool pairs =
       tensorCores && n_ % 2 == 0 &&
