@@ -163,7 +163,7 @@ class Table:
         return "%.3g" % v if isinstance(v, float) else str(v)
 
     def format_row(self, r):
-        line = "%-36s %-5s %-9s %-9s %-12s %-8s %s" % (
+        line = "%-36s %-5s %-15s %-9s %-12s %-8s %s" % (
             r["model"], r["precision"], r["kernels"], r["check"], self.format_value(r["value"]),
             self.format_value(r["limit"]), "ok" if r["ok"] else "FAIL")
         return line + ("  " + r["detail"] if r["detail"] and not r["ok"] else "")
@@ -178,7 +178,7 @@ class Table:
         return head
 
     def print(self):
-        lines = [self.format_head(), "%-36s %-5s %-9s %-9s %-12s %-8s %s" % (
+        lines = [self.format_head(), "%-36s %-5s %-15s %-9s %-12s %-8s %s" % (
             "model", "prec", "kernels", "check", "result", "limit", "ok")]
         lines += [self.format_row(r) for r in self.rows]
         bad = sum(not r["ok"] for r in self.rows)
