@@ -1947,18 +1947,19 @@ TEST_F(ReferenceTest, Float8QuantizeStoresFakeQuantizeBytes) {
   // The bytes of fake_quantize's e4m3 values (scale 2): 0.3 -> 0.3125 is
   // 0x2a (exponent 5, mantissa 2), 17 -> 16 is 0x58, beyond 448 saturates to
   // 0x7e, -0.0015 is the smallest subnormal with the sign (0x81), 0 is 0x00,
-  // NaN stays NaN (0x7f). e5m2 (scale 1): 1.0 is 0x3c, 3.5 -> 3.5 is 0x43.
+  // NaN stays NaN (0x7f). e5m2 (scale 1): 1.0 is 0x3c, 3.5 is 0x43, NaN
+  // the quiet 0x7e.
   Tensor y = runOp({tt({6}), tt({})}, tt({6}, "i8"),
                    "graph.float8_quantize %a0, %a1 {target_type = f8E4M3FN} "
                    ": (" +
                        tt({6}) + ", " + tt({}) + ") -> " + tt({6}, "i8"),
                    {f32({6}, {0.6f, 34, 1000, -0.003f, 0, NAN}), f32({}, {2})});
   expectExact(y, {0x2a, 0x58, 0x7e, int8_t(0x81), 0, 0x7f});
-  Tensor z = runOp({tt({2}), tt({})}, tt({2}, "i8"),
+  Tensor z = runOp({tt({3}), tt({})}, tt({3}, "i8"),
                    "graph.float8_quantize %a0, %a1 {target_type = f8E5M2} : (" +
-                       tt({2}) + ", " + tt({}) + ") -> " + tt({2}, "i8"),
-                   {f32({2}, {1.0f, 3.5f}), f32({}, {1})});
-  expectExact(z, {0x3c, 0x43});
+                       tt({3}) + ", " + tt({}) + ") -> " + tt({3}, "i8"),
+                   {f32({3}, {1.0f, 3.5f, NAN}), f32({}, {1})});
+  expectExact(z, {0x3c, 0x43, 0x7e});
 }
 
 TEST_F(ReferenceTest, Float8MatmulEqualsTheFakeQuantizedProduct) {

@@ -100,7 +100,9 @@ std::vector<CommandSpec> buildCommands() {
       weights,
       precisionInt8,
       value("--arch", "sm_XX[,sm_YY...]",
-            "GPU architectures to compile for (default sm_80,sm_90)"),
+            "GPU architectures to compile for (default sm_80,sm_90; when "
+            "all are sm_89 or newer, Keras float8 Dense runs on float8 "
+            "tensor cores)"),
       positiveInt("--batch", "Fix the batch size (default: 1; kept open when "
                              "--stop-after names a graph stage)"),
       inputShape,

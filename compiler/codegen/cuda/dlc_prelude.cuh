@@ -70,13 +70,15 @@ __device__ __forceinline__ float dlc_fake_fp8(float x, float scale, int mbits,
 
 // The byte of a float8 value (graph.float8_quantize): x / scale clipped and
 // rounded as dlc_fake_fp8 does, as sign, exponent (bias 1 - emin) and
-// `mbits` mantissa bits; subnormals with exponent 0; NaN gives 0x7f.
+// `mbits` mantissa bits; subnormals with exponent 0; NaN keeps its sign and
+// gives the quiet NaN the reference's conversion gives (0x7f e4m3fn, 0x7e
+// e5m2).
 __device__ __forceinline__ int dlc_fp8_bits(float x, float scale, int mbits,
                                             int emin, float limit) {
   float v = x / scale;
   v = v > limit ? limit : (v < -limit ? -limit : v);
   if (v != v)
-    return 0x7f;
+    return ((__float_as_int(v) >> 24) & 0x80) | (mbits == 3 ? 0x7f : 0x7e);
   int e = ((__float_as_int(v) >> 23) & 0xff) - 127;
   e = e < emin ? emin : e;
   const float step = __int_as_float((e - mbits + 127) << 23);
