@@ -161,6 +161,11 @@ std::vector<CommandSpec> buildCommands() {
            "Check every pipeline stage against the imported model on these "
            "inputs (relative L2 error <= 1e-5 in fp32, <= 1e-2 after fp16 "
            "lowering); one line per stage on stderr"),
+      value("--arch", "sm_XX[,sm_YY...]",
+            "The GPU architectures the pipeline plans for, as compile's "
+            "(default sm_80,sm_90; all sm_89 or newer: Keras float8 Dense "
+            "as float8 GEMMs, which --device cpu runs on the reference "
+            "executor)"),
   };
   run.options.insert(run.options.begin() + 4, int8Options.begin(),
                      int8Options.end());
