@@ -13,6 +13,7 @@
 #include "support/File.h"
 
 #include "mlir/Pass/PassManager.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
@@ -269,19 +270,22 @@ void driver::runPipeline(ModuleOp module, const CompileOptions &options,
           runOnCpu(mainFunction(module), *options.verifyInputs);
       for (size_t i = 0; i < expected.size(); ++i) {
         StageError e = compareOutputs(actual[i], expected[i], lowered);
+        e.limit = lowered ? options.verifyLimitFp16 : options.verifyLimit;
         if (options.verifyLog)
           *options.verifyLog
               << "stage " << stage.name << ": output " << i << ": " << e.metric
               << " " << e.error
               << (stage.kernelNumerics
-                      ? " (limit " + std::to_string(e.limit) + ")"
+                      ? " (limit " + llvm::formatv("{0:e2}", e.limit).str() +
+                            ")"
                       : " (per-op f16 rounding, not checked)")
               << "\n";
         if (!(e.error <= e.limit) && stage.kernelNumerics)
           throw std::runtime_error("stage '" + stage.name + "' moved output " +
                                    std::to_string(i) + " by " +
-                                   std::to_string(e.error) + " (" + e.metric +
-                                   "), more than " + std::to_string(e.limit));
+                                   llvm::formatv("{0:e3}", e.error).str() +
+                                   " (" + e.metric + "), more than " +
+                                   llvm::formatv("{0:e2}", e.limit).str());
       }
     }
     if (stage.name == stopAfter)

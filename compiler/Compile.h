@@ -121,6 +121,9 @@ struct CompileOptions {
   /// more than its tolerance (compareOutputs) is an internal error. Only for
   /// a model bound to these inputs (bindInputs).
   const std::vector<Tensor> *verifyInputs = nullptr;
+  /// The stage checks' relative L2 limits before and after fp16 lowering
+  /// (compareOutputs' defaults unless set: `--verify-limit`).
+  double verifyLimit = 1e-5, verifyLimitFp16 = 1e-2;
   /// Where the stage checks report one line per stage; null: nowhere.
   std::ostream *verifyLog = nullptr;
 

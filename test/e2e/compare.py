@@ -21,6 +21,12 @@ carry its own "tolerance" and "precision" (mixed_float16's `keras_fp32`: the mod
 --verify-stages passes the flag to dlc run: the reference executor checks every pipeline stage
 against the imported model (dlc fails when a stage moves an output too far).
 
+The model's conditioning, when meta.json's "checks" has it (gen_fixtures.measure_conditioning:
+how far rounding every weight by float32's, resp. float16's unit roundoff moves the outputs;
+measured for the apps sets), is the least error demanded: an fp32 output outside rtol/atol
+passes when its relative L2 error is within max(1e-5, conditioning fp32); the fp16 limit
+becomes max(--l2, conditioning fp16); --verify-stages gets --verify-limit with both.
+
 --precision fp16 runs `dlc run --precision fp16` and compares each output by its relative L2
 error ||out - exp|| / ||exp|| <= --l2 (default 1e-2) instead of element-wise.
 
@@ -45,6 +51,7 @@ import tempfile
 import numpy as np
 
 DEFAULT_RTOL = 1e-4
+FP32_L2 = 1e-5  # relative L2 in fp32, where the model's conditioning allows no element-wise match
 DEFAULT_ATOL = 1e-5
 
 
@@ -125,8 +132,16 @@ def check_run(args, meta, fdir, entry, rtol, atol, tmp):
     if weights:
         cmd += ["--weights", os.path.join(fdir, weights)]
     cmd += ["--device", "cpu"]
+    # The model's conditioning (gen_fixtures.measure_conditioning, the apps sets): how far
+    # rounding the weights alone moves the outputs. No implementation can be asked to do
+    # better, so it raises the relative L2 limits where it exceeds them.
+    cond = (meta.get("checks") or {}).get("conditioning") or {}
+    l2_fp32 = max(FP32_L2, cond.get("fp32", 0.0))
+    l2_fp16 = max(args.l2, cond.get("fp16", 0.0))
     if args.verify_stages:
         cmd += ["--verify-stages"]
+        if cond:
+            cmd += ["--verify-limit", "%g,%g" % (l2_fp32, l2_fp16)]
     precision = entry.get("precision") or args.precision
     if precision:
         cmd += ["--precision", precision]
@@ -142,7 +157,7 @@ def check_run(args, meta, fdir, entry, rtol, atol, tmp):
         for line in err.rstrip().splitlines()[-40:]:
             print("     | " + line)
         return False
-    ok_all, worst_abs, worst_rel, msgs = True, 0.0, 0.0, []
+    ok_all, worst_abs, worst_rel, msgs, notes = True, 0.0, 0.0, [], []
     for i, (out_path, exp_file) in enumerate(zip(outs, entry["expected"])):
         exp = np.load(os.path.join(fdir, exp_file))
         try:
@@ -152,9 +167,13 @@ def check_run(args, meta, fdir, entry, rtol, atol, tmp):
             msgs.append("output %d: cannot read %s: %s" % (i, out_path, e))
             continue
         if precision == "fp16":
-            ok, msg, a, r = compare_l2(out, exp, args.l2)
+            ok, msg, a, r = compare_l2(out, exp, l2_fp16)
         else:
             ok, msg, a, r = compare_arrays(out, exp, rtol, atol)
+            if not ok and cond:
+                ok, _, _, l2 = compare_l2(out, exp, l2_fp32)
+                notes.append("output %d: outside rtol/atol element-wise; relative L2 %s, limit "
+                             "%g (the model's conditioning)" % (i, fmt_err(l2), l2_fp32))
         worst_abs = max(worst_abs, a) if np.isfinite(a) else a
         worst_rel = max(worst_rel, r) if np.isfinite(r) else r
         if not ok:
@@ -162,7 +181,7 @@ def check_run(args, meta, fdir, entry, rtol, atol, tmp):
             msgs.append("output %d: %s" % (i, msg))
     if precision == "fp16":
         print("%s %-14s fp16: relative L2 %-9s max_abs %-9s (limit %g, %d output%s, %s)" % (
-            "ok  " if ok_all else "FAIL", name, fmt_err(worst_rel), fmt_err(worst_abs), args.l2,
+            "ok  " if ok_all else "FAIL", name, fmt_err(worst_rel), fmt_err(worst_abs), l2_fp16,
             len(outs), "" if len(outs) == 1 else "s", entry["generation"]))
     else:
         print("%s %-14s max_abs %-9s max_rel %-9s (rtol %g atol %g, %d output%s, %s)" % (
@@ -172,7 +191,7 @@ def check_run(args, meta, fdir, entry, rtol, atol, tmp):
         for line in err.splitlines():
             if line.startswith("stage "):
                 print("     " + line)
-    for m in msgs:
+    for m in notes + msgs:
         print("     " + m)
     if not ok_all and err.strip():
         for line in err.rstrip().splitlines()[-20:]:

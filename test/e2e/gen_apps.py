@@ -3,15 +3,20 @@
 
     gen_apps.py OUTDIR [--only NAME ...] [--no-k2] [--verify] | --list
 
-Five additions to gen_fixtures.py for keras.applications: Normalization statistics are set
+Additions to gen_fixtures.py for keras.applications: Normalization statistics are set
 rather than adapted (set_normalization); BatchNormalization is calibrated in
 one forward pass (calibrate_bn_fast: the catalogue has up to 240 BN layers, and
-gen_fixtures.calibrate_bn runs the network once per layer); ConvNeXt's LayerScale gamma (a
-variable Keras names `variable`) is drawn in [0.1, 0.4], small like the residual gammas of
-gen_fixtures.calibrate_bn, so that 18 residual blocks stay well conditioned; a classifier that
-is a 1x1 Conv2D followed by Flatten and Activation("softmax") (MobileNetV3) is scaled as a
-Dense softmax head is; and the legacy .h5 of the models in fixture_apps.NO_LEGACY_H5 is not
-kept (Keras itself cannot reload it; dlc refuses it), with the reason in meta.json's "skipped".
+gen_fixtures.calibrate_bn runs the network once per layer); a residual branch that ends in a
+convolution (ResNetV2) gets the small gain that gen_fixtures.calibrate_bn gives a branch ending
+in a normalization; ConvNeXt's LayerScale gamma (a variable Keras names `variable`) is drawn in
+[0.1, 0.4], small like those gains, so that 18 residual blocks stay well conditioned;
+normalization betas are centred at 0.5 (most units after a ReLU active: far better conditioned
+random networks); the softmax head is scaled until every row's top probability is 0.55 rather
+than 0.75; a classifier that is a 1x1 Conv2D followed by Flatten and Activation("softmax")
+(MobileNet, MobileNetV3) is scaled as a Dense softmax head is; each model's conditioning is
+measured and recorded in meta.json's "checks" (measure_conditioning), for compare.py; and the
+legacy .h5 of the models in fixture_apps.NO_LEGACY_H5 is not kept (Keras itself cannot reload
+it; dlc refuses it), with the reason in meta.json's "skipped".
 """
 
 import json
@@ -34,6 +39,12 @@ def install(no_legacy):
     def draw_weight(rng, cls, vname, shape):
         if cls == "LayerScale":
             return rng.uniform(0.1, 0.4, size=tuple(int(s) for s in shape))
+        if vname == "beta":
+            # Centred at 0.5, not 0: most units after a normalization and a ReLU are active, and
+            # the random deep networks are far better conditioned (measure_conditioning, ulp
+            # weight perturbations: NASNetMobile fp32 1.1e-4 -> 2.3e-6, fp16 0.52 -> 0.013;
+            # ResNet50V2 fp16 0.031 -> 0.0099).
+            return rng.normal(0.5, 0.3, size=tuple(int(s) for s in shape))
         return draw(rng, cls, vname, shape)
 
     gen_fixtures.draw_weight = draw_weight
@@ -47,22 +58,28 @@ def install(no_legacy):
         return calibrate_conv_head(model, keras, xs)
 
     gen_fixtures.calibrate_softmax = calibrate_softmax_apps
+    # Heads scaled until every row's top probability is 0.55 (just above the generator's floor,
+    # SOFTMAX_MIN_MAX_PROB), not 0.75: with 0.75 a row whose two best logits are close needs a
+    # scale that saturates the other rows and multiplies feature errors by up to 300
+    # (NASNetMobile; 11 at 0.5).
+    gen_fixtures.SOFTMAX_TARGET = 0.55
     gen_model = gen_fixtures.gen_model
 
-    def gen_model_apps(spec, outdir, *args, **kw):
+    def gen_model_apps(spec, outdir, keras, *args, **kw):
         if spec.name in fixture_apps.K2_ONLY:
-            return gen_k2_only(spec, outdir, *args, **kw)
-        meta = gen_model(spec, outdir, *args, **kw)
+            return gen_k2_only(spec, outdir, keras, *args, **kw)
+        meta = gen_model(spec, outdir, keras, *args, **kw)
+        d = os.path.join(outdir, spec.name)
         why = no_legacy.get(spec.name)
         if why:
-            d = os.path.join(outdir, spec.name)
             meta["formats"] = [f for f in meta["formats"] if f["format"] != "legacy_h5"]
             meta["skipped"].append("legacy_h5: %s: written without a module, Keras cannot "
                                    "reload it and dlc refuses it" % why)
             if os.path.exists(os.path.join(d, "legacy.h5")):
                 os.remove(os.path.join(d, "legacy.h5"))
-            with open(os.path.join(d, "meta.json"), "w") as f:
-                json.dump(meta, f, indent=1)
+        meta["checks"]["conditioning"] = conditioning_k3(d, meta, keras)
+        with open(os.path.join(d, "meta.json"), "w") as f:
+            json.dump(meta, f, indent=1)
         return meta
 
     gen_fixtures.gen_model = gen_model_apps
@@ -122,6 +139,8 @@ def gen_k2_only(spec, outdir, keras, tf_keras, tfjs, verify):
         calibrate_bn_fast(m, tf_keras, inputs(np.random.default_rng(seed + 1), 16), rng)
     ys = gen_fixtures.run_k2(m, xs)
     gen_fixtures.check_outputs(spec.name, ys)
+    conditioning = measure_conditioning(m, lambda model, x: gen_fixtures.run_k2(model, x), xs,
+                                        seed)
     for i, x in enumerate(xs):
         np.save(os.path.join(d, "input_%d.npy" % i), x)
     exp = gen_fixtures.save_outputs(d, "expected_k2", ys)
@@ -158,13 +177,61 @@ def gen_k2_only(spec, outdir, keras, tf_keras, tfjs, verify):
                     "shape": list(x.shape)} for i, (t, x) in enumerate(zip(m.inputs, xs))],
         "outputs": [{"dtype_keras": str(y.dtype), "shape": list(y.shape)} for y in ys],
         "dtype_policy": "float32", "tolerance": spec.tol, "formats": formats,
-        "layers": table, "layers_k2": table, "checks": {},
+        "layers": table, "layers_k2": table, "checks": {"conditioning": conditioning},
         "skipped": notes + ["k3: Keras 3 cannot build it (not in its keras.applications, or layer names with '/'): tf_keras only"],
         "seconds": {"k3": 0.0, "total": round(time.time() - t0, 2)},
     }
     with open(os.path.join(d, "meta.json"), "w") as f:
         json.dump(meta, f, indent=1)
     return meta
+
+
+# The relative weight perturbations of measure_conditioning: the unit roundoff of float32
+# (2^-24) and of float16 (2^-11).
+CONDITIONING_EPS = {"fp32": 2.0 ** -24, "fp16": 2.0 ** -11}
+
+
+def measure_conditioning(model, run, xs, seed, draws=3):
+    """How far rounding the weights alone moves the outputs: every float variable of the model
+    (kernels, biases, normalization statistics) multiplied by 1 + eps·r, r = ±1 at random per
+    element, eps the unit roundoff of float32 and of float16 (CONDITIONING_EPS); the outputs'
+    relative L2 change ||y' - y|| / ||y|| over all outputs, the median of `draws` draws. An
+    implementation that rounds its weights (and its intermediate values) to that precision
+    differs from Keras by errors of this size, so compare.py and `dlc run --verify-stages` take
+    it as the least error they demand (docs/keras.md section 7). The weights are restored."""
+    import numpy as np
+
+    def flat(ys):
+        return np.concatenate([np.ravel(np.asarray(y, dtype=np.float64)) for y in ys])
+
+    saved = [(v, v.numpy()) for v in model.weights]
+    y0 = flat(run(model, xs))
+    rng = np.random.default_rng(seed + 7)
+    out = {}
+    try:
+        for name, eps in CONDITIONING_EPS.items():
+            errs = []
+            for _ in range(draws):
+                for v, w in saved:
+                    if w.dtype.kind == "f":
+                        r = rng.choice(np.array([-1.0, 1.0]), size=w.shape)
+                        v.assign((w.astype(np.float64) * (1.0 + eps * r)).astype(w.dtype))
+                errs.append(float(np.linalg.norm(flat(run(model, xs)) - y0) / np.linalg.norm(y0)))
+            out[name] = float("%.3g" % np.median(errs))
+    finally:
+        for v, w in saved:
+            v.assign(w)
+    return out
+
+
+def conditioning_k3(d, meta, keras):
+    """measure_conditioning of the Keras 3 model just written to d (model.keras)."""
+    import numpy as np
+
+    m = keras.saving.load_model(os.path.join(d, "model.keras"), compile=False)
+    xs = [np.load(os.path.join(d, i["file"])) for i in meta["inputs"]]
+    return measure_conditioning(m, lambda model, x: gen_fixtures.run_k3(model, keras, x), xs,
+                                gen_fixtures.seed_of(meta["name"]))
 
 
 def calibrate_bn_fast(model, keras, xs, rng):
@@ -176,10 +243,16 @@ def calibrate_bn_fast(model, keras, xs, rng):
     import numpy as np
 
     bns = [l for l in model.layers if type(l).__name__ == "BatchNormalization"]
-    for l in bns:
+    for l in model.layers:
         consumers = [getattr(n, "operation", None) or n.layer for n in l._outbound_nodes]
-        if consumers and all(is_add(c) for c in consumers):
+        if not (consumers and all(is_add(c) for c in consumers)):
+            continue
+        if type(l).__name__ == "BatchNormalization":
             l.gamma.assign(l.gamma.numpy() * gen_fixtures.RESIDUAL_GAMMA)
+        elif type(l).__name__ == "Conv2D":
+            # A pre-activation residual branch (ResNetV2) ends in a convolution, not a
+            # normalization: the same small gain, on its kernel and bias.
+            l.set_weights([w * gen_fixtures.RESIDUAL_GAMMA for w in l.get_weights()])
     saved = {}
     for l in model.layers:
         if type(l).__name__ == "BatchNormalization":

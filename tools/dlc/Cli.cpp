@@ -161,6 +161,9 @@ std::vector<CommandSpec> buildCommands() {
            "Check every pipeline stage against the imported model on these "
            "inputs (relative L2 error <= 1e-5 in fp32, <= 1e-2 after fp16 "
            "lowering); one line per stage on stderr"),
+      value("--verify-limit", "L[,L16]",
+            "The stage checks' relative L2 limits instead of 1e-5 (and 1e-2 "
+            "after fp16 lowering), e.g. a model's measured conditioning"),
       value("--arch", "sm_XX[,sm_YY...]",
             "The GPU architectures the pipeline plans for, as compile's "
             "(default sm_80,sm_90; all sm_89 or newer: Keras float8 Dense "
@@ -420,6 +423,12 @@ bool dlc::cli::parse(const std::vector<std::string> &args, Invocation &out,
                 "(0, 100])";
         return false;
       }
+    }
+    if (opt->name == "--verify-limit" &&
+        !std::regex_match(val, std::regex("[0-9.eE+-]+(,[0-9.eE+-]+)?"))) {
+      error = "invalid value '" + val +
+              "' for --verify-limit (expected L or L,L16, e.g. 2e-5,1e-2)";
+      return false;
     }
     std::vector<std::string> &slot = out.values[opt->name];
     if (!opt->repeatable && !slot.empty()) {

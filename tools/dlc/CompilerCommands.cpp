@@ -17,6 +17,7 @@
 #include "support/Npy.h"
 
 #include <algorithm>
+#include <cmath>
 #include <iostream>
 #include <optional>
 
@@ -25,6 +26,20 @@
 using namespace dlc;
 
 namespace {
+
+/// A whole string as a finite number; nullopt when it is not one.
+std::optional<double> parseNumber(const std::string &text) {
+  size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception &) {
+    return std::nullopt;
+  }
+  if (used != text.size() || !std::isfinite(v))
+    return std::nullopt;
+  return v;
+}
 
 /// --input-shape NAME=DIMS (the parser checked the form), by name.
 keras::InputShapes inputShapes(const cli::Invocation &inv) {
@@ -157,6 +172,24 @@ int cli::runRun(const Invocation &inv) {
                         (outputPaths.size() == 1 ? "" : "s"),
                     inv.positional);
   driver::CompileOptions options = compileOptions(inv);
+  if (inv.has("--verify-limit")) {
+    if (!inv.has("--verify-stages"))
+      throw UserError("--verify-limit applies to --verify-stages",
+                      inv.positional);
+    const std::string &limits = inv.get("--verify-limit");
+    auto parse = [&](const std::string &text) {
+      std::optional<double> v = parseNumber(text);
+      if (!v || !(*v > 0))
+        throw UserError("invalid value '" + limits +
+                            "' for --verify-limit (expected positive numbers)",
+                        inv.positional);
+      return *v;
+    };
+    size_t comma = limits.find(',');
+    options.verifyLimit = parse(limits.substr(0, comma));
+    if (comma != std::string::npos)
+      options.verifyLimitFp16 = parse(limits.substr(comma + 1));
+  }
   // --precision int8 calibrates on batches of any size: the batch dim stays
   // open through the pipeline and the quantized graph is bound to the inputs
   // after it (checked on a copy first). With --verify-stages the model is
@@ -215,15 +248,11 @@ int cli::runCompare(const Invocation &inv) {
   double threshold = driver::defaultThreshold(fp16);
   if (inv.has("--threshold")) {
     const std::string &text = inv.get("--threshold");
-    size_t used = 0;
-    try {
-      threshold = std::stod(text, &used);
-    } catch (const std::exception &) {
-      used = 0;
-    }
-    if (used == 0 || used != text.size() || !(threshold >= 0))
+    std::optional<double> v = parseNumber(text);
+    if (!v || !(*v >= 0))
       throw UserError("invalid value '" + text +
                       "' for --threshold (expected a number >= 0)");
+    threshold = *v;
   }
   driver::Comparison c =
       driver::compareLayers(*model.module, std::move(inputs), inputPaths,
