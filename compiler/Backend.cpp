@@ -265,7 +265,7 @@ artifact::Artifact driver::buildArtifact(ModuleOp module,
   if (size_t slash = source.find_last_of('/'); slash != std::string::npos)
     source = source.substr(slash + 1);
   a.source = source;
-  a.precision = options.fp16 ? "fp16" : "fp32";
+  a.precision = options.int8 ? "int8" : options.fp16 ? "fp16" : "fp32";
 
   Block &body = plan.getBody().front();
   for (BlockArgument arg : body.getArguments()) {

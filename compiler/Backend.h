@@ -35,6 +35,7 @@ namespace dlc::driver {
 struct BackendOptions {
   std::vector<uint32_t> archs{80, 90};       ///< sm_80, sm_90: a cubin each
   bool fp16 = false;                         ///< recorded in the artifact
+  bool int8 = false;                         ///< --precision int8: "int8"
   KernelChoice kernels = KernelChoice::Auto; ///< generated vs library calls
   /// Tilings measured by the autotuner, or null for the heuristic's only.
   const codegen::TuningCache *tuning = nullptr;

@@ -50,7 +50,8 @@ enum class Precision {
   FP32,
   FP16,
   /// Post-training int8 (compiler/Calibrate.h): needs
-  /// CompileOptions::int8's calibration set; the graph stages only.
+  /// CompileOptions::int8's calibration set; int8 kernels for the quantized
+  /// convolutions and Dense layers (docs/quantization.md).
   Int8,
 };
 

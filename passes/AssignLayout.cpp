@@ -15,9 +15,11 @@
 // permutation composed with the new one is the identity (the pair cancels);
 // an existing graph.transpose at the boundary costs 1 when the layout is
 // kept. Function arguments and results keep Keras's layout, so they count.
-// With precision=fp16, NCHW costs a penalty larger than any transpose count
-// (tensor cores read NHWC), so fp16 always picks NHWC. Ties keep the current
-// layout.
+// With precision=fp16 or int8, NCHW costs a penalty larger than any
+// transpose count (tensor cores read NHWC), so both always pick NHWC. Ties
+// keep the current layout. (The int8 pipeline runs the pass twice: in the
+// layout stage, and after dlc-quantize-int8 for the quantized_matmul weights
+// that pass makes.)
 //
 // Switching a region's layout sets `data_layout`, remaps the axis
 // attributes, permutes the shapes of the region's values and puts a
@@ -499,9 +501,9 @@ struct AssignLayoutPass
   using AssignLayoutPassBase::AssignLayoutPassBase;
 
   void runOnOperation() override {
-    if (precision != "fp32" && precision != "fp16") {
+    if (precision != "fp32" && precision != "fp16" && precision != "int8") {
       getOperation().emitError()
-          << "precision must be fp32 or fp16, got '" << precision << "'";
+          << "precision must be fp32, fp16 or int8, got '" << precision << "'";
       return signalPassFailure();
     }
     for (Block &block : getOperation().getBody()) {
@@ -533,8 +535,9 @@ struct AssignLayoutPass
   int64_t cost(const LayoutRegion &region, Layout layout) const {
     auto [transposes, crossings] =
         boundaryTransposes(region, layoutPermutation(region.layout, layout));
-    // Larger than any transpose count: under fp16, NHWC always wins.
-    if (precision == "fp16" && layout == Layout::NCHW)
+    // Larger than any transpose count: under fp16 and int8, NHWC always
+    // wins.
+    if ((precision == "fp16" || precision == "int8") && layout == Layout::NCHW)
       transposes += crossings + 1;
     return transposes;
   }

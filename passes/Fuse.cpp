@@ -15,7 +15,7 @@
 //    user is their product join too. The group is one attention kernel (the
 //    score matrix never leaves it).
 // 1. Anchors: conv2d, depthwise_conv2d, conv2d_transpose, matmul,
-//    quantized_matmul.
+//    quantized_matmul, quantized_conv2d.
 //    Prologue: a pad or cast whose only user is the anchor (or a chain of
 //    them); for quantized_matmul also a transpose (its int8 weight stored
 //    [N, K]).
@@ -38,7 +38,10 @@
 //    the last op back through producers whose results are used only inside
 //    the tree. The per-element quantization ops (dequantize,
 //    dequantize_grouped, unpack_int4, fake_quantize, float8_quantize) count
-//    as elementwise.
+//    as elementwise, and so does a quantize_static whose scale result has no
+//    use: it joins epilogues (conv -> bias -> relu -> quantize_static stores
+//    int8) and trees, and the kernel stores its int8 result only
+//    (storedResults).
 //
 // So every group has one sink, its last op, whose result is the only value
 // that leaves the group (the fusion has one result), and every other member
@@ -113,7 +116,7 @@ Kind classify(Operation *op) {
     return Kind::Elementwise;
   return llvm::TypeSwitch<Operation *, Kind>(op)
       .Case<Conv2DOp, DepthwiseConv2DOp, Conv2DTransposeOp, MatmulOp,
-            QuantizedMatmulOp, Float8MatmulOp>(
+            QuantizedMatmulOp, QuantizedConv2DOp, Float8MatmulOp>(
           [](auto) { return Kind::Anchor; })
       .Case<SoftmaxOp, LayerNormOp, GlobalPoolOp, Pool2DOp, QuantizeOp>(
           [](auto) { return Kind::Reduction; })
@@ -123,6 +126,13 @@ Kind classify(Operation *op) {
       // write in place (graph::isElementwise leaves them out).
       .Case<DequantizeOp, DequantizeGroupedOp, UnpackInt4Op, FakeQuantizeOp,
             Float8QuantizeOp>([](auto) { return Kind::Elementwise; })
+      // quantize_static is per element too once its scale result, a
+      // constant, has no use (dlc-simplify replaces it by a splat); it then
+      // joins epilogues and elementwise trees, and the kernel stores only
+      // its int8 result (storedResults).
+      .Case([](QuantizeStaticOp q) {
+        return q.getScaleOut().use_empty() ? Kind::Elementwise : Kind::Other;
+      })
       .Case<TransposeOp, ConcatOp, SliceOp, PadOp, UpsampleOp, ReverseOp,
             EmbeddingOp>([](auto) { return Kind::DataMovement; })
       .Case<LstmOp, GruOp, SimpleRnnOp, RecurrenceOp>(
@@ -148,7 +158,7 @@ bool isCompute(Operation *op) {
 /// The layout of a convolution's activations; none for other ops.
 std::optional<Layout> convolutionLayout(Operation *op) {
   return llvm::TypeSwitch<Operation *, std::optional<Layout>>(op)
-      .Case<Conv2DOp, DepthwiseConv2DOp, Conv2DTransposeOp>(
+      .Case<Conv2DOp, DepthwiseConv2DOp, Conv2DTransposeOp, QuantizedConv2DOp>(
           [](auto conv) { return conv.getDataLayout(); })
       .Default([](Operation *) { return std::nullopt; });
 }
@@ -195,6 +205,13 @@ std::string poolVeto(Pool2DOp pool, Operation *anchor) {
     return "pool has padding";
   if (pool.getDataLayout() != *layout)
     return "pool layout differs from the convolution's";
+  // The int8 implicit GEMM (ungrouped NHWC, C % 16 == 0) cannot pool in its
+  // epilogue: fused, the convolution would run per element, without tensor
+  // cores. The pool is a kernel of its own (with the next quantize_static).
+  if (auto q = dyn_cast<QuantizedConv2DOp>(anchor);
+      q && q.getGroups() == 1 && q.getDataLayout() == Layout::NHWC &&
+      shapeOf(q.getInput()).back() % 16 == 0)
+    return "the int8 convolution runs on tensor cores, which cannot pool";
   return "";
 }
 
@@ -605,8 +622,9 @@ void Fuser::outline(const Group &group) {
   SmallVector<Location> locs =
       llvm::map_to_vector(ops, [](Operation *op) { return op->getLoc(); });
   OpBuilder builder(sink);
+  ValueRange stored = dlc::storedResults(sink);
   auto fusion = builder.create<FusionOp>(
-      builder.getFusedLoc(locs), sink->getResultTypes(), inputs.getArrayRef());
+      builder.getFusedLoc(locs), stored.getTypes(), inputs.getArrayRef());
   SmallVector<Location> argLocs =
       llvm::map_to_vector(inputs, [](Value input) { return input.getLoc(); });
   Block *body =
@@ -621,9 +639,8 @@ void Fuser::outline(const Group &group) {
       return fusion->isProperAncestor(use.getOwner());
     });
   builder.setInsertionPointToEnd(body);
-  builder.create<YieldOp>(sink->getLoc(), sink->getResults());
-  for (auto [result, fused] :
-       llvm::zip(sink->getResults(), fusion->getResults()))
+  builder.create<YieldOp>(sink->getLoc(), stored);
+  for (auto [result, fused] : llvm::zip(stored, fusion->getResults()))
     result.replaceUsesWithIf(fused, [&](OpOperand &use) {
       return !fusion->isProperAncestor(use.getOwner());
     });
@@ -831,6 +848,16 @@ void Fuser::run() {
   if (report)
     emitRemarks();
 }
+
+} // namespace
+
+ValueRange dlc::storedResults(Operation *op) {
+  if (auto q = dyn_cast<QuantizeStaticOp>(op); q && q.getScaleOut().use_empty())
+    return op->getResults().take_front();
+  return op->getResults();
+}
+
+namespace {
 
 struct FusePass : public dlc::impl::FusePassBase<FusePass> {
   using FusePassBase::FusePassBase;

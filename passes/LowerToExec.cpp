@@ -51,8 +51,8 @@ StringRef anchorName(Block &body) {
     if (isa<graph::ConstantOp>(op))
       continue;
     if (isa<graph::Conv2DOp, graph::DepthwiseConv2DOp, graph::Conv2DTransposeOp,
-            graph::MatmulOp, graph::QuantizedMatmulOp, graph::Float8MatmulOp>(
-            op))
+            graph::MatmulOp, graph::QuantizedMatmulOp,
+            graph::QuantizedConv2DOp, graph::Float8MatmulOp>(op))
       return op.getName().stripDialect();
     if (!reduction &&
         isa<graph::SoftmaxOp, graph::LayerNormOp, graph::GlobalPoolOp,
@@ -253,7 +253,8 @@ void Lowering::kernelFromOp(Operation &op, OpBuilder &b) {
     inTensors.push_back(v);
     ins.push_back(buffer(v));
   }
-  SmallVector<Value> outs = resultBuffers(op.getResults(), b, op.getLoc());
+  ValueRange stored = dlc::storedResults(&op);
+  SmallVector<Value> outs = resultBuffers(stored, b, op.getLoc());
   auto kernel = b.create<exec::KernelOp>(op.getLoc(), "", ins, outs,
                                          b.getStrArrayAttr({}));
   Block *body = new Block();
@@ -266,7 +267,8 @@ void Lowering::kernelFromOp(Operation &op, OpBuilder &b) {
     if (!mapping.contains(v))
       mapping.map(v, inner.clone(*v.getDefiningOp())->getResult(0));
   Operation *clone = inner.clone(op, mapping);
-  inner.create<exec::YieldOp>(op.getLoc(), clone->getResults());
+  inner.create<exec::YieldOp>(op.getLoc(),
+                              clone->getResults().take_front(stored.size()));
   finishKernel(kernel, op.getLoc());
 }
 

@@ -33,6 +33,11 @@ bool isInt8Candidate(mlir::Operation *op);
 /// the weight cannot be read.
 std::vector<float> int8WeightScales(mlir::Operation *op);
 
+/// The results of `op` that the kernel computing it stores: all of them,
+/// except for a graph.quantize_static whose scale result (a constant) has no
+/// use, which stores its int8 result only (dlc-fuse, dlc-lower-to-exec).
+mlir::ValueRange storedResults(mlir::Operation *op);
+
 #define GEN_PASS_DECL
 #include "passes/Passes.h.inc"
 

@@ -68,9 +68,9 @@ def AssignLayoutPass : Pass<"dlc-assign-layout", "mlir::func::FuncOp"> {
     regions, and gives each region the layout of lowest cost: the number of
     graph.transpose ops left at its boundary after dlc-simplify (constants
     are permuted at compile time; a transpose that meets an existing one
-    with the inverse permutation cancels), plus, when `precision` is fp16, a
-    penalty for NCHW larger than any transpose count (tensor cores read
-    NHWC). Ties keep the current layout. Switching a region sets
+    with the inverse permutation cancels), plus, when `precision` is fp16
+    or int8, a penalty for NCHW larger than any transpose count (tensor
+    cores read NHWC). Ties keep the current layout. Switching a region sets
     `data_layout`, remaps the axis attributes, permutes the region's shapes
     and puts a graph.transpose on every boundary crossing. Every conv2d
     filter is then rewritten at compile time to OHWI (NHWC) or OIHW (NCHW);
@@ -81,7 +81,7 @@ def AssignLayoutPass : Pass<"dlc-assign-layout", "mlir::func::FuncOp"> {
   }];
   let options = [
     Option<"precision", "precision", "std::string", /*default=*/"\"fp32\"",
-           "fp32 or fp16: the precision the kernels will run in">
+           "fp32, fp16 or int8: the precision the kernels will run in">
   ];
   let dependentDialects = ["::dlc::graph::GraphDialect"];
 }

@@ -25,7 +25,11 @@ std::unique_ptr<Pass> topDownCanonicalizer() {
 std::vector<dlc::PipelineStage>
 dlc::pipelineStages(const PipelineConfig &config) {
   std::vector<PipelineStage> stages;
-  std::optional<int64_t> batch = config.batch;
+  // --precision int8 calibrates the graph of the layout stage on batches of
+  // any size (and its report measures the int8 graph on them): the batch
+  // dim stays open through the int8 stage; the fuse stage fixes it.
+  std::optional<int64_t> batch =
+      config.int8 && !config.fp16 ? std::nullopt : config.batch;
   stages.push_back({"import",
                     [batch](OpPassManager &pm) {
                       if (batch) {
@@ -41,7 +45,10 @@ dlc::pipelineStages(const PipelineConfig &config) {
                       pm.addNestedPass<func::FuncOp>(createSimplifyPass());
                     },
                     true});
-  std::string precision = config.fp16 ? "fp16" : "fp32";
+  // --precision int8: NHWC everywhere, as the int8 tensor-core kernels read
+  // it (the layout of the fp32 graph that is calibrated, then quantized).
+  std::string precision =
+      config.fp16 ? "fp16" : (config.int8 ? "int8" : "fp32");
   stages.push_back({"layout",
                     [precision](OpPassManager &pm) {
                       AssignLayoutPassOptions options;
@@ -60,29 +67,45 @@ dlc::pipelineStages(const PipelineConfig &config) {
                       true, /*kernelNumerics=*/false});
   if (config.int8 && !config.fp16) {
     bool keep = config.int8KeepFirstLast;
-    stages.push_back({"int8",
-                      [keep](OpPassManager &pm) {
-                        QuantizeInt8PassOptions options;
-                        options.keepFirstLast = keep;
-                        pm.addNestedPass<func::FuncOp>(
-                            createQuantizeInt8Pass(options));
-                        pm.addNestedPass<func::FuncOp>(createSimplifyPass());
-                      },
-                      true, /*kernelNumerics=*/false});
+    stages.push_back(
+        {"int8",
+         [keep](OpPassManager &pm) {
+           QuantizeInt8PassOptions options;
+           options.keepFirstLast = keep;
+           pm.addNestedPass<func::FuncOp>(createQuantizeInt8Pass(options));
+           // The int8 weights of the new quantized_matmuls
+           // stored [N, K], as the int8 GEMM reads them.
+           AssignLayoutPassOptions layout;
+           layout.precision = "int8";
+           pm.addNestedPass<func::FuncOp>(createAssignLayoutPass(layout));
+           pm.addNestedPass<func::FuncOp>(createSimplifyPass());
+         },
+         true, /*kernelNumerics=*/false});
   }
   bool report = config.reportFusion;
+  std::optional<int64_t> late =
+      config.int8 && !config.fp16 ? config.batch : std::nullopt;
   bool float8 = config.float8 && !config.fp16;
-  stages.push_back(
-      {"fuse",
-       [report, float8](OpPassManager &pm) {
-         FusePassOptions options;
-         options.report = report;
-         if (float8)
-           pm.addNestedPass<func::FuncOp>(createFloat8MatmulPass());
-         pm.addNestedPass<func::FuncOp>(createSplitRecurrentPass());
-         pm.addNestedPass<func::FuncOp>(createFusePass(options));
-       },
-       true});
+  stages.push_back({"fuse",
+                    [report, late, float8](OpPassManager &pm) {
+                      if (late) {
+                        SpecializeBatchPassOptions options;
+                        options.batch = *late;
+                        pm.addPass(createSpecializeBatchPass(options));
+                        // The static shapes let dlc-simplify make
+                        // quantize_static's scale results constants.
+                        pm.addNestedPass<func::FuncOp>(createSimplifyPass());
+                      }
+                      FusePassOptions options;
+                      options.report = report;
+                      if (float8)
+                        pm.addNestedPass<func::FuncOp>(
+                            createFloat8MatmulPass());
+                      pm.addNestedPass<func::FuncOp>(
+                          createSplitRecurrentPass());
+                      pm.addNestedPass<func::FuncOp>(createFusePass(options));
+                    },
+                    true});
   stages.push_back(
       {"exec", [](OpPassManager &pm) { pm.addPass(createLowerToExecPass()); },
        false});

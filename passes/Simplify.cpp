@@ -9,7 +9,9 @@
 //  - ops made identities by a constant operand (x * 1, x + 0, x - 0, x / 1,
 //    a zero bias) removed;
 //  - an explicit zero pad of the spatial dims folded into the following
-//    conv or pool when the padding semantics agree.
+//    conv or pool when the padding semantics agree;
+//  - the scale result of a quantize_static (a static shape) replaced by a
+//    splat constant of its value.
 //
 // Every rewrite is exact up to one f32 rounding of the folded constants
 // (computed in double), and the pass is idempotent.
@@ -468,6 +470,31 @@ struct FoldPadIntoPool : OpRewritePattern<Pool2DOp> {
 };
 
 //===----------------------------------------------------------------------===//
+// Quantization
+//===----------------------------------------------------------------------===//
+
+/// quantize_static's second result (its scale, broadcast) -> a splat
+/// constant: the value is the op's attribute, so no kernel has to store it,
+/// and the quantized_matmul that reads it reads a constant.
+struct ScaleOfQuantizeStaticToConstant : OpRewritePattern<QuantizeStaticOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(QuantizeStaticOp op,
+                                PatternRewriter &rewriter) const override {
+    Value scale = op.getScaleOut();
+    auto type = cast<RankedTensorType>(scale.getType());
+    if (scale.use_empty() || !type.hasStaticShape() ||
+        !type.getElementType().isF32())
+      return rewriter.notifyMatchFailure(op, "no static scale to replace");
+    Value splat = rewriter.create<ConstantOp>(
+        op.getLoc(),
+        DenseElementsAttr::get(type, ArrayRef<APFloat>(op.getScale())));
+    rewriter.replaceAllUsesWith(scale, splat);
+    return success();
+  }
+};
+
+//===----------------------------------------------------------------------===//
 // The pass
 //===----------------------------------------------------------------------===//
 
@@ -484,7 +511,7 @@ struct SimplifyPass : public dlc::impl::SimplifyPassBase<SimplifyPass> {
     set.add<FoldTransposeOfConstant, FoldReshapeOfConstant, RemoveZeroBias,
             FoldBatchNormIntoProducer, BatchNormToScaleShift,
             FoldPadIntoConv<Conv2DOp>, FoldPadIntoConv<DepthwiseConv2DOp>,
-            FoldPadIntoPool>(context);
+            FoldPadIntoPool, ScaleOfQuantizeStaticToConstant>(context);
     set.add<RemoveNeutralOperand<AddOp>>(context, 0.0f, /*commutes=*/true);
     set.add<RemoveNeutralOperand<SubOp>>(context, 0.0f, /*commutes=*/false);
     set.add<RemoveNeutralOperand<MulOp>>(context, 1.0f, /*commutes=*/true);

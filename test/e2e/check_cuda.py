@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Compile every fixture model to an artifact and check its kernels' resources.
 
-    check_cuda.py --dlc BUILD/bin/dlc --fixtures OUTDIR --out DIR [--precision fp32 fp16]
-                  [--jobs N] [--arch sm_XX,...] [--require-kernel REGEX:FAMILY ...]
+    check_cuda.py --dlc BUILD/bin/dlc --fixtures OUTDIR --out DIR [--precision fp32 fp16 int8]
+                  [--models M ...] [--jobs N] [--arch sm_XX,...]
+                  [--require-kernel REGEX:FAMILY ...]
 
 For every model (OUTDIR/*/meta.json; its first format: model.keras, or k2.h5 for a model only
 Keras 2 writes) and precision this runs `dlc compile MODEL --precision P
@@ -13,10 +14,13 @@ spills to local memory on either arch. A model whose Keras inputs have None dims
 batch dim is compiled for its fixture inputs' size (`--input-shape NAME=DIMS` from meta.json).
 Prints,
 per precision, the kernels per family with their largest register count and shared memory, and
-exits 1 on a compile failure or a spill. --arch compiles for other archs than dlc's default
-(sm_89,sm_90: Keras's float8 Dense then takes the float8 tensor-core GEMM); --require-kernel
-REGEX:FAMILY fails the run unless some kernel whose name matches REGEX (re.search) has that
-family. Set DLC_CACHE_DIR to keep NVRTC's cache in the build.
+exits 1 on a compile failure or a spill. Set DLC_CACHE_DIR to keep NVRTC's cache in the build.
+With int8 (dlc's post-training quantization) each model is calibrated on a folder written here
+(two batches of the fixture's inputs' shape, normal(0, 1), seeded by the model's name), and no
+kernel of any family may spill. --models restricts the run to the fixtures named. --arch
+compiles for other archs than dlc's default (sm_89,sm_90: Keras's float8 Dense then takes the
+float8 tensor-core GEMM); --require-kernel REGEX:FAMILY fails the run unless some kernel whose
+name matches REGEX (re.search) has that family.
 
 Only the standard library: this must not import Keras.
 """
@@ -25,7 +29,9 @@ import argparse
 import concurrent.futures
 import json
 import os
+import random
 import re
+import struct
 import subprocess
 import sys
 import zipfile
@@ -80,12 +86,42 @@ def model_file(fixture):
     return args
 
 
+def write_npy(path, shape, values):
+    """A float32 .npy file (the standard library only: no NumPy here)."""
+    header = "{'descr': '<f4', 'fortran_order': False, 'shape': (%s), }" % "".join(
+        "%d, " % d for d in shape)
+    header += " " * (63 - (len(header) + 10) % 64) + "\n"
+    with open(path, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode())
+        f.write(struct.pack("<%df" % len(values), *values))
+
+
+def calibration_dir(args, fixture, name):
+    """--precision int8's calibration folder for a fixture: two batches of its inputs' shape."""
+    with open(os.path.join(fixture, "meta.json")) as f:
+        inputs = json.load(f)["inputs"]
+    folder = os.path.join(args.out, name + ".cal")
+    os.makedirs(folder, exist_ok=True)
+    rng = random.Random(name)
+    for b in range(2):
+        for i, inp in enumerate(inputs):
+            count = 1
+            for d in inp["shape"]:
+                count *= d
+            stem = "b%d" % b if len(inputs) == 1 else "b%d.%d" % (b, i)
+            write_npy(os.path.join(folder, stem + ".npy"), inp["shape"],
+                      [rng.gauss(0.0, 1.0) for _ in range(count)])
+    return ["--calibrate", folder]
+
+
 def compile_one(args, name, precision):
     fixture = os.path.join(args.fixtures, name)
     out = os.path.join(args.out, "%s.%s.dlcm" % (name, precision))
     sizes = input_shape_args(fixture) if os.path.isfile(
         os.path.join(fixture, "model.keras")) else []
     arch = ["--arch", args.arch] if args.arch else []
+    if precision == "int8":
+        sizes += calibration_dir(args, fixture, name)
     p = subprocess.run([args.dlc, "compile"] + model_file(fixture) +
                        ["--precision", precision, "-o", out] + sizes + arch,
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=1800)
@@ -115,13 +151,15 @@ def main(argv=None):
     ap.add_argument("--fixtures", required=True)
     ap.add_argument("--out", required=True)
     ap.add_argument("--precision", nargs="+", default=["fp32", "fp16"])
+    ap.add_argument("--models", nargs="*", help="only these fixtures (default: every one)")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--arch", help="dlc compile's --arch (default: dlc's, sm_80,sm_90)")
     ap.add_argument("--require-kernel", nargs="*", default=[], metavar="REGEX:FAMILY")
     args = ap.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     names = sorted(n for n in os.listdir(args.fixtures)
-                   if os.path.isfile(os.path.join(args.fixtures, n, "meta.json")))
+                   if os.path.isfile(os.path.join(args.fixtures, n, "meta.json")) and
+                   (not args.models or n in args.models))
     work = [(n, p) for p in args.precision for n in names]
     failures = 0
     stats = {}  # (precision, family) -> [kernels, max regs, max smem]
@@ -141,7 +179,7 @@ def main(argv=None):
                 s[0] += 1
                 s[1] = max(s[1], max(int(r) for r in regs.split("/")))
                 s[2] = max(s[2], smem_total(smem))
-                if family in ANCHORS and spills != "0":
+                if (family in ANCHORS or precision == "int8") and spills != "0":
                     print("FAIL %s (%s): kernel %s (%s) spills %s bytes" % (
                         name, precision, kname, family, spills))
                     failures += 1

@@ -1,7 +1,8 @@
 //===- dlc-emulate.cpp - a model's generated CUDA kernels run on the host -===//
 //
 //   dlc-emulate MODEL|FILE.mlir --input X.npy ... --output Y.npy ...
-//               [--precision fp32|fp16] [--batch N] [--arch sm_XX]
+//               [--precision fp32|fp16|int8 [--calibrate DIR]] [--batch N]
+//               [--arch sm_XX]
 //               [--weights FILE] [--cache-dir DIR] [--jobs N] [--cxx PATH]
 //               [--reverse] [--copies-at-once] [--check-kernels]
 //               [--report FILE.json]
@@ -74,8 +75,9 @@ struct Args {
 
 Args parseArgs(int argc, char **argv) {
   static const char *const kValued[] = {
-      "--input",   "--output",    "--precision", "--batch", "--arch",
-      "--weights", "--cache-dir", "--jobs",      "--cxx",   "--report"};
+      "--input", "--output",  "--precision", "--batch",
+      "--arch",  "--weights", "--cache-dir", "--jobs",
+      "--cxx",   "--report",  "--calibrate"};
   Args args;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -94,7 +96,8 @@ Args parseArgs(int argc, char **argv) {
   }
   if (args.model.empty() || !args.has("--input") || !args.has("--output"))
     throw UserError("usage: dlc-emulate MODEL --input X.npy ... --output "
-                    "Y.npy ... [--precision fp32|fp16] [--batch N]");
+                    "Y.npy ... [--precision fp32|fp16|int8 [--calibrate "
+                    "DIR]] [--batch N]");
   return args;
 }
 
@@ -462,10 +465,15 @@ int run(int argc, char **argv) {
   }
   // `dlc compile --emit cuda`'s kernels, from the heuristic's tilings only.
   driver::CompileOptions cudaOptions;
-  if (args.has("--precision"))
-    cudaOptions.precision = args.get("--precision", "") == "fp16"
-                                ? driver::Precision::FP16
-                                : driver::Precision::FP32;
+  if (args.has("--precision")) {
+    const std::string precision = args.get("--precision", "");
+    cudaOptions.precision = precision == "fp16"   ? driver::Precision::FP16
+                            : precision == "int8" ? driver::Precision::Int8
+                                                  : driver::Precision::FP32;
+  }
+  // --precision int8: the calibration set (batches of the inputs' shapes:
+  // the model is bound to them first).
+  cudaOptions.int8.calibrationDir = args.get("--calibrate", "");
   if (args.has("--arch"))
     cudaOptions.archs = driver::parseArchs(args.get("--arch", ""));
   cudaOptions.emit = driver::Emit::Cuda;

@@ -47,7 +47,7 @@ std::vector<CommandSpec> buildCommands() {
       value("--precision", "fp32|fp16|int8",
             "Arithmetic precision: fp32; fp16 storage with fp32 "
             "accumulation; or int8 (post-training quantization, needs "
-            "--calibrate; graph stages only, docs/quantization.md) "
+            "--calibrate; int8 tensor-core kernels, docs/quantization.md) "
             "(default: fp16 for mixed_float16 models, else fp32)",
             {"fp32", "fp16", "int8"});
   std::vector<OptionSpec> int8Options = {
@@ -93,8 +93,8 @@ std::vector<CommandSpec> buildCommands() {
   OptionSpec stopAfter =
       value("--stop-after", "STAGE",
             "Stop the pipeline after a stage: import, simplify, layout, fp16 "
-            "or int8, fuse, exec or plan (default: plan, the whole pipeline; "
-            "int8 with --precision int8)");
+            "or int8, fuse, exec or plan (default: plan, the whole "
+            "pipeline)");
   compile.options = {
       out,
       weights,

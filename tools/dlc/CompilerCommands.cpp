@@ -191,9 +191,11 @@ int cli::runRun(const Invocation &inv) {
       options.verifyLimitFp16 = parse(limits.substr(comma + 1));
   }
   // --precision int8 calibrates on batches of any size: the batch dim stays
-  // open through the pipeline and the quantized graph is bound to the inputs
-  // after it (checked on a copy first). With --verify-stages the model is
-  // bound first, and the calibration batches must have the inputs' size.
+  // open through the int8 stage, which then fixes it to the inputs' batch
+  // (the inputs are checked and bound on a copy first); a pipeline stopped
+  // at a graph stage is bound to the inputs after it. With --verify-stages
+  // the model is bound first, and the calibration batches must have the
+  // inputs' size.
   const bool bindLate = options.precision == driver::Precision::Int8 &&
                         !inv.has("--verify-stages") &&
                         inv.get("--device") == "cpu";
@@ -207,9 +209,15 @@ int cli::runRun(const Invocation &inv) {
   if (bindLate) {
     mlir::OwningOpRef<mlir::ModuleOp> copy(
         llvm::cast<mlir::ModuleOp>(model.module->clone()));
-    bind(driver::mainFunction(*copy), inputs);
+    std::vector<Tensor> bound = bind(driver::mainFunction(*copy), inputs);
+    const bool graphLevel = driver::isGraphStage(options.stopAfter);
+    if (!graphLevel && !options.batch && !bound.empty() &&
+        bound.front().rank() > 0)
+      options.batch = bound.front().dim(0);
     driver::runPipeline(*model.module, options, inv.positional);
-    inputs = bind(driver::mainFunction(*model.module), std::move(inputs));
+    inputs = graphLevel
+                 ? bind(driver::mainFunction(*model.module), std::move(inputs))
+                 : std::move(bound);
     return writeOutputs(driver::mainFunction(*model.module), inputs,
                         outputPaths);
   }

@@ -308,6 +308,9 @@ FailureOr<std::string> ElementEmitter::compute(Value value,
   if (auto quantize = value.getDefiningOp<QuantizeOp>())
     return emitQuantize(quantize, cast<OpResult>(value).getResultNumber(),
                         index);
+  if (auto quantize = value.getDefiningOp<QuantizeStaticOp>())
+    return emitQuantizeStatic(quantize, cast<OpResult>(value).getResultNumber(),
+                              index);
   return computeOp(value.getDefiningOp(), index);
 }
 
@@ -391,6 +394,7 @@ FailureOr<std::string> ElementEmitter::computeOp(Operation *op,
       .Case([&](LayerNormOp l) { return emitLayerNorm(l, index); })
       .Case([&](EmbeddingOp e) { return emitEmbedding(e, index); })
       .Case([&](QuantizedMatmulOp m) { return emitQuantizedMatmul(m, index); })
+      .Case([&](QuantizedConv2DOp c) { return emitQuantizedConv2D(c, index); })
       .Case([&](UnpackInt4Op u) { return emitUnpackInt4(u, index); })
       .Case([&](DequantizeOp d) { return emitDequantize(d, index); })
       .Case([&](DequantizeGroupedOp d) {

@@ -258,6 +258,15 @@ private:
                         llvm::ArrayRef<std::string> index);
   mlir::FailureOr<std::string>
   emitFakeQuantize(graph::FakeQuantizeOp op, llvm::ArrayRef<std::string> index);
+  // dlc's own int8 quantization (--precision int8, InlineLoops.cpp):
+  // quantize_static's `result` 0 is the int8 value, 1 its constant scale;
+  // quantized_conv2d an exact int32 sum per output element, de-scaled.
+  mlir::FailureOr<std::string>
+  emitQuantizeStatic(graph::QuantizeStaticOp op, unsigned result,
+                     llvm::ArrayRef<std::string> index);
+  mlir::FailureOr<std::string>
+  emitQuantizedConv2D(graph::QuantizedConv2DOp op,
+                      llvm::ArrayRef<std::string> index);
   // Float8 GEMM ops (dlc-float8-matmul): the bytes, and a per-element
   // product (the float8_matmul shapes the tensor-core GEMM does not take).
   mlir::FailureOr<std::string>
@@ -301,6 +310,7 @@ struct FilterGeometry {
   int64_t out, kh, kw, in;
 };
 FilterGeometry filterGeometry(graph::Conv2DOp op);
+FilterGeometry filterGeometry(graph::QuantizedConv2DOp op);
 
 /// The device helpers every kernel source starts with (dlc_max_nan,
 /// dlc_warp_sum, dlc_vec, ...).

@@ -5,7 +5,9 @@
 // elementwise tree of float values and its innermost dim allows, each thread
 // handles one 16-byte vector: the inputs of the result's shape are loaded as
 // float4 / 8 x half vectors (the others, broadcast, element by element) and
-// the result is stored as one vector.
+// the result is stored as one vector. A quantize_static of such a tree
+// (--precision int8) is vectorized the same way, its int8 values stored as
+// one vector of 4.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,13 +26,20 @@ namespace {
 
 constexpr int64_t kThreads = 256;
 
+/// Whether `value` is the int8 result of a quantize_static (per element).
+bool isQuantizeStatic(Value value) {
+  auto q = value.getDefiningOp<QuantizeStaticOp>();
+  return q && q.getOutput() == value;
+}
+
 /// Elements per 16-byte vector for out `out` computing `result`, or 1 when
 /// the body does not allow vectors. `vectorArgs` gets the body arguments of
 /// the result's shape (read at the result's index, so loaded as vectors).
 int64_t vectorWidth(const KernelContext &context, Value result, unsigned out,
                     SmallVectorImpl<unsigned> &vectorArgs) {
   ArrayRef<int64_t> shape = context.outShape(out);
-  if (shape.empty() || !isFloat(context.outDType(out)))
+  if (shape.empty() ||
+      !(isFloat(context.outDType(out)) || isQuantizeStatic(result)))
     return 1;
   int bytes = static_cast<int>(dtypeSize(context.outDType(out)));
   SmallVector<Value> work{result};
@@ -50,6 +59,10 @@ int64_t vectorWidth(const KernelContext &context, Value result, unsigned out,
       continue;
     }
     Operation *op = v.getDefiningOp();
+    if (isQuantizeStatic(v)) {
+      work.push_back(op->getOperand(0));
+      continue;
+    }
     if (!isElementwise(op) && !isa<ConstantOp>(op))
       return 1;
     for (Type t : op->getResultTypes())

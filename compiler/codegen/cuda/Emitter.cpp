@@ -32,6 +32,8 @@ namespace {
 /// The family a per-element kernel takes from `op` when that is its heaviest
 /// op, with the op's weight; elementwise ops weigh 1, data movement 0.
 std::pair<int, const char *> familyOf(Operation *op) {
+  if (auto q = dyn_cast<QuantizedConv2DOp>(op))
+    return {9, q.getGroups() == 1 ? "conv_simt" : "depthwise"};
   if (isa<Conv2DOp>(op))
     return {9, "conv_simt"};
   if (isa<MatmulOp, QuantizedMatmulOp, Float8MatmulOp>(op))
@@ -50,7 +52,8 @@ std::pair<int, const char *> familyOf(Operation *op) {
     return {2, "gather"};
   if (isa<AddOp, SubOp, MulOp, DivOp, MaximumOp, MinimumOp, PReluOp, CompareOp,
           SelectOp, ActivationOp, CastOp, BiasAddOp, BatchNormOp, DequantizeOp,
-          DequantizeGroupedOp, UnpackInt4Op, FakeQuantizeOp, Float8QuantizeOp>(
+          DequantizeGroupedOp, UnpackInt4Op, FakeQuantizeOp, QuantizeStaticOp,
+          Float8QuantizeOp>(
           op))
     return {1, "elementwise"};
   return {0, "copy"};
@@ -80,7 +83,8 @@ FailureOr<CudaKernel> codegen::emitKernel(exec::KernelOp kernel,
       recurrent = &op;
     else if (isa<SoftmaxOp, LayerNormOp, QuantizeOp>(op) && !row)
       row = &op;
-    else if (isa<Conv2DOp, MatmulOp, QuantizedMatmulOp, Float8MatmulOp>(op) &&
+    else if (isa<Conv2DOp, MatmulOp, QuantizedMatmulOp, QuantizedConv2DOp,
+                 Float8MatmulOp>(op) &&
              !gemm)
       gemm = &op;
   }

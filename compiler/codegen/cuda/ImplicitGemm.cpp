@@ -26,6 +26,16 @@
 // lhs (int4 per channel) it is the SIMT template with the int8 rhs read as
 // f32 and the sum divided by rhs_scale[n].
 //
+// A quantized_conv2d (--precision int8) is the same implicit GEMM as
+// conv2d on int8 tensor cores when it is ungrouped, NHWC, with an OHWI
+// filter (dlc-assign-layout's) and C % 16 == 0, its input and filter in
+// memory: a_ptr addresses 16 channels of one input pixel, b_ptr 16 of the
+// filter row [O, kh*kw*C]; the epilogue de-scales f32(sum) / (input_scale *
+// filter_scale[o]) first, as the reference does. Other quantized_conv2d
+// shapes (grouped and depthwise ones, C % 16 != 0) fail here and take the
+// per-element kernel, an exact int32 sum per output element
+// (ElementEmitter::emitQuantizedConv2D).
+//
 // A float8_matmul (Keras's float8 Dense under dlc-float8-matmul, sm_89+)
 // with its lhs bytes a kernel input (the float8_quantize of the producer
 // kernel), its [N, K] rhs bytes a kernel input (the weight), one float8
@@ -139,6 +149,17 @@ private:
   std::string resultOffset() const;
   /// The result's index from the GEMM's m and an n expression.
   Index resultIndex(ArrayRef<std::string> mIndex, StringRef n);
+  /// Whether the tensor-core path applies to a quantized_conv2d (sets
+  /// elem_ and int8_).
+  bool int8ConvTensorCoresApply();
+  /// GemmProblem::signature of a quantized_conv2d.
+  std::string int8ConvSignature();
+  /// A conv2d's or quantized_conv2d's operands and attributes.
+  bool isConv() const { return conv_ || qconv_; }
+  Value convInput() { return conv_ ? conv_.getInput() : qconv_.getInput(); }
+  FilterGeometry convFilter() {
+    return conv_ ? filterGeometry(conv_) : filterGeometry(qconv_);
+  }
   /// Declares (ky, kx, ci) and (b, oy, ox) of a conv2d and the input
   /// coordinates; returns the bounds tests of the input pixel.
   SmallVector<std::string> convCoordinates(Index &pixel, Index &tap,
@@ -155,6 +176,7 @@ private:
   Conv2DOp conv_;
   MatmulOp matmul_;
   QuantizedMatmulOp qmm_;
+  QuantizedConv2DOp qconv_;
   /// The int8 tensor-core GEMM of a quantized_matmul (elem_ signed char).
   bool int8_ = false;
   Float8MatmulOp f8mm_;
@@ -196,6 +218,14 @@ LogicalResult GemmKernel::analyze() {
     if (conv_.getDataLayout() != Layout::NHWC || conv_.getGroups() != 1)
       return fail("only ungrouped NHWC conv2d is an implicit GEMM here");
     const FilterGeometry f = filterGeometry(conv_);
+    mShape_.assign(resultShape.begin(), resultShape.end() - 1);
+    n_ = f.out;
+    k_ = f.kh * f.kw * f.in;
+  } else if ((qconv_ = dyn_cast<QuantizedConv2DOp>(op_))) {
+    if (qconv_.getDataLayout() != Layout::NHWC || qconv_.getGroups() != 1)
+      return fail("only ungrouped NHWC quantized_conv2d is an implicit GEMM "
+                  "here");
+    const FilterGeometry f = filterGeometry(qconv_);
     mShape_.assign(resultShape.begin(), resultShape.end() - 1);
     n_ = f.out;
     k_ = f.kh * f.kw * f.in;
@@ -263,9 +293,42 @@ FailureOr<std::string> GemmKernel::float8Scaled(StringRef acc) {
                   acc.str() + " * (" + *lhsScale + " * " + *rhsScale + ")");
 }
 
+bool GemmKernel::int8ConvTensorCoresApply() {
+  // int8 x int8: the input a kernel input (the quantize_static kernel's
+  // values), the filter an OHWI kernel input (a weight); 16 channels of one
+  // pixel per 16-byte chunk.
+  const int64_t c = qconv_.getInput().getType().getShape()[3];
+  Value a = storage(qconv_.getInput()), b = storage(qconv_.getFilter());
+  if (c % 16 != 0 || qconv_.getFilterLayout() != FilterLayout::OHWI || !a ||
+      !isa<BlockArgument>(a) || !b || !isa<BlockArgument>(b))
+    return false;
+  aSource_ = a;
+  bSource_ = b;
+  aHalf_ = qconv_.getInput();
+  bHalf_ = qconv_.getFilter();
+  elem_ = "signed char";
+  int8_ = true;
+  return true;
+}
+
+std::string GemmKernel::int8ConvSignature() {
+  const FilterGeometry f = filterGeometry(qconv_);
+  return "conv i8*i8->" +
+         typeName(cast<ShapedType>(yield_.getType()).getElementType()) +
+         " in=" + joined(qconv_.getInput().getType().getShape(), "x") +
+         " kernel=" + std::to_string(f.kh) + "x" + std::to_string(f.kw) +
+         " strides=" + joined(qconv_.getStrides(), ",") +
+         " dilations=" + joined(qconv_.getDilations(), ",") +
+         " pads=" + joined(qconv_.getPads(), ",") +
+         " filter=" + stringifyFilterLayout(qconv_.getFilterLayout()).str() +
+         " scales=col";
+}
+
 bool GemmKernel::tensorCoresApply() {
   if (f8mm_)
     return float8TensorCoresApply();
+  if (qconv_)
+    return int8ConvTensorCoresApply();
   if (qmm_) {
     // int8 x int8: the lhs a kernel input (the quantize kernel's rows), the
     // rhs transpose(an input [N, K]) as dlc-assign-layout stores the weight;
@@ -308,6 +371,8 @@ bool GemmKernel::tensorCoresApply() {
 }
 
 std::string GemmKernel::signature() {
+  if (qconv_)
+    return int8ConvSignature();
   std::string text =
       std::string(conv_ ? "conv " : "gemm ") + operandType(op_->getOperand(0)) +
       "*" + operandType(op_->getOperand(1)) + "->" +
@@ -336,11 +401,13 @@ std::string GemmKernel::signature() {
 SmallVector<std::string> GemmKernel::convCoordinates(Index &pixel, Index &tap,
                                                      std::string &iy,
                                                      std::string &ix) {
-  ArrayRef<int64_t> in = conv_.getInput().getType().getShape();
-  ArrayRef<int64_t> out = conv_.getType().getShape();
-  const FilterGeometry f = filterGeometry(conv_);
-  ArrayRef<int64_t> strides = conv_.getStrides(),
-                    dilations = conv_.getDilations(), pads = conv_.getPads();
+  ArrayRef<int64_t> in = shapeOf(convInput());
+  ArrayRef<int64_t> out = shapeOf(op_->getResult(0));
+  const FilterGeometry f = convFilter();
+  ArrayRef<int64_t> strides = conv_ ? conv_.getStrides() : qconv_.getStrides(),
+                    dilations =
+                        conv_ ? conv_.getDilations() : qconv_.getDilations(),
+                    pads = conv_ ? conv_.getPads() : qconv_.getPads();
   pixel = e_.delinearize("m", mShape_);
   tap = e_.delinearize("k", {f.kh, f.kw, f.in});
   iy = e_.indexLocal(
@@ -361,7 +428,7 @@ LogicalResult GemmKernel::emitTensorCoreLoads(CodeWriter &w) {
   w.open("__device__ __forceinline__ " + elemPtr + "a_ptr(int m, int k) const");
   e_.startFunction(w);
   std::string linear;
-  if (conv_) {
+  if (isConv()) {
     Index pixel, tap;
     std::string iy, ix;
     SmallVector<std::string> tests = convCoordinates(pixel, tap, iy, ix);
@@ -369,8 +436,7 @@ LogicalResult GemmKernel::emitTensorCoreLoads(CodeWriter &w) {
       w.line("if (!(" + llvm::join(tests, " && ") + "))");
       w.line("  return nullptr;");
     }
-    linear = linearize(Index{pixel[0], iy, ix, tap[2]},
-                       conv_.getInput().getType().getShape());
+    linear = linearize(Index{pixel[0], iy, ix, tap[2]}, shapeOf(convInput()));
   } else if (batched_) {
     linear = linearize(batchedIndex(aHalf_, "m", "k"),
                        cast<ShapedType>(aHalf_.getType()).getShape());
@@ -504,7 +570,17 @@ LogicalResult GemmKernel::emitEpilogue(CodeWriter &w, bool pairs) {
         return failure();
       value = *scaled;
     }
-    if (qmm_) {
+    if (qconv_) {
+      FailureOr<std::string> filterScale =
+          e_.emit(qconv_.getFilterScale(), {n.str()});
+      if (failed(filterScale))
+        return failure();
+      value =
+          e_.local(DType::F32,
+                   "(float)" + value + " / (" +
+                       floatLiteral(qconv_.getInputScale().convertToFloat()) +
+                       " * " + *filterScale + ")");
+    } else if (qmm_) {
       FailureOr<std::string> rhsScale = e_.emit(qmm_.getRhsScale(), {n.str()});
       if (failed(rhsScale))
         return failure();
@@ -587,7 +663,7 @@ LogicalResult GemmKernel::emit() {
   const bool tensorCores = tensorCoresApply();
   // int8 x int8 sums are exact only in int32: without tensor cores, the
   // per-element kernel sums them (the SIMT template sums in f32).
-  if (qmm_ && qmm_.getLhsScale() && !tensorCores)
+  if (((qmm_ && qmm_.getLhsScale()) || qconv_) && !tensorCores)
     return fail("the int8 tensor-core GEMM needs K % 16 == 0 and the "
                 "operands in memory");
   // float8 bytes have no SIMT template: the per-element kernel decodes them.
@@ -634,10 +710,13 @@ LogicalResult GemmKernel::emit() {
   w.line("");
   // The bound is at least two warps: for one-warp blocks of the small tiles,
   // ptxas (CUDA 13, sm_80) spills a few registers that it keeps otherwise.
+  // An int8 convolution also says one block per SM at least: with the
+  // bound alone, ptxas (CUDA 13, sm_90) holds the small int8 tiles to 32
+  // registers and spills (MobileNetV2's 1x1 convolutions, K = 96).
   const int bound = std::max(tiling.threads(), 64);
   w.open("extern \"C\" __global__ void __launch_bounds__(" +
-         std::to_string(bound) + ") " + context_.kernel.entry + "(" +
-         context_.parameterList() + ")");
+         std::to_string(bound) + (qconv_ ? ", 1" : "") + ") " +
+         context_.kernel.entry + "(" + context_.parameterList() + ")");
   w.line("const dlc_problem p{" + context_.argumentList() +
          (batched_ ? ", (int)blockIdx.z" : "") + "};");
   GemmTiling emitted = tiling;
@@ -649,7 +728,7 @@ LogicalResult GemmKernel::emit() {
 
   CudaKernel &kernel = context_.kernel;
   kernel.family =
-      std::string(conv_ ? "conv" : "gemm") + (tensorCores ? "_tc" : "_simt");
+      std::string(isConv() ? "conv" : "gemm") + (tensorCores ? "_tc" : "_simt");
   kernel.tiling = emitted.str() + (origin.empty() ? "" : " (" + origin + ")");
   kernel.gemm = problem;
   kernel.launch.grid = tiling.grid(m_, n_);

@@ -619,6 +619,84 @@ ElementEmitter::emitQuantizedMatmul(QuantizedMatmulOp op,
 }
 
 FailureOr<std::string>
+ElementEmitter::emitQuantizeStatic(QuantizeStaticOp op, unsigned result,
+                                   ArrayRef<std::string> index) {
+  const std::string scale = floatLiteral(op.getScale().convertToFloat());
+  if (result == 1)
+    return scale;
+  const std::string lo =
+      floatLiteral(static_cast<float>(static_cast<int64_t>(op.getMin())));
+  const std::string hi =
+      floatLiteral(static_cast<float>(static_cast<int64_t>(op.getMax())));
+  FailureOr<std::string> x = emit(op.getInput(), index);
+  if (failed(x))
+    return failure();
+  // clip(round_half_even(x * scale), lo, hi), NaN to -128: the reference's.
+  return local(DType::I8, "dlc_quantize(" + *x + ", " + scale + ", " + lo +
+                              ", " + hi + ")");
+}
+
+FailureOr<std::string>
+ElementEmitter::emitQuantizedConv2D(QuantizedConv2DOp op,
+                                    ArrayRef<std::string> index) {
+  const Layout layout = op.getDataLayout();
+  const LayoutDims dims = dimsOf(layout);
+  ArrayRef<int64_t> in = shapeOf(op.getInput()), out = shapeOf(op);
+  const FilterGeometry f = filterGeometry(op);
+  const int64_t groups = op.getGroups(), outPerGroup = f.out / groups;
+  ArrayRef<int64_t> strides = op.getStrides(), dilations = op.getDilations(),
+                    pads = op.getPads();
+  const std::string &b = index[dims.n], &oy = index[dims.h],
+                    &ox = index[dims.w], &co = index[dims.c];
+  // int8 x int8 summed exactly in int32 (|sum| <= K * 127 * 128).
+  std::string acc = fresh("acc");
+  code_->line("int " + acc + " = 0;");
+  std::string channelBase = "0";
+  if (groups > 1)
+    channelBase = indexLocal(
+        mulIndex("(" + co + " / " + std::to_string(outPerGroup) + ")", f.in));
+  {
+    Loop ky(*this, "ky", f.kh);
+    std::string iy = indexLocal(
+        windowCoord(oy, strides[0], pads[0], ky.var(), dilations[0]));
+    SmallVector<std::string> rowTests;
+    windowTests(rowTests, iy, pads[0], out[dims.h], strides[0], f.kh,
+                dilations[0], in[dims.h]);
+    Guard rowGuard(*this, rowTests);
+    Loop kx(*this, "kx", f.kw);
+    std::string ix = indexLocal(
+        windowCoord(ox, strides[1], pads[2], kx.var(), dilations[1]));
+    SmallVector<std::string> colTests;
+    windowTests(colTests, ix, pads[2], out[dims.w], strides[1], f.kw,
+                dilations[1], in[dims.w]);
+    Guard colGuard(*this, colTests);
+    Loop ci(*this, "ci", f.in);
+    std::string channel = channelBase == "0"
+                              ? ci.var()
+                              : "(" + channelBase + " + " + ci.var() + ")";
+    FailureOr<std::string> x =
+        emit(op.getInput(), inLayout<std::string>(layout, b, iy, ix, channel));
+    if (failed(x))
+      return failure();
+    FailureOr<std::string> w = emit(
+        op.getFilter(), inLayout<std::string>(op.getFilterLayout(), co,
+                                              ci.var(), ky.var(), kx.var()));
+    if (failed(w))
+      return failure();
+    code_->line(acc + " += (int)" + *x + " * (int)" + *w + ";");
+  }
+  FailureOr<std::string> filterScale = emit(op.getFilterScale(), {co});
+  if (failed(filterScale))
+    return failure();
+  // f32(sum) / (input_scale * filter_scale[o]), the product first.
+  return local(
+      DType::F32,
+      rounded(op, "(float)" + acc + " / (" +
+                      floatLiteral(op.getInputScale().convertToFloat()) +
+                      " * " + *filterScale + ")"));
+}
+
+FailureOr<std::string>
 ElementEmitter::emitUnpackInt4(UnpackInt4Op op, ArrayRef<std::string> index) {
   const int64_t axis = normAxis(op.getAxis(), index.size());
   const std::string &i = index[axis];

@@ -222,6 +222,12 @@ FilterGeometry codegen::detail::filterGeometry(Conv2DOp op) {
   return {f[d.o], f[d.h], f[d.w], f[d.i]};
 }
 
+FilterGeometry codegen::detail::filterGeometry(QuantizedConv2DOp op) {
+  ArrayRef<int64_t> f = cast<ShapedType>(op.getFilter().getType()).getShape();
+  FilterDims d = dimsOf(op.getFilterLayout());
+  return {f[d.o], f[d.h], f[d.w], f[d.i]};
+}
+
 ArrayRef<int64_t> codegen::detail::shapeOf(Value v) {
   return cast<ShapedType>(v.getType()).getShape();
 }

@@ -1,0 +1,89 @@
+// RUN: dlc-cuda-translate --emit-cuda --split-input-file %s | FileCheck %s
+
+// dlc's own int8 kernels (--precision int8; docs/quantization.md).
+
+// An ungrouped NHWC quantized_conv2d with an OHWI filter and C % 16 == 0:
+// the implicit GEMM on int8 tensor cores (dlc_gemm_tc on signed char,
+// mma.sync m16n8k32.s8, int accumulators). a_ptr addresses 16 channels of
+// one input pixel (nullptr in the padding), b_ptr the filter row [O, K]; the
+// epilogue de-scales f32(sum) / (input_scale * filter_scale[o]) before the
+// bias and relu6, then quantizes for the next convolution (the
+// quantize_static fused here) and stores int8.
+// CHECK-LABEL: // ===== kernel k0_quantized_conv2d family=conv_tc grid=(2,5,1) block=(32,1,1) smem=8192 tiling="BM=16 BN=16 BK=64 WM=16 WN=16 stages=4"
+// CHECK:       mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32
+// CHECK:       struct dlc_problem {
+// CHECK-NEXT:    using Elem = signed char;
+// CHECK-NEXT:    static constexpr int M = 72, N = 24, K = 288;
+// CHECK:         const signed char *a_ptr(int m, int k) const {
+// CHECK:           if (!(i6 >= 0 && i6 < 6 && i7 >= 0 && i7 < 6))
+// CHECK-NEXT:        return nullptr;
+// CHECK-NEXT:      return (in0 + ((i0 * 1152) + (i6 * 192) + (i7 * 32) + i5));
+// CHECK:         const signed char *b_ptr(int n, int k) const {
+// CHECK-NEXT:      return (in1 + (dlc_idx)n * 288 + k);
+// CHECK:         void epilogue(int m, int n, int c0, int c1) const {
+// CHECK-NEXT:      const float [[FS:v[0-9]+]] = in2[n];
+// CHECK-NEXT:      const float [[D:v[0-9]+]] = (float)c0 / (50.0f * [[FS]]);
+// CHECK-NEXT:      const float [[B:v[0-9]+]] = in3[n];
+// CHECK-NEXT:      const float [[S:v[0-9]+]] = [[D]] + [[B]];
+// CHECK-NEXT:      const float [[R:v[0-9]+]] = dlc_smin(([[S]] < 0.0f ? 0.0f : [[S]]), 6.0f);
+// CHECK-NEXT:      const int [[Q:v[0-9]+]] = dlc_quantize([[R]], 21.166666f, (-127.0f), 127.0f);
+// CHECK-NEXT:      out0[(dlc_idx)m * N + n] = (signed char)([[Q]]);
+// CHECK:       dlc_gemm_tc<16, 16, 64, 16, 16, 4, dlc_problem>(p);
+func.func @qconv_tc(%x: memref<2x6x6x32xi8>, %w: memref<24x3x3x32xi8>, %ws: memref<24xf32>, %b: memref<24xf32>, %y: memref<2x6x6x24xi8>) {
+  exec.kernel "k0_quantized_conv2d" ins(%x, %w, %ws, %b : memref<2x6x6x32xi8>, memref<24x3x3x32xi8>, memref<24xf32>, memref<24xf32>) outs(%y : memref<2x6x6x24xi8>) {
+  ^bb0(%a0: tensor<2x6x6x32xi8>, %a1: tensor<24x3x3x32xi8>, %a2: tensor<24xf32>, %a3: tensor<24xf32>):
+    %0 = graph.quantized_conv2d %a0, %a1, %a2 {filter_layout = #graph.filter_layout<ohwi>, input_scale = 5.0e+01 : f32, pads = array<i64: 1, 1, 1, 1>} : (tensor<2x6x6x32xi8>, tensor<24x3x3x32xi8>, tensor<24xf32>) -> tensor<2x6x6x24xf32>
+    %1 = graph.bias_add %0, %a3 : (tensor<2x6x6x24xf32>, tensor<24xf32>) -> tensor<2x6x6x24xf32>
+    %2 = graph.activation <relu, max_value = 6.0> %1 : tensor<2x6x6x24xf32>
+    %3, %4 = graph.quantize_static %2 {scale = 2.1166666e+01 : f32} : (tensor<2x6x6x24xf32>) -> (tensor<2x6x6x24xi8>, tensor<2x6x6x1xf32>)
+    exec.yield %3 : tensor<2x6x6x24xi8>
+  }
+  return
+}
+
+// -----
+
+// quantize_static of a relu, not fused into a producer: per element,
+// clip(round_half_even(x * scale), -127, 127) with the scale a literal; four
+// elements per thread, loaded as a float4 and stored as 4 int8.
+// CHECK-LABEL: // ===== kernel k1_quantize_static family=elementwise grid=(1,1,1) block=(128,1,1) smem=0
+// CHECK:       dlc_k1_quantize_static(const float *__restrict__ in0, signed char *__restrict__ out0)
+// CHECK:         e < 100;
+// CHECK:         const dlc_vec<float, 4> [[A:a[0-9]+]] = *reinterpret_cast<const dlc_vec<float, 4> *>(in0 + [[I:i[0-9]+]]);
+// CHECK-NEXT:    const float [[X:v[0-9]+]] = dlc_to_float([[A]].v[0]);
+// CHECK:         dlc_vec<signed char, 4> [[O:o[0-9]+]];
+// CHECK-NEXT:    const float [[R:v[0-9]+]] = ([[X]] < 0.0f ? 0.0f : [[X]]);
+// CHECK-NEXT:    const int [[Q:v[0-9]+]] = dlc_quantize([[R]], 63.5f, (-127.0f), 127.0f);
+// CHECK-NEXT:    [[O]].v[0] = (signed char)([[Q]]);
+// CHECK:         *reinterpret_cast<dlc_vec<signed char, 4> *>(out0 + [[I]]) = [[O]];
+func.func @quantize_static(%x: memref<2x5x5x8xf32>, %q: memref<2x5x5x8xi8>) {
+  exec.kernel "k1_quantize_static" ins(%x : memref<2x5x5x8xf32>) outs(%q : memref<2x5x5x8xi8>) {
+  ^bb0(%a0: tensor<2x5x5x8xf32>):
+    %0 = graph.activation <relu> %a0 : tensor<2x5x5x8xf32>
+    %1, %2 = graph.quantize_static %0 {scale = 6.35e+01 : f32} : (tensor<2x5x5x8xf32>) -> (tensor<2x5x5x8xi8>, tensor<2x5x5x1xf32>)
+    exec.yield %1 : tensor<2x5x5x8xi8>
+  }
+  return
+}
+
+// -----
+
+// A depthwise convolution (groups = C, dlc-quantize-int8's HWIO filter
+// [kh, kw, 1, C]): one thread per output element, an exact int32 sum over
+// the window, then the de-scaling.
+// CHECK-LABEL: // ===== kernel k2_quantized_conv2d family=depthwise
+// CHECK:         int [[ACC:acc[0-9]+]] = 0;
+// CHECK:         for (dlc_idx ky{{[0-9]+}} = 0; ky{{[0-9]+}} < 3; ++ky{{[0-9]+}}) {
+// CHECK:           for (dlc_idx kx{{[0-9]+}} = 0; kx{{[0-9]+}} < 3; ++kx{{[0-9]+}}) {
+// CHECK:             [[ACC]] += (int)v{{[0-9]+}} * (int)v{{[0-9]+}};
+// CHECK:         const float [[FS:v[0-9]+]] = in2[i2];
+// CHECK-NEXT:    const float [[Y:v[0-9]+]] = (float)[[ACC]] / (30.0f * [[FS]]);
+// CHECK-NEXT:    out0[e] = [[Y]];
+func.func @qdepthwise(%x: memref<1x7x7x16xi8>, %w: memref<3x3x1x16xi8>, %ws: memref<16xf32>, %y: memref<1x3x3x16xf32>) {
+  exec.kernel "k2_quantized_conv2d" ins(%x, %w, %ws : memref<1x7x7x16xi8>, memref<3x3x1x16xi8>, memref<16xf32>) outs(%y : memref<1x3x3x16xf32>) {
+  ^bb0(%a0: tensor<1x7x7x16xi8>, %a1: tensor<3x3x1x16xi8>, %a2: tensor<16xf32>):
+    %0 = graph.quantized_conv2d %a0, %a1, %a2 {groups = 16 : i64, input_scale = 3.0e+01 : f32, strides = array<i64: 2, 2>} : (tensor<1x7x7x16xi8>, tensor<3x3x1x16xi8>, tensor<16xf32>) -> tensor<1x3x3x16xf32>
+    exec.yield %0 : tensor<1x3x3x16xf32>
+  }
+  return
+}
