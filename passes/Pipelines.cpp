@@ -86,26 +86,25 @@ dlc::pipelineStages(const PipelineConfig &config) {
   std::optional<int64_t> late =
       config.int8 && !config.fp16 ? config.batch : std::nullopt;
   bool float8 = config.float8 && !config.fp16;
-  stages.push_back({"fuse",
-                    [report, late, float8](OpPassManager &pm) {
-                      if (late) {
-                        SpecializeBatchPassOptions options;
-                        options.batch = *late;
-                        pm.addPass(createSpecializeBatchPass(options));
-                        // The static shapes let dlc-simplify make
-                        // quantize_static's scale results constants.
-                        pm.addNestedPass<func::FuncOp>(createSimplifyPass());
-                      }
-                      FusePassOptions options;
-                      options.report = report;
-                      if (float8)
-                        pm.addNestedPass<func::FuncOp>(
-                            createFloat8MatmulPass());
-                      pm.addNestedPass<func::FuncOp>(
-                          createSplitRecurrentPass());
-                      pm.addNestedPass<func::FuncOp>(createFusePass(options));
-                    },
-                    true});
+  stages.push_back(
+      {"fuse",
+       [report, late, float8](OpPassManager &pm) {
+         if (late) {
+           SpecializeBatchPassOptions options;
+           options.batch = *late;
+           pm.addPass(createSpecializeBatchPass(options));
+           // The static shapes let dlc-simplify make
+           // quantize_static's scale results constants.
+           pm.addNestedPass<func::FuncOp>(createSimplifyPass());
+         }
+         FusePassOptions options;
+         options.report = report;
+         if (float8)
+           pm.addNestedPass<func::FuncOp>(createFloat8MatmulPass());
+         pm.addNestedPass<func::FuncOp>(createSplitRecurrentPass());
+         pm.addNestedPass<func::FuncOp>(createFusePass(options));
+       },
+       true});
   stages.push_back(
       {"exec", [](OpPassManager &pm) { pm.addPass(createLowerToExecPass()); },
        false});
