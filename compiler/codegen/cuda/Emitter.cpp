@@ -53,8 +53,7 @@ std::pair<int, const char *> familyOf(Operation *op) {
   if (isa<AddOp, SubOp, MulOp, DivOp, MaximumOp, MinimumOp, PReluOp, CompareOp,
           SelectOp, ActivationOp, CastOp, BiasAddOp, BatchNormOp, DequantizeOp,
           DequantizeGroupedOp, UnpackInt4Op, FakeQuantizeOp, QuantizeStaticOp,
-          Float8QuantizeOp>(
-          op))
+          Float8QuantizeOp>(op))
     return {1, "elementwise"};
   return {0, "copy"};
 }
