@@ -1,5 +1,5 @@
 # dlc refuses what it cannot do with a Keras-quantized model in one line,
-# exit 1, naming the layer: a legacy .h5, an int4 EinsumDense.
+# exit 1, naming the layer: a legacy .h5, a policy quantized from mixed_bfloat16.
 # Usage: cmake -DDLC=dlc -DMODEL=FIXTURE_DIR -DOUT=TMPDIR -P this file
 file(MAKE_DIRECTORY ${OUT})
 function(expect_refusal pattern)
@@ -15,5 +15,5 @@ function(expect_refusal pattern)
 endfunction()
 expect_refusal("^dlc: error: .*legacy.h5: layer 'dense' \\(Dense\\): quantized layers are read from .keras and .weights.h5 files only"
                inspect ${MODEL}/legacy.h5)
-expect_refusal("^dlc: error: .*refused_einsum_int4.keras: layer 'einsum_int4' \\(EinsumDense\\): quantized dtype policy 'int4/128' is not supported on EinsumDense \\(int8 is\\)$"
-               inspect ${MODEL}/../refused_einsum_int4.keras)
+expect_refusal("^dlc: error: .*refused_int8_bf16.keras: layer 'dense_bf16' \\(Dense\\): quantized dtype policy 'int8' from 'mixed_bfloat16' is not supported \\(only from float32\\)$"
+               inspect ${MODEL}/../refused_int8_bf16.keras)

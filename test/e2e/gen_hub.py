@@ -132,6 +132,15 @@ def write_refusals(outdir):
                   "args": bert_sizes(8), "message":
                   r"layer 'bert_backbone' \(BertBackbone\): weight "
                   r"'layers/reversible_embedding/vars/0' holds .*, expected shape \[50, 32\]"})
+    # A quantized backbone: model.quantize writes per-layer policies (a DTypePolicyMap).
+    gpt2 = keras_hub.models.GPT2Backbone(vocabulary_size=50, num_layers=1, num_heads=2,
+                                         hidden_dim=8, intermediate_dim=16,
+                                         max_sequence_length=8)
+    gpt2.quantize("int8")
+    gpt2.save(os.path.join(d, "gpt2_int8.keras"))
+    cases.append({"model": "gpt2_int8.keras", "message":
+                  r"layer 'gpt2_backbone' \(GPT2Backbone\): a quantized KerasHub backbone "
+                  r"\(a DTypePolicyMap of per-layer policies\) is not supported \(float32 only\)"})
     with open(os.path.join(d, "refusals.json"), "w") as f:
         json.dump(cases, f, indent=1)
 

@@ -8,6 +8,8 @@ layers from .keras and .weights.h5 only, so the legacy.h5 that gen_fixtures writ
 folder but leaves the formats compare.py runs (e2e/quant/legacy_refused checks the refusal).
 """
 
+# requirements: scripts/requirements-hub.txt
+
 import json
 import os
 import sys
@@ -17,17 +19,31 @@ import fixture_quant
 import gen_fixtures
 
 _fill = gen_fixtures.fill_weights
+_draw = gen_fixtures.draw_weight
 _gen = gen_fixtures.gen_model
 _current = [None]  # the spec gen_model is writing
+
+
+def draw_weight(rng, cls, vname, shape):
+    """gen_fixtures.draw_weight, and ReversibleEmbedding's untied reverse_embeddings drawn
+    as the embeddings are."""
+    if vname == "reverse_embeddings":
+        return _draw(rng, cls, "embeddings", shape)
+    return _draw(rng, cls, vname, shape)
 
 
 def fill_and_quantize(model, K, rng):
     _fill(model, K, rng)
     mode, config = fixture_quant.QUANTIZE[_current[0]]
-    if config is None:
-        model.quantize(mode)
-    else:
-        model.quantize(mode, config=config(K))
+    if mode is None:
+        return
+    kwargs = {} if config is None else {"config": config(K)}
+    if _current[0] in fixture_quant.NO_TYPE_CHECK:
+        kwargs["type_check"] = False
+    model.quantize(mode, **kwargs)
+    after = fixture_quant.AFTER.get(_current[0])
+    if after is not None:
+        after(model)
 
 
 def gen_model(spec, outdir, keras, *args, **kwargs):
@@ -40,20 +56,20 @@ def gen_model(spec, outdir, keras, *args, **kwargs):
     return meta
 
 
+gen_fixtures.draw_weight = draw_weight
 gen_fixtures.fill_weights = fill_and_quantize
 gen_fixtures.gen_model = gen_model
 
 
 def write_refused(outdir):
-    """refused_einsum_int4.keras: an EinsumDense under int4, which dlc refuses in one line
-    (e2e/quant/refused)."""
+    """refused_int8_bf16.keras: a Dense quantized from a mixed_bfloat16 policy (policy
+    'int8_from_mixed_bfloat16'), which dlc refuses in one line (e2e/quant/refused)."""
     import keras
 
     model = keras.Sequential([keras.Input((8,)),
-                              keras.layers.EinsumDense("ab,bc->ac", output_shape=4,
-                                                       name="einsum_int4")])
-    model.quantize("int4")
-    model.save(os.path.join(outdir, "refused_einsum_int4.keras"))
+                              keras.layers.Dense(4, dtype="mixed_bfloat16", name="dense_bf16")])
+    model.quantize("int8")
+    model.save(os.path.join(outdir, "refused_int8_bf16.keras"))
 
 
 if __name__ == "__main__":

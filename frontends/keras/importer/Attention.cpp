@@ -563,6 +563,8 @@ std::vector<MaskedValue> dlc::keras::convertEinsumDense(Importer &im,
   std::string in = eq.substr(0, comma),
               ker = eq.substr(comma + 1, arrow - comma - 1),
               out = eq.substr(arrow + 2);
+  bool leftEllipsis = in.rfind("...", 0) == 0;
+  int64_t fillCount = 0;
   // An ellipsis stands for the input's leading (or trailing) dims: spelled
   // here with labels the equation does not use.
   if (size_t e = in.find("..."); e != std::string::npos) {
@@ -575,6 +577,7 @@ std::vector<MaskedValue> dlc::keras::convertEinsumDense(Importer &im,
       if (eq.find(l) == std::string::npos)
         fill += l;
     in.replace(e, 3, fill);
+    fillCount = static_cast<int64_t>(fill.size());
     size_t o = out.find("...");
     if (o == std::string::npos)
       throw UserError("equation '" + eq +
@@ -597,19 +600,70 @@ std::vector<MaskedValue> dlc::keras::convertEinsumDense(Importer &im,
   const std::vector<Tensor> &w = c.layer.weights;
   bool hasBias =
       !c.cfg.isNull("bias_axes") && !c.cfg.getString("bias_axes").empty();
-  // Keras's int8 policy (docs/keras.md section 6) adds kernel_scale after
-  // the bias (variable_serialization_spec).
+  // Keras's quantized policies (docs/keras.md section 6) add their variables
+  // after the kernel and the bias (variable_serialization_spec): int8 and
+  // int4/-1 kernel_scale, int4/B kernel_scale, kernel_zero and g_idx, float8
+  // the scales and amax histories of the inputs, the kernel and the output
+  // gradients. The int4 kernel is stored flattened and packed.
   std::string mode = quantizationMode(c);
-  if (!mode.empty() && mode != "int8")
+  bool int8 = mode == "int8", float8 = mode == "float8",
+       int4 = mode.rfind("int4/", 0) == 0;
+  if (!mode.empty() && !int8 && !float8 && !int4)
     throw UserError("quantization mode '" + mode +
-                    "' is not supported on EinsumDense (int8 is)");
-  bool int8 = mode == "int8";
-  size_t expected = (hasBias ? 2u : 1u) + (int8 ? 1u : 0u);
-  if (w.size() != expected)
-    throw UserError("expects " + std::to_string(expected) + " weights (kernel" +
-                    (hasBias ? ", bias" : "") + (int8 ? ", kernel_scale" : "") +
-                    "), the file has " + std::to_string(w.size()));
-  const std::vector<int64_t> &kshape = w[0].shape();
+                    "' is not supported on EinsumDense (int8, int4 and float8 "
+                    "are)");
+  int64_t block = int4 ? std::stoll(mode.substr(5)) : 0;
+  std::vector<std::string> extra;
+  if (int8 || int4)
+    extra.push_back("kernel_scale");
+  if (int4 && block != -1)
+    extra.insert(extra.end(), {"kernel_zero", "g_idx"});
+  if (float8)
+    extra = {"inputs_scale",       "inputs_amax_history",
+             "kernel_scale",       "kernel_amax_history",
+             "outputs_grad_scale", "outputs_grad_amax_history"};
+  size_t first = hasBias ? 2u : 1u;
+  size_t expected = first + extra.size();
+  if (w.size() != expected) {
+    std::string list = hasBias ? "kernel, bias" : "kernel";
+    for (const std::string &e : extra)
+      list += ", " + e;
+    throw UserError("expects " + std::to_string(expected) + " weights (" +
+                    list + "), the file has " + std::to_string(w.size()));
+  }
+  std::vector<int64_t> kshape = w[0].shape();
+  if (int4) {
+    // Keras's kernel shape (_analyze_split_string): a label of the input
+    // takes the input's dim, any other the layer's output_shape at the
+    // label's place (the batch dim, or the elided dims, left out).
+    std::vector<int64_t> partial;
+    const json &os = c.cfg.raw("output_shape");
+    auto dimOfJson = [&](const json &d) -> int64_t {
+      return d.is_number_integer() ? d.get<int64_t>() : kDyn;
+    };
+    if (os.is_array())
+      for (const json &d : os)
+        partial.push_back(dimOfJson(d));
+    else
+      partial.push_back(dimOfJson(os));
+    kshape.clear();
+    for (char l : ker) {
+      if (size_t p = in.find(l); p != std::string::npos) {
+        kshape.push_back(shapeOf(x)[p]);
+        continue;
+      }
+      int64_t p =
+          static_cast<int64_t>(out.find(l)) - (leftEllipsis ? fillCount : 1);
+      int64_t d = p >= 0 && p < static_cast<int64_t>(partial.size())
+                      ? partial[p]
+                      : kDyn;
+      if (d == kDyn || d < 1)
+        throw UserError("output_shape " + os.dump() +
+                        " gives no size for the kernel's label '" +
+                        std::string(1, l) + "'");
+      kshape.push_back(d);
+    }
+  }
   if (kshape.size() != ker.size())
     throw UserError("kernel has shape " + formatShape(kshape) +
                     ", expected rank " + std::to_string(ker.size()));
@@ -680,15 +734,43 @@ std::vector<MaskedValue> dlc::keras::convertEinsumDense(Importer &im,
     kfreeDims.push_back(kshape[ker.find(l)]);
   int64_t n = product(kfreeDims);
   Value y;
+  const Tensor *bias = hasBias ? &w[1] : nullptr;
+  Tensor roundedBias;
   if (int8) {
-    y = quantizedEinsumMatmul(im, c, x, w[0], w[hasBias ? 2 : 1], kperm, kc, n,
-                              ker, out, kfree);
+    y = quantizedEinsumMatmul(im, c, x, w[0], w[first], kperm, kc, n, ker, out,
+                              kfree);
   } else {
-    Value kernel =
-        im.weight(c.loc, w[0], c.qualifiedName + "/kernel", im.floatType());
+    Value kernel, inputScale;
+    if (int4) {
+      // EinsumDense._int4_call: the kernel de-quantized in f32 first, then
+      // the f32 einsum; with an activation quantizer (none by default) the
+      // int8 inputs as f32, the product divided by their scales.
+      kernel = int4EinsumKernel(im, c, w, first, block, kc, n, kshape);
+      if (block == -1)
+        if (auto q = quantizeInt8Inputs(im, c, x, /*byDefault=*/false)) {
+          x = im.castTo(c.loc, q->first, im.floatType());
+          inputScale = q->second;
+        }
+    } else {
+      kernel =
+          im.weight(c.loc, w[0], c.qualifiedName + "/kernel", im.floatType());
+    }
+    if (float8) {
+      // EinsumDense._float8_call: the inputs and the kernel through e4m3fn
+      // and back by their scales (elementwise: before or after the layout
+      // changes alike), the f32 einsum, the bias rounded to bfloat16.
+      kernel = fakeQuantizeFloat8(im, c, kernel, w[first + 2], "kernel_scale");
+      x = fakeQuantizeFloat8(im, c, x, w[first], "inputs_scale");
+      if (hasBias) {
+        roundedBias = w[1].cast(DType::BF16).cast(DType::F32);
+        bias = &roundedBias;
+      }
+    }
     kernel = transpose(im, c.loc, kernel, kperm);
     kernel = im.reshape(c.loc, kernel, {kc, n});
     y = im.make<MatmulOp>(c.loc, {x, kernel});
+    if (inputScale)
+      y = im.make<DivOp>(c.loc, {y, inputScale});
   }
   // The bias: over the output labels from the first bias label on, 1 for
   // the others (Keras's bias shape).
@@ -702,10 +784,10 @@ std::vector<MaskedValue> dlc::keras::convertEinsumDense(Importer &im,
   if (hasBias && current == out && biasAxes.size() == kfree.size() &&
       std::is_permutation(biasAxes.begin(), biasAxes.end(), kfree.begin())) {
     // The bias covers the kernel's output dims: a bias_add on [..., N].
-    checkShape(w[1], "bias", kfreeDims);
-    y = im.make<BiasAddOp>(c.loc,
-                           {y, im.weight(c.loc, w[1], c.qualifiedName + "/bias",
-                                         im.floatType(), {n})});
+    checkShape(*bias, "bias", kfreeDims);
+    y = im.make<BiasAddOp>(
+        c.loc, {y, im.weight(c.loc, *bias, c.qualifiedName + "/bias",
+                             im.floatType(), {n})});
     biasDone = true;
   }
   if (kfree.size() != 1) {
@@ -731,11 +813,11 @@ std::vector<MaskedValue> dlc::keras::convertEinsumDense(Importer &im,
       if (biased)
         bweight.push_back(d);
     }
-    if (w[1].numel() != product(bweight))
-      throw UserError("bias has shape " + formatShape(w[1].shape()) +
+    if (bias->numel() != product(bweight))
+      throw UserError("bias has shape " + formatShape(bias->shape()) +
                       ", expected " + formatShape(bshape));
     y = im.make<AddOp>(c.loc,
-                       {y, im.weight(c.loc, w[1], c.qualifiedName + "/bias",
+                       {y, im.weight(c.loc, *bias, c.qualifiedName + "/bias",
                                      im.floatType(), bshape)});
   }
   return {{im.activation(c.loc, y, c.cfg.raw("activation")), {}}};

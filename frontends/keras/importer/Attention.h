@@ -97,7 +97,23 @@ std::string quantizationMode(CallToConvert &c);
 /// layer's activation quantizer (Layers.cpp): the int8 values and the
 /// per-row scales; nullopt when the layer's config turns it off.
 std::optional<std::pair<mlir::Value, mlir::Value>>
-quantizeInt8Inputs(Importer &im, CallToConvert &c, mlir::Value x);
+quantizeInt8Inputs(Importer &im, CallToConvert &c, mlir::Value x,
+                   bool byDefault = true);
+/// The f32 kernel of an int4 EinsumDense (EinsumDense._int4_call, Layers.cpp):
+/// Keras's kernel flattened to (rows, cols) (the reduced axes' and the other
+/// axes' sizes, a plain reshape) and packed along its columns, `w[0]`,
+/// unpacked and de-scaled by kernel_scale `w[first]` per column (block -1:
+/// graph.dequantize) or per group of `block` rows with the zero points and
+/// group indices `w[first + 1]`, `w[first + 2]` (graph.dequantize_grouped),
+/// then reshaped to the kernel's shape `kshape`.
+mlir::Value int4EinsumKernel(Importer &im, CallToConvert &c,
+                             const std::vector<Tensor> &w, size_t first,
+                             int64_t block, int64_t rows, int64_t cols,
+                             const std::vector<int64_t> &kshape);
+/// graph.fake_quantize of `v` to float8 e4m3fn and back by the scalar weight
+/// `scale` named `name` (Keras's quantize_and_dequantize; Layers.cpp).
+mlir::Value fakeQuantizeFloat8(Importer &im, CallToConvert &c, mlir::Value v,
+                               const Tensor &scale, const std::string &name);
 /// The int8 EinsumDense product of `x` laid out as [free..., Kc]
 /// (Attention.cpp): [free..., N] in f32.
 mlir::Value quantizedEinsumMatmul(Importer &im, CallToConvert &c, mlir::Value x,

@@ -249,13 +249,13 @@ void Importer::checkDtypePolicy(const Layer &layer) {
           "quantized dtype policy " + cls +
           (mode.empty() ? "" : " '" + mode + "'") +
           " is not supported (int8, int4 and float8 are, on Dense, " +
-          "Embedding and EinsumDense)");
+          "EinsumDense, Embedding and ReversibleEmbedding)");
     bool layerHasIt = layer.className == "Dense" ||
-                      (layer.className == "Embedding" && mode != "float8");
-    if (layer.className == "EinsumDense" && mode != "int8")
-      throw UserError("quantized dtype policy '" + mode +
-                      "' is not supported on EinsumDense (int8 is)");
-    if (!layerHasIt && layer.className != "EinsumDense")
+                      layer.className == "EinsumDense" ||
+                      ((layer.className == "Embedding" ||
+                        layer.className == "ReversibleEmbedding") &&
+                       mode != "float8");
+    if (!layerHasIt)
       throw UserError("quantized dtype policy '" + mode +
                       "' is not supported on this layer class");
     std::string source = config && config->contains("source_name") &&

@@ -220,6 +220,12 @@ void checkFloat32(const LayerConfig &cfg) {
   if (cfg.isNull("dtype"))
     return;
   const json &d = cfg.raw("dtype");
+  // model.quantize on a backbone (which quantizes its Dense, EinsumDense and
+  // ReversibleEmbedding layers, KerasHub's subclass too) writes a map of
+  // per-layer policies.
+  if (d.is_object() && d.value("class_name", "") == "DTypePolicyMap")
+    throw UserError("a quantized KerasHub backbone (a DTypePolicyMap of "
+                    "per-layer policies) is not supported (float32 only)");
   std::string name =
       d.is_string() ? d.get<std::string>()
       : d.is_object() && d.contains("config") && d["config"].is_object()

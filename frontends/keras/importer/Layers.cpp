@@ -13,6 +13,7 @@
 #include "frontends/keras/importer/ImporterImpl.h"
 
 #include <cmath>
+#include <cstring>
 #include <numeric>
 
 using namespace mlir;
@@ -283,6 +284,17 @@ Value dequantizeGrouped(Importer &im, CallToConvert &c, Value values,
                                       {attr(im, "axis", i64(im, axis))});
 }
 
+/// graph.fake_quantize of `v` to float8 e4m3fn and back by the scalar
+/// weight `scale` (Keras's quantize_and_dequantize).
+Value fakeQuantizeE4m3(Importer &im, CallToConvert &c, Value v,
+                       const Tensor &scale, const std::string &name) {
+  Type e4m3 = im.builder().getFloat8E4M3FNType();
+  Value s =
+      im.weight(c.loc, scale, c.qualifiedName + "/" + name, im.floatType());
+  return im.make<FakeQuantizeOp>(
+      c.loc, {v, s}, {attr(im, "target_type", TypeAttr::get(e4m3))});
+}
+
 /// Dense under an int8, int4 or float8 policy.
 std::vector<MaskedValue> quantizedDense(Importer &im, CallToConvert &c,
                                         const QuantPolicy &policy) {
@@ -358,15 +370,10 @@ std::vector<MaskedValue> quantizedDense(Importer &im, CallToConvert &c,
         throw UserError(std::string(i == 2 ? "inputs_scale" : "kernel_scale") +
                         " has shape " + formatShape(w[i]->shape()) +
                         ", expected a scalar");
-    Type e4m3 = im.builder().getFloat8E4M3FNType();
-    auto fake = [&](Value v, const Tensor &scale, const char *name) {
-      Value s = im.weight(c.loc, scale, q + "/" + name, im.floatType());
-      return im.make<FakeQuantizeOp>(
-          c.loc, {v, s}, {attr(im, "target_type", TypeAttr::get(e4m3))});
-    };
     Value kernel = im.weight(c.loc, *w[0], q + "/kernel", im.floatType());
-    y = im.make<MatmulOp>(c.loc, {fake(x, *w[2], "inputs_scale"),
-                                  fake(kernel, *w[4], "kernel_scale")});
+    y = im.make<MatmulOp>(
+        c.loc, {fakeQuantizeE4m3(im, c, x, *w[2], "inputs_scale"),
+                fakeQuantizeE4m3(im, c, kernel, *w[4], "kernel_scale")});
     // Keras adds an f32 bias rounded to bfloat16 (Dense._float8_call).
     if (w[1]) {
       roundedBias = w[1]->cast(DType::BF16).cast(DType::F32);
@@ -1270,61 +1277,58 @@ std::vector<MaskedValue> tfOpLambda(Importer &im, CallToConvert &c) {
 // Embedding and recurrent layers
 //===----------------------------------------------------------------------===//
 
-/// The table of an int8 or int4 Embedding, dequantized: Keras dequantizes
-/// the gathered rows, elementwise, which is the same as gathering from the
-/// dequantized table.
-Value quantizedTable(Importer &im, CallToConvert &c, const QuantPolicy &policy,
-                     int64_t vocab, int64_t dim) {
-  const std::string &q = c.qualifiedName;
-  if (policy.mode == "int8") {
-    auto &w =
-        weights(c, {"embeddings", "embeddings_scale"}, {{vocab, dim}, {vocab}});
-    Value table = int8Weight(im, c, w[0], "embeddings");
-    Value scale =
-        im.weight(c.loc, w[1], q + "/embeddings_scale", im.floatType());
-    return im.make<DequantizeOp>(c.loc, {table, scale},
-                                 {attr(im, "axis", i64(im, 0))});
-  }
-  if (policy.mode == "int4" && policy.block == -1) {
-    auto &w = weights(c, {"embeddings", "embeddings_scale"},
-                      {{vocab, (dim + 1) / 2}, {vocab}});
-    Value table =
-        unpackInt4(im, c, int8Weight(im, c, w[0], "embeddings"), 1, dim);
-    Value scale =
-        im.weight(c.loc, w[1], q + "/embeddings_scale", im.floatType());
-    return im.make<DequantizeOp>(c.loc, {table, scale},
-                                 {attr(im, "axis", i64(im, 0))});
-  }
+/// An Embedding's variables under `policy`, in the order Keras saves them
+/// (Embedding.variable_serialization_spec, the absent ones left out).
+std::pair<std::vector<std::string>, std::vector<std::vector<int64_t>>>
+embeddingSpec(const QuantPolicy &policy, int64_t vocab, int64_t dim) {
+  if (policy.mode.empty())
+    return {{"embeddings"}, {{vocab, dim}}};
+  if (policy.mode == "int8")
+    return {{"embeddings", "embeddings_scale"}, {{vocab, dim}, {vocab}}};
+  if (policy.mode == "int4" && policy.block == -1)
+    return {{"embeddings", "embeddings_scale"},
+            {{vocab, (dim + 1) / 2}, {vocab}}};
   if (policy.mode == "int4") {
     int64_t groups = (dim + policy.block - 1) / policy.block;
-    auto &w = weights(
-        c, {"embeddings", "embeddings_scale", "embeddings_zero", "g_idx"},
-        {{vocab, (dim + 1) / 2}, {vocab, groups}, {vocab, groups}, {dim}});
-    Value table =
-        unpackInt4(im, c, int8Weight(im, c, w[0], "embeddings"), 1, dim);
-    return dequantizeGrouped(im, c, table, w[1], w[2], w[3], "embeddings", 1);
+    return {{"embeddings", "embeddings_scale", "embeddings_zero", "g_idx"},
+            {{vocab, (dim + 1) / 2}, {vocab, groups}, {vocab, groups}, {dim}}};
   }
   throw UserError("quantization mode '" + policy.mode +
                   "' is not supported on Embedding");
 }
 
-std::vector<MaskedValue> embedding(Importer &im, CallToConvert &c) {
+/// The table of an Embedding (weights `w`, checked against embeddingSpec),
+/// f32 [vocab, dim]; an int8 or int4 one dequantized: Keras dequantizes the
+/// gathered rows, elementwise, which is the same as gathering from the
+/// dequantized table.
+Value embeddingTable(Importer &im, CallToConvert &c, const QuantPolicy &policy,
+                     const std::vector<Tensor> &w, int64_t dim) {
+  const std::string &q = c.qualifiedName;
+  if (policy.mode.empty())
+    return im.weight(c.loc, w[0], q + "/embeddings", im.floatType());
+  if (policy.mode == "int4" && policy.block != -1) {
+    Value table =
+        unpackInt4(im, c, int8Weight(im, c, w[0], "embeddings"), 1, dim);
+    return dequantizeGrouped(im, c, table, w[1], w[2], w[3], "embeddings", 1);
+  }
+  Value table = int8Weight(im, c, w[0], "embeddings");
+  if (policy.mode == "int4")
+    table = unpackInt4(im, c, table, 1, dim);
+  Value scale = im.weight(c.loc, w[1], q + "/embeddings_scale", im.floatType());
+  return im.make<DequantizeOp>(c.loc, {table, scale},
+                               {attr(im, "axis", i64(im, 0))});
+}
+
+/// The gather of an Embedding or a ReversibleEmbedding, with the mask of
+/// zero ids under `mask_zero` when `masked`.
+std::vector<MaskedValue> gatherRows(Importer &im, CallToConvert &c, Value table,
+                                    bool masked) {
   Value x = input(c);
-  int64_t vocab = c.cfg.getInt("input_dim"), dim = c.cfg.getInt("output_dim");
-  QuantPolicy policy = quantPolicy(c);
   // Keras casts the token ids to int32 (truncating floats).
   Value ids = im.castTo(c.loc, x, im.builder().getI32Type());
-  Value table;
-  if (!policy.mode.empty()) {
-    table = quantizedTable(im, c, policy, vocab, dim);
-  } else {
-    auto &w = weights(c, {"embeddings"}, {{vocab, dim}});
-    table =
-        im.weight(c.loc, w[0], c.qualifiedName + "/embeddings", im.floatType());
-  }
   Value y = im.make<EmbeddingOp>(c.loc, {table, ids});
   Value mask;
-  if (c.cfg.getBool("mask_zero", false)) {
+  if (masked && c.cfg.getBool("mask_zero", false)) {
     Value zero = im.splat(c.loc, 0, {}, im.builder().getI32Type());
     mask = im.make<CompareOp>(
         c.loc, {ids, zero},
@@ -1332,6 +1336,143 @@ std::vector<MaskedValue> embedding(Importer &im, CallToConvert &c) {
               ComparePredicateAttr::get(im.context(), ComparePredicate::NE))});
   }
   return one(y, mask);
+}
+
+std::vector<MaskedValue> embedding(Importer &im, CallToConvert &c) {
+  int64_t vocab = c.cfg.getInt("input_dim"), dim = c.cfg.getInt("output_dim");
+  QuantPolicy policy = quantPolicy(c);
+  auto [names, shapes] = embeddingSpec(policy, vocab, dim);
+  const std::vector<Tensor> &w = weights(c, names, shapes);
+  return gatherRows(im, c, embeddingTable(im, c, policy, w, dim), true);
+}
+
+/// A 2-D tensor transposed (any dtype).
+Tensor transposed2D(const Tensor &t) {
+  int64_t rows = t.dim(0), cols = t.dim(1);
+  Tensor r(t.dtype(), {cols, rows});
+  size_t elem = dtypeSize(t.dtype());
+  const auto *src = static_cast<const std::byte *>(t.raw());
+  auto *dst = static_cast<std::byte *>(r.raw());
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j)
+      std::memcpy(dst + (j * rows + i) * elem, src + (i * cols + j) * elem,
+                  elem);
+  return r;
+}
+
+/// keras.layers.ReversibleEmbedding (docs/keras.md sections 3.8 and 6): an
+/// Embedding, or with `reverse=True` the logits `x @ embeddings^T` (tied
+/// weights) or `x @ reverse_embeddings` (untied), optionally soft-capped.
+std::vector<MaskedValue> reversibleEmbedding(Importer &im, CallToConvert &c) {
+  int64_t vocab = c.cfg.getInt("input_dim"), dim = c.cfg.getInt("output_dim");
+  QuantPolicy policy = quantPolicy(c);
+  bool tied = c.cfg.getBool("tie_weights", true);
+  auto [names, shapes] = embeddingSpec(policy, vocab, dim);
+  size_t first = names.size();
+  if (!tied) {
+    // ReversibleEmbedding.variable_serialization_spec appends these.
+    int64_t rows = policy.mode == "int4" ? (dim + 1) / 2 : dim;
+    names.push_back("reverse_embeddings");
+    shapes.push_back({rows, vocab});
+    if (!policy.mode.empty()) {
+      int64_t groups =
+          policy.block == -1 ? 0 : (dim + policy.block - 1) / policy.block;
+      std::vector<int64_t> sshape = groups ? std::vector<int64_t>{groups, vocab}
+                                           : std::vector<int64_t>{vocab};
+      names.push_back("reverse_embeddings_scale");
+      shapes.push_back(sshape);
+      if (groups) {
+        names.push_back("reverse_embeddings_zero");
+        shapes.push_back(sshape);
+      }
+    }
+  }
+  const std::vector<Tensor> &w = weights(c, names, shapes);
+  if (!c.kwargs.flag("reverse"))
+    // The quantized call (Embedding._int8_call, _int4_call) sets no mask:
+    // only the float one applies mask_zero (ReversibleEmbedding.call).
+    return gatherRows(im, c, embeddingTable(im, c, policy, w, dim),
+                      policy.mode.empty());
+  Value x = input(c);
+  if (staticDim(x, -1, "the last dim") != dim)
+    throw UserError("reverse=True expects inputs of last dim " +
+                    std::to_string(dim) + ", got " + kerasShape(x));
+  const std::string &q = c.qualifiedName;
+  Value y;
+  if (policy.mode.empty()) {
+    // The float call casts both operands to reverse_dtype (the quantized
+    // calls ignore it).
+    if (!c.cfg.isNull("reverse_dtype") &&
+        c.cfg.getString("reverse_dtype") != "float32")
+      throw UserError("reverse_dtype '" + c.cfg.getString("reverse_dtype") +
+                      "' is not supported (float32 is)");
+    Value kernel = tied ? im.weight(c.loc, transposed2D(w[0]),
+                                    q + "/embeddings_t", im.floatType())
+                        : im.weight(c.loc, w[first], q + "/reverse_embeddings",
+                                    im.floatType());
+    y = im.make<MatmulOp>(c.loc, {x, kernel});
+  } else {
+    // ReversibleEmbedding._int8_call / _int4_call with reverse: the inputs
+    // quantized per row (AbsMaxQuantizer(axis=-1) unless the config says
+    // none), the int8 or unpacked int4 kernel [dim, vocab].
+    ActivationQuantizer aq = activationQuantizer(c, true);
+    std::optional<std::pair<Value, Value>> xq;
+    if (aq.on)
+      xq = quantizeActivation(im, c, x, aq);
+    if (policy.mode == "int8" || policy.block == -1) {
+      // An exact int32 product (or an f32 one with float inputs) divided by
+      // inputs_scale * scale: graph.quantized_matmul.
+      Value kernel, scale;
+      if (tied) {
+        // The packed axis (dim) of the table becomes the rows.
+        kernel = int8Weight(im, c, transposed2D(w[0]), "embeddings_t");
+        scale = im.weight(c.loc, w[1], q + "/embeddings_scale", im.floatType());
+      } else {
+        kernel = int8Weight(im, c, w[first], "reverse_embeddings");
+        scale = im.weight(c.loc, w[first + 1], q + "/reverse_embeddings_scale",
+                          im.floatType());
+      }
+      if (policy.mode == "int4")
+        kernel = unpackInt4(im, c, kernel, 0, dim);
+      y = xq ? im.make<QuantizedMatmulOp>(
+                   c.loc, {xq->first, kernel, scale, xq->second})
+             : im.make<QuantizedMatmulOp>(c.loc, {x, kernel, scale});
+    } else {
+      // Sub-channel: the kernel de-quantized first (dequantize_with_sz_map
+      // over groups of dim), an f32 product, divided by the inputs' scales.
+      Value kernel;
+      if (tied) {
+        Value table = embeddingTable(im, c, policy, w, dim);
+        kernel = im.make<TransposeOp>(c.loc, {table},
+                                      {attr(im, "perm", ints(im, {1, 0}))});
+      } else {
+        // reverse_embeddings_zero is stored as float32 (integral values).
+        const Tensor &zf = w[first + 2];
+        for (int64_t i = 0; i < zf.numel(); ++i)
+          if (double v = zf.at(i); v != std::round(v) || v < -128 || v > 127)
+            throw UserError("reverse_embeddings_zero holds " +
+                            std::to_string(v) + ", not an int8 value");
+        Value values = unpackInt4(
+            im, c, int8Weight(im, c, w[first], "reverse_embeddings"), 0, dim);
+        kernel =
+            dequantizeGrouped(im, c, values, w[first + 1], zf.cast(DType::I8),
+                              w[3], "reverse_embeddings", 0);
+      }
+      Value lhs = xq ? im.castTo(c.loc, xq->first, im.floatType()) : x;
+      y = im.make<MatmulOp>(c.loc, {lhs, kernel});
+      if (xq)
+        y = im.make<DivOp>(c.loc, {y, xq->second});
+    }
+  }
+  if (!c.cfg.isNull("logit_soft_cap")) {
+    // logits = tanh(logits / cap) * cap.
+    double cap = c.cfg.getFloat("logit_soft_cap");
+    Value s = im.splat(c.loc, cap, {}, im.floatType());
+    y = im.make<DivOp>(c.loc, {y, s});
+    y = im.activation(c.loc, y, json("tanh"));
+    y = im.make<MulOp>(c.loc, {y, s});
+  }
+  return one(y, Value());
 }
 
 /// SimpleRNN (gates 1), LSTM (4), GRU (3).
@@ -1560,6 +1701,7 @@ const std::map<std::string, Converter> &dlc::keras::converters() {
       {"UpSampling1D", withDims(upSampling, 1)},
       {"UpSampling2D", withDims(upSampling, 2)},
       {"Embedding", embedding},
+      {"ReversibleEmbedding", reversibleEmbedding},
       {"SimpleRNN", recurrentOf<SimpleRnnOp>(1)},
       {"LSTM", recurrentOf<LstmOp>(4)},
       {"GRU", recurrentOf<GruOp>(3)},
@@ -1611,11 +1753,62 @@ std::string dlc::keras::quantizationMode(CallToConvert &c) {
 }
 
 std::optional<std::pair<Value, Value>>
-dlc::keras::quantizeInt8Inputs(Importer &im, CallToConvert &c, Value x) {
+dlc::keras::quantizeInt8Inputs(Importer &im, CallToConvert &c, Value x,
+                               bool byDefault) {
   // EinsumDense sets its quantizer's axis to the einsum's reduced axes
-  // (_int8_build), whatever the config says: `x` comes with them last.
-  ActivationQuantizer aq = activationQuantizer(c, true, /*anyAxis=*/true);
+  // (_int8_build, _int4_build), whatever the config says: `x` comes with
+  // them last.
+  ActivationQuantizer aq = activationQuantizer(c, byDefault, /*anyAxis=*/true);
   if (!aq.on)
     return std::nullopt;
   return quantizeActivation(im, c, x, aq);
+}
+
+Value dlc::keras::int4EinsumKernel(Importer &im, CallToConvert &c,
+                                   const std::vector<Tensor> &w, size_t first,
+                                   int64_t block, int64_t rows, int64_t cols,
+                                   const std::vector<int64_t> &kshape) {
+  const Tensor &packed = w[0], &scale = w[first];
+  std::vector<int64_t> pshape = {rows, (cols + 1) / 2};
+  if (packed.shape() != pshape)
+    throw UserError("kernel has shape " + formatShape(packed.shape()) +
+                    ", expected " + formatShape(pshape) +
+                    " (the int4 kernel flattened to (" + std::to_string(rows) +
+                    ", " + std::to_string(cols) +
+                    "), packed along its columns)");
+  Value values =
+      unpackInt4(im, c, int8Weight(im, c, packed, "kernel"), 1, cols);
+  Value kernel;
+  if (block == -1) {
+    if (scale.shape() != std::vector<int64_t>{cols})
+      throw UserError("kernel_scale has shape " + formatShape(scale.shape()) +
+                      ", expected " + formatShape({cols}));
+    kernel = im.make<DequantizeOp>(
+        c.loc,
+        {values, im.weight(c.loc, scale, c.qualifiedName + "/kernel_scale",
+                           im.floatType())},
+        {attr(im, "axis", i64(im, 1))});
+  } else {
+    int64_t groups = (rows + block - 1) / block;
+    std::vector<int64_t> sshape = {groups, cols};
+    const char *names[] = {"kernel_scale", "kernel_zero", "g_idx"};
+    std::vector<int64_t> shapes[] = {sshape, sshape, {rows}};
+    for (size_t i = 0; i < 3; ++i)
+      if (w[first + i].shape() != shapes[i])
+        throw UserError(std::string(names[i]) + " has shape " +
+                        formatShape(w[first + i].shape()) + ", expected " +
+                        formatShape(shapes[i]));
+    kernel = dequantizeGrouped(im, c, values, scale, w[first + 1], w[first + 2],
+                               "kernel", 0);
+  }
+  return im.reshape(c.loc, kernel, kshape);
+}
+
+Value dlc::keras::fakeQuantizeFloat8(Importer &im, CallToConvert &c, Value v,
+                                     const Tensor &scale,
+                                     const std::string &name) {
+  if (!scale.shape().empty())
+    throw UserError(name + " has shape " + formatShape(scale.shape()) +
+                    ", expected a scalar");
+  return fakeQuantizeE4m3(im, c, v, scale, name);
 }

@@ -279,6 +279,15 @@ Layer ModelConfigParser::readLayer(const json &entry, int depth,
     throw UserError(what + " has no \"class_name\"");
   layer.module = optString(entry, "module", what);
   layer.registeredName = optString(entry, "registered_name", what);
+  // KerasHub's ReversibleEmbedding is keras.layers.ReversibleEmbedding under
+  // another name (KerasHub 0.32: a subclass with no body), saved with its own
+  // module and registered name: read it as Keras's (docs/keras.md 3.8).
+  if (layer.className == "ReversibleEmbedding" &&
+      layer.registeredName == "keras_hub>ReversibleEmbedding" &&
+      layer.module == "keras_hub.src.layers.modeling.reversible_embedding") {
+    layer.module = "keras.layers";
+    layer.registeredName.clear();
+  }
   if (!entry.contains("config") || !entry["config"].is_object())
     throw UserError(what + " (" + layer.className +
                     ") has no \"config\" object");
