@@ -100,6 +100,20 @@ Json toObject(const GemmDescriptor &g) {
   return j;
 }
 
+Json toObject(const Float8GemmDescriptor &g) {
+  Json j = {{"m", g.m},
+            {"n", g.n},
+            {"k", g.k},
+            {"a_dtype", "float8_e4m3"},
+            {"b_dtype", "float8_e4m3"},
+            {"d_dtype", "float32"},
+            {"compute", "float32"},
+            {"epilogue", nameOf(kEpilogues, g.epilogue)}};
+  if (g.hasBias())
+    j["bias_dtype"] = "bfloat16";
+  return j;
+}
+
 Json toObject(const Conv2dDescriptor &c) {
   Json j = {{"n", c.n},
             {"h", c.h},
@@ -319,6 +333,41 @@ GemmDescriptor parseGemm(const DescriptorReader &r) {
   return g;
 }
 
+/// The float8 GEMM's one set of types: e4m3 operands, float32 D, bfloat16
+/// bias.
+const Names<bool> kFloat8Operands = {{"float8_e4m3", true}};
+const Names<bool> kFloat8Output = {{"float32", true}};
+const Names<bool> kFloat8Bias = {{"bfloat16", true}};
+
+Float8GemmDescriptor parseFloat8Gemm(const DescriptorReader &r) {
+  Float8GemmDescriptor g;
+  g.m = r.integer("m", 1);
+  g.n = r.integer("n", 1);
+  g.k = r.integer("k", 1);
+  // cuBLASLt's float8 GEMMs need leading dimensions of 16 bytes' multiples.
+  if (g.k % 16 != 0)
+    r.fail("descriptor.k", "expected a multiple of 16");
+  r.choice("a_dtype", kFloat8Operands);
+  r.choice("b_dtype", kFloat8Operands);
+  r.choice("d_dtype", kFloat8Output);
+  r.expectFloat32Compute();
+  g.epilogue = r.choice("epilogue", kEpilogues);
+  // Float8 bytes are one byte each: sized as int8-wide elements.
+  std::vector<uint64_t> need = {r.bytes({g.m, g.k, 1}, ElementType::Bool),
+                                r.bytes({g.n, g.k, 1}, ElementType::Bool),
+                                r.bytes({1}, ElementType::F32),
+                                r.bytes({1}, ElementType::F32)};
+  if (g.hasBias()) {
+    r.choice("bias_dtype", kFloat8Bias);
+    need.push_back(r.bytes({g.n}, ElementType::BF16));
+  } else if (r.has("bias_dtype")) {
+    r.fail("descriptor.bias_dtype", "given for an epilogue without a bias");
+  }
+  need.push_back(r.bytes({g.m, g.n}, ElementType::F32));
+  r.checkParams(need);
+  return g;
+}
+
 /// The output size of a window sliding over `in` padded by `before` and
 /// `after`, or -1 when the window does not fit.
 int64_t windowCount(int64_t in, int64_t before, int64_t after, int64_t extent,
@@ -456,6 +505,11 @@ bool GemmDescriptor::hasBias() const {
          epilogue == Epilogue::GeluBias;
 }
 
+bool Float8GemmDescriptor::hasBias() const {
+  return epilogue == Epilogue::Bias || epilogue == Epilogue::ReluBias ||
+         epilogue == Epilogue::GeluBias;
+}
+
 const char *dlc::artifact::libraryOf(const LibraryDescriptor &descriptor) {
   return std::visit(
       [](const auto &d) { return std::decay_t<decltype(d)>::kLibrary; },
@@ -483,6 +537,8 @@ LibraryDescriptor dlc::artifact::parseDescriptor(const LibraryCall &call) {
     return parseSoftmax(DescriptorReader(call));
   if (isCall<SdpaDescriptor>(call))
     return parseSdpa(DescriptorReader(call));
+  if (isCall<Float8GemmDescriptor>(call))
+    return parseFloat8Gemm(DescriptorReader(call));
   throw UnknownCallError("library call " + call.name + ": " + call.library +
                          " " + call.op + " is not a call of the schema");
 }

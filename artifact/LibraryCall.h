@@ -18,6 +18,13 @@
 //     b_dtype, d_dtype (a_dtype or float32), compute, alpha, beta, epilogue
 //     (default, relu, gelu, bias, relu_bias, gelu_bias), bias_dtype =
 //     d_dtype with a bias (and only then); params A, B, [bias [N],] D.
+//   cublaslt gemm_f8  D = epilogue(a_scale * b_scale * A B^T + bias), the
+//     float8 GEMM of Keras's float8 Dense (graph.float8_matmul): m, n, k (a
+//     multiple of 16), a_dtype = b_dtype "float8_e4m3" (A [M, K] and B
+//     [N, K] hold e4m3fn bytes, K contiguous: cuBLASLt's TN layout),
+//     d_dtype float32, compute, epilogue (as gemm's), bias_dtype bfloat16
+//     with a bias (and only then); params A, B, a_scale, b_scale (one
+//     float32 each, read by the device), [bias [N],] D.
 //   cudnn conv2d   Y = activation(conv(X, W) + bias), NHWC, W is KRSC (OHWI):
 //     n, h, w, c, k, r, s, groups (divides c and k), p, q (output height,
 //     width: what the geometry gives), pads [top, bottom, left, right] (each
@@ -91,6 +98,27 @@ struct GemmDescriptor {
            a.bBatchStride == b.bBatchStride && a.transposeB == b.transposeB &&
            a.ab == b.ab && a.d == b.d && a.epilogue == b.epilogue &&
            a.alpha == b.alpha && a.beta == b.beta;
+  }
+};
+
+/// cuBLASLt "gemm_f8": D = epilogue(a_scale * b_scale * A B^T + bias) with
+/// A [M, K] and B [N, K] float8 e4m3fn bytes, float accumulation, D float32
+/// [M, N], the bias bfloat16 [N] (Keras rounds a float8 Dense's bias to
+/// bfloat16). sm_89 and newer.
+struct Float8GemmDescriptor {
+  static constexpr const char *kLibrary = kCublasLt;
+  static constexpr const char *kOp = "gemm_f8";
+
+  using Epilogue = GemmDescriptor::Epilogue;
+  int64_t m = 0, n = 0, k = 0;
+  Epilogue epilogue = Epilogue::Default;
+
+  /// Whether the epilogue adds a bias (a parameter before D).
+  bool hasBias() const;
+
+  friend bool operator==(const Float8GemmDescriptor &a,
+                         const Float8GemmDescriptor &b) {
+    return a.m == b.m && a.n == b.n && a.k == b.k && a.epilogue == b.epilogue;
   }
 };
 
@@ -182,7 +210,7 @@ struct SdpaDescriptor {
 /// One call of the schema.
 using LibraryDescriptor =
     std::variant<GemmDescriptor, Conv2dDescriptor, Pool2dDescriptor,
-                 SoftmaxDescriptor, SdpaDescriptor>;
+                 SoftmaxDescriptor, SdpaDescriptor, Float8GemmDescriptor>;
 
 /// The library and op of a descriptor's call ("cudnn", "conv2d").
 const char *libraryOf(const LibraryDescriptor &descriptor);

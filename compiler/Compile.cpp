@@ -161,7 +161,8 @@ Operation *firstQuantizedOp(ModuleOp module) {
   module.walk([&](Operation *op) {
     if (!isa<graph::QuantizeOp, graph::QuantizedMatmulOp, graph::UnpackInt4Op,
              graph::DequantizeOp, graph::DequantizeGroupedOp,
-             graph::FakeQuantizeOp>(op))
+             graph::FakeQuantizeOp, graph::Float8QuantizeOp,
+             graph::Float8MatmulOp>(op))
       return WalkResult::advance();
     found = op;
     return WalkResult::interrupt();
@@ -199,6 +200,12 @@ void driver::runPipeline(ModuleOp module, const CompileOptions &options,
       options.batch ? options.batch : defaultBatch(module, stopAfter);
   config.fp16 = usesFp16(module, options.precision);
   config.reportFusion = options.reportFusion;
+  // Float8 tensor cores (Keras float8 Dense's GEMM, dlc-float8-matmul) when
+  // every target arch has them: sm_89 and newer. The default archs (sm_80,
+  // sm_90) do not.
+  config.float8 =
+      !options.archs.empty() &&
+      *std::min_element(options.archs.begin(), options.archs.end()) >= 89;
   std::vector<PipelineStage> stages = pipelineStages(config);
   if (!stopAfter.empty() && llvm::none_of(stages, [&](const PipelineStage &s) {
         return s.name == stopAfter;

@@ -37,10 +37,11 @@
 // 3. Elementwise ops left over: maximal trees of ops of one shape, grown from
 //    the last op back through producers whose results are used only inside
 //    the tree. The per-element quantization ops (dequantize,
-//    dequantize_grouped, unpack_int4, fake_quantize) count as elementwise,
-//    and so does a quantize_static whose scale result has no use: it joins
-//    epilogues (conv -> bias -> relu -> quantize_static stores int8) and
-//    trees, and the kernel stores its int8 result only (storedResults).
+//    dequantize_grouped, unpack_int4, fake_quantize, float8_quantize) count
+//    as elementwise, and so does a quantize_static whose scale result has no
+//    use: it joins epilogues (conv -> bias -> relu -> quantize_static stores
+//    int8) and trees, and the kernel stores its int8 result only
+//    (storedResults).
 //
 // So every group has one sink, its last op, whose result is the only value
 // that leaves the group (the fusion has one result), and every other member
@@ -115,7 +116,7 @@ Kind classify(Operation *op) {
     return Kind::Elementwise;
   return llvm::TypeSwitch<Operation *, Kind>(op)
       .Case<Conv2DOp, DepthwiseConv2DOp, Conv2DTransposeOp, MatmulOp,
-            QuantizedMatmulOp, QuantizedConv2DOp>(
+            QuantizedMatmulOp, QuantizedConv2DOp, Float8MatmulOp>(
           [](auto) { return Kind::Anchor; })
       .Case<SoftmaxOp, LayerNormOp, GlobalPoolOp, Pool2DOp, QuantizeOp>(
           [](auto) { return Kind::Reduction; })
@@ -123,8 +124,8 @@ Kind classify(Operation *op) {
       // indices of its own (a scale along one axis, a nibble of a byte), so
       // they join elementwise trees (of their result's shape) but never
       // write in place (graph::isElementwise leaves them out).
-      .Case<DequantizeOp, DequantizeGroupedOp, UnpackInt4Op, FakeQuantizeOp>(
-          [](auto) { return Kind::Elementwise; })
+      .Case<DequantizeOp, DequantizeGroupedOp, UnpackInt4Op, FakeQuantizeOp,
+            Float8QuantizeOp>([](auto) { return Kind::Elementwise; })
       // quantize_static is per element too once its scale result, a
       // constant, has no use (dlc-simplify replaces it by a splat); it then
       // joins epilogues and elementwise trees, and the kernel stores only

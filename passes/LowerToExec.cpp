@@ -51,8 +51,8 @@ StringRef anchorName(Block &body) {
     if (isa<graph::ConstantOp>(op))
       continue;
     if (isa<graph::Conv2DOp, graph::DepthwiseConv2DOp, graph::Conv2DTransposeOp,
-            graph::MatmulOp, graph::QuantizedMatmulOp,
-            graph::QuantizedConv2DOp>(op))
+            graph::MatmulOp, graph::QuantizedMatmulOp, graph::QuantizedConv2DOp,
+            graph::Float8MatmulOp>(op))
       return op.getName().stripDialect();
     if (!reduction &&
         isa<graph::SoftmaxOp, graph::LayerNormOp, graph::GlobalPoolOp,

@@ -68,7 +68,7 @@ Precision precisionOf(Operation *op) {
   // f32 (a quantize scale 127 / max|x| exceeds f16's range for small rows);
   // their int8 values are never touched.
   if (isa<QuantizeOp, QuantizedMatmulOp, DequantizeOp, DequantizeGroupedOp,
-          FakeQuantizeOp>(op))
+          FakeQuantizeOp, Float8QuantizeOp, Float8MatmulOp>(op))
     return Precision::F32;
   return Precision::F16;
 }

@@ -167,6 +167,25 @@ def SplitRecurrentPass : Pass<"dlc-split-recurrent", "mlir::func::FuncOp"> {
   let dependentDialects = ["::dlc::graph::GraphDialect"];
 }
 
+def Float8MatmulPass : Pass<"dlc-float8-matmul", "mlir::func::FuncOp"> {
+  let summary = "Keras float8 Dense as a product of float8 bytes";
+  let description = [{
+    Rewrites `graph.matmul(graph.fake_quantize(x, s_x), graph.fake_quantize(W,
+    s_w))` with a constant rank-2 W [K, N], constant rank-0 scales, f32
+    throughout and K % 16 == 0 (Keras's float8 Dense) into
+    `graph.float8_matmul(graph.float8_quantize(x, s_x), Wq, s_x, s_w)`: Wq
+    the float8 bytes of W / s_w as an i8 constant [N, K], computed here.
+    fake_quantize(v, s) = T(v / s) * s, so the product is s_x * s_w times
+    the sum of float8 products, each exact in f32: the result differs from
+    the f32 matmul of the fake-quantized values only by the summation's
+    rounding (and, for scales that are not powers of two, by the rounding of
+    each T(v / s) * s). The driver runs it only when every target arch has
+    float8 tensor cores (sm_89 and newer); elsewhere Keras's float8 Dense
+    stays fake_quantize + f32 matmul.
+  }];
+  let dependentDialects = ["::dlc::graph::GraphDialect"];
+}
+
 def FusePass : Pass<"dlc-fuse", "mlir::func::FuncOp"> {
   let summary = "Group ops into graph.fusion kernels";
   let description = [{

@@ -87,23 +87,26 @@ dlc::pipelineStages(const PipelineConfig &config) {
   bool report = config.reportFusion;
   std::optional<int64_t> late =
       config.int8 && !config.fp16 ? config.batch : std::nullopt;
-  stages.push_back({"fuse",
-                    [report, late](OpPassManager &pm) {
-                      if (late) {
-                        SpecializeBatchPassOptions options;
-                        options.batch = *late;
-                        pm.addPass(createSpecializeBatchPass(options));
-                        // The static shapes let dlc-simplify make
-                        // quantize_static's scale results constants.
-                        pm.addNestedPass<func::FuncOp>(createSimplifyPass());
-                      }
-                      FusePassOptions options;
-                      options.report = report;
-                      pm.addNestedPass<func::FuncOp>(
-                          createSplitRecurrentPass());
-                      pm.addNestedPass<func::FuncOp>(createFusePass(options));
-                    },
-                    true});
+  bool float8 = config.float8 && !config.fp16;
+  stages.push_back(
+      {"fuse",
+       [report, late, float8](OpPassManager &pm) {
+         if (late) {
+           SpecializeBatchPassOptions options;
+           options.batch = *late;
+           pm.addPass(createSpecializeBatchPass(options));
+           // The static shapes let dlc-simplify make
+           // quantize_static's scale results constants.
+           pm.addNestedPass<func::FuncOp>(createSimplifyPass());
+         }
+         FusePassOptions options;
+         options.report = report;
+         if (float8)
+           pm.addNestedPass<func::FuncOp>(createFloat8MatmulPass());
+         pm.addNestedPass<func::FuncOp>(createSplitRecurrentPass());
+         pm.addNestedPass<func::FuncOp>(createFusePass(options));
+       },
+       true});
   stages.push_back(
       {"exec", [](OpPassManager &pm) { pm.addPass(createLowerToExecPass()); },
        false});
@@ -142,6 +145,10 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
       *this, "report-fusion",
       llvm::cl::desc("Remarks on producer/consumer pairs left unfused"),
       llvm::cl::init(false)};
+  Option<bool> float8{
+      *this, "float8",
+      llvm::cl::desc("Float8 GEMMs for Keras float8 Dense (sm_89+ targets)"),
+      llvm::cl::init(false)};
 };
 } // namespace
 
@@ -154,6 +161,7 @@ void dlc::registerPipelines() {
           config.batch = options.batch;
         config.fp16 = options.precision == "fp16";
         config.reportFusion = options.reportFusion;
+        config.float8 = options.float8;
         buildPipeline(pm, config);
       });
 }

@@ -26,6 +26,9 @@ struct PipelineConfig {
   bool int8KeepFirstLast = false;       ///< its keep-first-last
   bool int8UnsignedActivations = false; ///< dlc-quantize-int8's option
   bool reportFusion = false;            ///< dlc-fuse remarks on unfused pairs
+  /// Run dlc-float8-matmul: every target arch has float8 tensor cores
+  /// (sm_89 and newer).
+  bool float8 = false;
 };
 
 /// One stage: a name (`--stop-after` takes it) and the passes it adds to a

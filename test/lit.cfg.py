@@ -25,6 +25,8 @@ config.substitutions.append(("%fixtures", config.dlc_fixtures))
 config.substitutions.append(("%dyn_fixtures", config.dlc_fixtures + "-dyn"))
 # The `attn` fixture set (test/e2e/fixture_attn.py): attention layers.
 config.substitutions.append(("%attn_fixtures", config.dlc_fixtures + "-attn"))
+# The `quant` set's (test/e2e/fixture_quant.py): Keras-quantized models.
+config.substitutions.append(("%quant_fixtures", config.dlc_fixtures + "-quant"))
 config.substitutions.append(("%venv_python", os.path.join(config.dlc_src_root, ".venv", "bin", "python")))
 
 # The `cuda` feature: only where a GPU answers.

@@ -23,6 +23,16 @@
 #                    library its fp16 attention kernels are cuDNN SDPA calls,
 #                    checked against the reference with the rest; ATTN=0
 #                    leaves it out (it is skipped when the set is missing)
+#   QUANT=1          also the Keras-quantized set (BUILD/test/fixtures-quant, or
+#                    QUANT_FIXTURES) at QUANT_PRECISIONS (default fp32: 13 small
+#                    models x 4 kernel choices, about 8 MB; add fp16 if the
+#                    batch has room)
+#                    with QUANT_KERNELS (default "generated library
+#                    generated_sm_90 library_sm_90": the _sm_90 artifacts are
+#                    compiled for sm_90 only, where float8 Dense takes the
+#                    float8 tensor-core GEMM, or cuBLASLt's float8 GEMM under
+#                    library; int8 Dense takes the int8 tensor-core GEMM in
+#                    all); QUANT=0 leaves it out (skipped when missing)
 #   DLC_BUILD_DIR    the full build (default build/); FIXTURES (default BUILD/test/fixtures)
 #   JOBS             models compiled at a time (default 2)
 set -euo pipefail
@@ -51,7 +61,7 @@ python=$root/.venv/bin/python
 
 commit=$(git -C "$root" rev-parse HEAD)
 git -C "$root" diff --quiet HEAD -- || commit=$commit-dirty
-rm -rf "$stage" "$stage.json" "$stage.attn.json"
+rm -rf "$stage" "$stage.json" "$stage.attn.json" "$stage.quant.json"
 # shellcheck disable=SC2086
 "$python" "$root/test/e2e/check_gpu.py" --dlc "$build/bin/dlc" --fixtures "$fixtures" \
   --out "$stage" --models $models --precision $precisions --kernels $kernels --no-device \
@@ -70,6 +80,19 @@ if [ "${ATTN:-1}" = 1 ] && [ -d "$attn_fixtures" ]; then
   echo "attention set: $(tail -1 "$stage.attn.log")"
 elif [ "${ATTN:-1}" = 1 ]; then
   echo "prepare.sh: no attention set in $attn_fixtures (ctest -R e2e/attn/generate writes it): left out"
+fi
+quant_fixtures=${QUANT_FIXTURES:-$build/test/fixtures-quant}
+if [ "${QUANT:-1}" = 1 ] && [ -d "$quant_fixtures" ]; then
+  quant_models=$(cd "$quant_fixtures" && for d in */; do if [ -f "$d/model.keras" ]; then echo "${d%/}"; fi; done)
+  # shellcheck disable=SC2086
+  "$python" "$root/test/e2e/check_gpu.py" --dlc "$build/bin/dlc" --fixtures "$quant_fixtures" \
+    --out "$stage" --models $quant_models --precision ${QUANT_PRECISIONS:-fp32} \
+    --kernels ${QUANT_KERNELS:-generated library generated_sm_90 library_sm_90} --no-device \
+    --jobs "${JOBS:-2}" --commit "$commit" --json "$stage.quant.json" >"$stage.quant.log" 2>&1 ||
+    { grep -v ' ok$' "$stage.quant.log" >&2; echo "prepare.sh: error: see $stage.quant.log" >&2; exit 1; }
+  echo "quantized set: $(tail -1 "$stage.quant.log")"
+elif [ "${QUANT:-1}" = 1 ]; then
+  echo "prepare.sh: no quantized set in $quant_fixtures (ctest -R e2e/quant/generate writes it): left out"
 fi
 
 # nlohmann-json as an install prefix (its CMake package finds the headers

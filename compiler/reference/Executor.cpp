@@ -342,6 +342,11 @@ Buffer Interpreter::evalOne(Operation *op, Operands operands) {
       })
       .Case(
           [&](FakeQuantizeOp c) { return evalFakeQuantize(c, operands, pool); })
+      .Case([&](Float8QuantizeOp c) {
+        return evalFloat8Quantize(c, operands, pool);
+      })
+      .Case(
+          [&](Float8MatmulOp c) { return evalFloat8Matmul(c, operands, pool); })
       .Case([&](SimpleRnnOp c) { return evalSimpleRnn(c, operands, pool); })
       .Case([&](LstmOp c) { return evalLstm(c, operands, pool); })
       .Case([&](GruOp c) { return evalGru(c, operands, pool); })

@@ -112,6 +112,12 @@ Buffer evalDequantizeGrouped(graph::DequantizeGroupedOp op, Operands operands,
                              ThreadPool &pool);
 Buffer evalFakeQuantize(graph::FakeQuantizeOp op, Operands operands,
                         ThreadPool &pool);
+// The float8 GEMM's ops (dlc-float8-matmul): the bytes of fake_quantize's
+// float8 values, and their product.
+Buffer evalFloat8Quantize(graph::Float8QuantizeOp op, Operands operands,
+                          ThreadPool &pool);
+Buffer evalFloat8Matmul(graph::Float8MatmulOp op, Operands operands,
+                        ThreadPool &pool);
 
 } // namespace dlc::reference::detail
 

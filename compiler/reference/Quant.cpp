@@ -312,3 +312,80 @@ Buffer dlc::reference::detail::evalFakeQuantize(FakeQuantizeOp op,
   });
   return out;
 }
+
+namespace {
+
+const llvm::fltSemantics &float8Semantics(Type type) {
+  return type.isFloat8E4M3FN() ? llvm::APFloat::Float8E4M3FN()
+                               : llvm::APFloat::Float8E5M2();
+}
+
+/// The 256 values of a float8 type's bytes, exactly.
+std::vector<float> float8Values(Type type) {
+  const llvm::fltSemantics &sem = float8Semantics(type);
+  std::vector<float> values(256);
+  for (unsigned b = 0; b < 256; ++b) {
+    llvm::APFloat a(sem, llvm::APInt(8, b));
+    bool lost = false;
+    a.convert(llvm::APFloat::IEEEsingle(), llvm::APFloat::rmNearestTiesToEven,
+              &lost);
+    values[b] = a.convertToFloat();
+  }
+  return values;
+}
+
+} // namespace
+
+Buffer dlc::reference::detail::evalFloat8Quantize(Float8QuantizeOp op,
+                                                  Operands operands,
+                                                  ThreadPool &pool) {
+  const Buffer &in = operands[0];
+  const float scale = operands[1].data<float>()[0];
+  Buffer out = allocResult(op);
+  const llvm::fltSemantics &sem = float8Semantics(op.getTargetType());
+  const float limit = llvm::APFloat::getLargest(sem).convertToDouble();
+  const float *x = in.data<float>();
+  int8_t *y = out.mutableData<int8_t>();
+  // graph.fake_quantize's first half: the same division, clip and rounding.
+  pool.parallelForRange(in.numel(), 4096, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      float v = x[i] / scale;
+      v = v > limit ? limit : (v < -limit ? -limit : v); // NaN stays NaN
+      llvm::APFloat a(v);
+      bool lost = false;
+      a.convert(sem, llvm::APFloat::rmNearestTiesToEven, &lost);
+      y[i] = static_cast<int8_t>(a.bitcastToAPInt().getZExtValue());
+    }
+  });
+  return out;
+}
+
+Buffer dlc::reference::detail::evalFloat8Matmul(Float8MatmulOp op,
+                                                Operands operands,
+                                                ThreadPool &pool) {
+  const Buffer &lhs = operands[0], &rhs = operands[1];
+  const float scale =
+      operands[2].data<float>()[0] * operands[3].data<float>()[0];
+  Buffer out = allocResult(op);
+  auto [rows, k] = rowsAndWidth(lhs);
+  const int64_t n = rhs.dim(0);
+  const std::vector<float> lv = float8Values(op.getLhsType()),
+                           rv = float8Values(op.getRhsType());
+  const uint8_t *a = reinterpret_cast<const uint8_t *>(lhs.data<int8_t>());
+  const uint8_t *w = reinterpret_cast<const uint8_t *>(rhs.data<int8_t>());
+  float *y = out.mutableData<float>();
+  // Each product of two float8 values is exact in f32 (at most 8
+  // significant bits); the sum is accumulated in double and rounded once,
+  // so the executor's result is the correctly rounded f32 sum, which every
+  // f32 summation order approaches within its own rounding.
+  pool.parallelForRange(rows, 4, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r)
+      for (int64_t j = 0; j < n; ++j) {
+        double acc = 0.0;
+        for (int64_t kk = 0; kk < k; ++kk)
+          acc += static_cast<double>(lv[a[r * k + kk]] * rv[w[j * k + kk]]);
+        y[r * n + j] = static_cast<float>(acc) * scale;
+      }
+  });
+  return out;
+}

@@ -1188,3 +1188,56 @@ static LogicalResult inferFakeQuantize(T op, EmitFn emit,
   return success();
 }
 DLC_INFERRED_OP(FakeQuantizeOp, inferFakeQuantize)
+
+static bool isFloat8(Type type) {
+  return type && (type.isFloat8E4M3FN() || type.isFloat8E5M2());
+}
+
+template <typename T>
+static LogicalResult inferFloat8Quantize(T op, EmitFn emit,
+                                         SmallVectorImpl<Type> &out) {
+  RankedTensorType in = tensorType(op.getInput());
+  RankedTensorType scale = tensorType(op.getScale());
+  if (!in || !scale)
+    return failure();
+  if (scale.getRank() != 0 || scale.getElementType() != in.getElementType())
+    return emit() << "expects a rank-0 scale of " << in.getElementType()
+                  << ", got " << scale;
+  if (!isFloat8(op.getTargetType()))
+    return emit() << "expects a target_type f8E4M3FN or f8E5M2";
+  out.push_back(in.clone(IntegerType::get(in.getContext(), 8)));
+  return success();
+}
+DLC_INFERRED_OP(Float8QuantizeOp, inferFloat8Quantize)
+
+template <typename T>
+static LogicalResult inferFloat8Matmul(T op, EmitFn emit,
+                                       SmallVectorImpl<Type> &out) {
+  RankedTensorType lhs = tensorType(op.getLhs());
+  RankedTensorType rhs = tensorType(op.getRhs());
+  RankedTensorType lhsScale = tensorType(op.getLhsScale());
+  RankedTensorType rhsScale = tensorType(op.getRhsScale());
+  if (!lhs || !rhs || !lhsScale || !rhsScale)
+    return failure();
+  if (lhs.getRank() < 1)
+    return emit() << "expects an lhs of rank 1 or more, got " << lhs;
+  if (failed(checkRank(emit, rhs, 2, "rhs")))
+    return failure();
+  int64_t k = lhs.getShape().back();
+  if (!dimsCompatible(k, rhs.getDimSize(1)))
+    return emit() << "contraction sizes differ: lhs " << fmt(lhs.getShape())
+                  << " has " << k << ", rhs [N, K] " << fmt(rhs.getShape())
+                  << " has " << rhs.getDimSize(1);
+  if (lhsScale.getRank() != 0 || rhsScale.getRank() != 0 ||
+      lhsScale.getElementType() != rhsScale.getElementType() ||
+      !lhsScale.getElementType().isF32())
+    return emit() << "expects rank-0 f32 scales, got " << lhsScale << " and "
+                  << rhsScale;
+  if (!isFloat8(op.getLhsType()) || !isFloat8(op.getRhsType()))
+    return emit() << "expects lhs_type and rhs_type f8E4M3FN or f8E5M2";
+  Shape shape(lhs.getShape());
+  shape.back() = rhs.getDimSize(0);
+  out.push_back(RankedTensorType::get(shape, lhsScale.getElementType()));
+  return success();
+}
+DLC_INFERRED_OP(Float8MatmulOp, inferFloat8Matmul)

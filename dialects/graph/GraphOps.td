@@ -595,6 +595,44 @@ def Graph_FakeQuantizeOp : Graph_InferredOp<"fake_quantize"> {
   }];
 }
 
+def Graph_Float8QuantizeOp : Graph_InferredOp<"float8_quantize"> {
+  let summary = "the float8 bits of input / scale (graph.fake_quantize, kept)";
+  let description = [{
+    `output = bits(T(clip(input / scale, -max(T), max(T))))` (T is
+    `target_type`, f8E4M3FN or f8E5M2), the cast rounding to nearest even,
+    each float8 value's byte stored in an i8. graph.fake_quantize is this
+    decoded and multiplied by `scale` again; dlc-float8-matmul keeps the
+    bytes for graph.float8_matmul.
+  }];
+  let arguments = (ins Graph_FloatTensor:$input, Graph_FloatTensor:$scale,
+    TypeAttr:$target_type);
+  let results = (outs Graph_QuantTensor:$output);
+  let assemblyFormat = [{
+    $input `,` $scale attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+def Graph_Float8MatmulOp : Graph_InferredOp<"float8_matmul"> {
+  let summary = "product of float8 values, rhs [N, K], scaled by two scalars";
+  let description = [{
+    `lhs` [..., K] and `rhs` [N, K] (K contiguous, as tensor cores and
+    cuBLASLt's TN layout read it) hold the bits of float8 values of
+    `lhs_type` and `rhs_type` (f8E4M3FN or f8E5M2), one per i8;
+    `output[..., n] = (sum_k T(lhs[..., k]) * T(rhs[n, k])) *
+                      (lhs_scale * rhs_scale)` in f32 (rank-0 scales). The
+    products are exact in f32; only the summation rounds, in any order.
+    Keras's float8 Dense, fake_quantize(x) . fake_quantize(W), is this with
+    the inputs' and kernel's scales (dlc-float8-matmul).
+  }];
+  let arguments = (ins Graph_QuantTensor:$lhs, Graph_QuantTensor:$rhs,
+    Graph_FloatTensor:$lhs_scale, Graph_FloatTensor:$rhs_scale,
+    TypeAttr:$lhs_type, TypeAttr:$rhs_type);
+  let results = (outs Graph_FloatTensor:$output);
+  let assemblyFormat = [{
+    operands attr-dict `:` functional-type(operands, results)
+  }];
+}
+
 //===----------------------------------------------------------------------===//
 // Fusion
 //===----------------------------------------------------------------------===//

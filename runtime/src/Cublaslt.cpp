@@ -172,7 +172,167 @@ void GemmPlan::build(const std::vector<uint32_t> &alignments) {
   algo_ = result.algo;
 }
 
+//===----------------------------------------------------------------------===//
+// gemm_f8: Keras's float8 Dense (artifact::Float8GemmDescriptor)
+//===----------------------------------------------------------------------===//
+
+/// The float8 GEMM: row-major D [M, N] = A [M, K] B [N, K]^T is
+/// column-major D^T [N, M] = op(B^T) A^T with cuBLASLt's A our B (K x N,
+/// transposed: the "TN" layout its float8 GEMMs require) and its B our A
+/// (K x M). CUBLAS_COMPUTE_32F with float32 scale, A/B CUDA_R_8F_E4M3, C/D
+/// CUDA_R_32F, the bias CUDA_R_16BF; the scales are device pointers
+/// (CUBLASLT_MATMUL_DESC_A/B_SCALE_POINTER), set per run. Fast accumulation
+/// (CUBLASLT_MATMUL_DESC_FAST_ACCUM) stays off.
+class Float8GemmPlan : public CallPlan {
+public:
+  Float8GemmPlan(cublasLtHandle_t lt, const artifact::Float8GemmDescriptor &g,
+                 const std::vector<uint32_t> &alignments,
+                 uint64_t workspaceBytes)
+      : lt_(lt), spec_(g), workspaceBytes_(workspaceBytes) {
+    try {
+      build(alignments);
+    } catch (...) {
+      release();
+      throw;
+    }
+  }
+  ~Float8GemmPlan() override { release(); }
+  Float8GemmPlan(const Float8GemmPlan &) = delete;
+  Float8GemmPlan &operator=(const Float8GemmPlan &) = delete;
+
+  void run(const std::vector<void *> &params, void *workspace,
+           cudaStream_t stream) override {
+    // params: A, B, a_scale, b_scale, [bias,] D. cuBLASLt's A is our B.
+    const void *scaleOfLtA = params[3], *scaleOfLtB = params[2];
+    setPointer(CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, scaleOfLtA);
+    setPointer(CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, scaleOfLtB);
+    if (spec_.hasBias())
+      setPointer(CUBLASLT_MATMUL_DESC_BIAS_POINTER, params[4]);
+    const float alpha = 1.0f, beta = 0.0f;
+    void *d = params.back();
+    checkLt(cublasLtMatmul(lt_, desc_, &alpha, params[1], first_, params[0],
+                           second_, &beta, d, out_, d, out_, &algo_, workspace,
+                           workspaceBytes_, stream),
+            "cublasLtMatmul (float8)");
+  }
+
+private:
+  void setPointer(cublasLtMatmulDescAttributes_t attr, const void *p) {
+    checkLt(cublasLtMatmulDescSetAttribute(desc_, attr, &p, sizeof(p)),
+            "setting a float8 GEMM pointer");
+  }
+  void build(const std::vector<uint32_t> &alignments);
+  void release() noexcept {
+    if (out_)
+      cublasLtMatrixLayoutDestroy(out_);
+    if (second_)
+      cublasLtMatrixLayoutDestroy(second_);
+    if (first_)
+      cublasLtMatrixLayoutDestroy(first_);
+    if (desc_)
+      cublasLtMatmulDescDestroy(desc_);
+  }
+
+  cublasLtHandle_t lt_;
+  artifact::Float8GemmDescriptor spec_;
+  uint64_t workspaceBytes_;
+  cublasLtMatmulDesc_t desc_ = nullptr;
+  cublasLtMatrixLayout_t first_ = nullptr, second_ = nullptr, out_ = nullptr;
+  cublasLtMatmulAlgo_t algo_{};
+};
+
+void Float8GemmPlan::build(const std::vector<uint32_t> &alignments) {
+  using Epilogue = GemmDescriptor::Epilogue;
+  const artifact::Float8GemmDescriptor &g = spec_;
+  checkLt(cublasLtMatmulDescCreate(&desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F),
+          "cublasLtMatmulDescCreate");
+  auto setDesc = [&](cublasLtMatmulDescAttributes_t attr, const auto &value) {
+    checkLt(cublasLtMatmulDescSetAttribute(desc_, attr, &value, sizeof(value)),
+            "cublasLtMatmulDescSetAttribute");
+  };
+  setDesc(CUBLASLT_MATMUL_DESC_TRANSA, CUBLAS_OP_T);
+  setDesc(CUBLASLT_MATMUL_DESC_TRANSB, CUBLAS_OP_N);
+  setDesc(CUBLASLT_MATMUL_DESC_FAST_ACCUM, int8_t(0));
+  cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
+  switch (g.epilogue) {
+  case Epilogue::Default:
+    break;
+  case Epilogue::Relu:
+    epilogue = CUBLASLT_EPILOGUE_RELU;
+    break;
+  case Epilogue::Gelu:
+    epilogue = CUBLASLT_EPILOGUE_GELU;
+    break;
+  case Epilogue::Bias:
+    epilogue = CUBLASLT_EPILOGUE_BIAS;
+    break;
+  case Epilogue::ReluBias:
+    epilogue = CUBLASLT_EPILOGUE_RELU_BIAS;
+    break;
+  case Epilogue::GeluBias:
+    epilogue = CUBLASLT_EPILOGUE_GELU_BIAS;
+    break;
+  }
+  setDesc(CUBLASLT_MATMUL_DESC_EPILOGUE, epilogue);
+  // The heuristic reads only the pointers' alignments; run() sets the real
+  // ones.
+  setDesc(CUBLASLT_MATMUL_DESC_A_SCALE_POINTER,
+          reinterpret_cast<const void *>(uintptr_t(alignments[3])));
+  setDesc(CUBLASLT_MATMUL_DESC_B_SCALE_POINTER,
+          reinterpret_cast<const void *>(uintptr_t(alignments[2])));
+  if (g.hasBias()) {
+    setDesc(CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, int32_t(CUDA_R_16BF));
+    setDesc(CUBLASLT_MATMUL_DESC_BIAS_POINTER,
+            reinterpret_cast<const void *>(uintptr_t(alignments[4])));
+  }
+  auto layout = [&](cublasLtMatrixLayout_t &l, cudaDataType_t type,
+                    int64_t rows, int64_t cols) {
+    checkLt(cublasLtMatrixLayoutCreate(&l, type, uint64_t(rows), uint64_t(cols),
+                                       rows),
+            "cublasLtMatrixLayoutCreate");
+  };
+  layout(first_, CUDA_R_8F_E4M3, g.k, g.n);  // B [N, K]: K x N, op T
+  layout(second_, CUDA_R_8F_E4M3, g.k, g.m); // A [M, K]: K x M
+  layout(out_, CUDA_R_32F, g.n, g.m);        // D [M, N]: N x M
+
+  cublasLtMatmulPreference_t preference = nullptr;
+  checkLt(cublasLtMatmulPreferenceCreate(&preference),
+          "cublasLtMatmulPreferenceCreate");
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
+  auto setPreference = [&](cublasLtMatmulPreferenceAttributes_t attr,
+                           const auto &value) {
+    if (status == CUBLAS_STATUS_SUCCESS)
+      status = cublasLtMatmulPreferenceSetAttribute(preference, attr, &value,
+                                                    sizeof(value));
+  };
+  setPreference(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, workspaceBytes_);
+  setPreference(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignments[1]);
+  setPreference(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, alignments[0]);
+  setPreference(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, alignments.back());
+  setPreference(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, alignments.back());
+  if (status == CUBLAS_STATUS_SUCCESS)
+    status =
+        cublasLtMatmulAlgoGetHeuristic(lt_, desc_, first_, second_, out_, out_,
+                                       preference, 1, &result, &found);
+  cublasLtMatmulPreferenceDestroy(preference);
+  checkLt(status, "cublasLtMatmulAlgoGetHeuristic (float8)");
+  if (found == 0)
+    raise(DLC_STATUS_UNSUPPORTED_DEVICE,
+          "cuBLASLt has no float8 algorithm for this GEMM on this device "
+          "(sm_89 or newer)");
+  algo_ = result.algo;
+}
+
 } // namespace
+
+std::unique_ptr<CallPlan> dlc::rt::planFloat8Gemm(
+    cublasLtHandle_t handle, const artifact::Float8GemmDescriptor &g,
+    const std::vector<uint32_t> &alignments, uint64_t workspaceBytes) {
+  return std::make_unique<Float8GemmPlan>(handle, g, alignments,
+                                          workspaceBytes);
+}
 
 std::unique_ptr<CallPlan>
 dlc::rt::planGemm(cublasLtHandle_t handle, const GemmDescriptor &g,

@@ -2,7 +2,8 @@
 """Compile every fixture model to an artifact and check its kernels' resources.
 
     check_cuda.py --dlc BUILD/bin/dlc --fixtures OUTDIR --out DIR [--precision fp32 fp16 int8]
-                  [--models M ...] [--jobs N]
+                  [--models M ...] [--jobs N] [--arch sm_XX,...]
+                  [--require-kernel REGEX:FAMILY ...]
 
 For every model (OUTDIR/*/meta.json; its first format: model.keras, or k2.h5 for a model only
 Keras 2 writes) and precision this runs `dlc compile MODEL --precision P
@@ -16,7 +17,10 @@ per precision, the kernels per family with their largest register count and shar
 exits 1 on a compile failure or a spill. Set DLC_CACHE_DIR to keep NVRTC's cache in the build.
 With int8 (dlc's post-training quantization) each model is calibrated on a folder written here
 (two batches of the fixture's inputs' shape, normal(0, 1), seeded by the model's name), and no
-kernel of any family may spill. --models restricts the run to the fixtures named.
+kernel of any family may spill. --models restricts the run to the fixtures named. --arch
+compiles for other archs than dlc's default (sm_89,sm_90: Keras's float8 Dense then takes the
+float8 tensor-core GEMM); --require-kernel REGEX:FAMILY fails the run unless some kernel whose
+name matches REGEX (re.search) has that family.
 
 Only the standard library: this must not import Keras.
 """
@@ -115,10 +119,11 @@ def compile_one(args, name, precision):
     out = os.path.join(args.out, "%s.%s.dlcm" % (name, precision))
     sizes = input_shape_args(fixture) if os.path.isfile(
         os.path.join(fixture, "model.keras")) else []
+    arch = ["--arch", args.arch] if args.arch else []
     if precision == "int8":
         sizes += calibration_dir(args, fixture, name)
     p = subprocess.run([args.dlc, "compile"] + model_file(fixture) +
-                       ["--precision", precision, "-o", out] + sizes,
+                       ["--precision", precision, "-o", out] + sizes + arch,
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=1800)
     if p.returncode != 0:
         return name, precision, None, p.stderr.decode().strip()
@@ -148,6 +153,8 @@ def main(argv=None):
     ap.add_argument("--precision", nargs="+", default=["fp32", "fp16"])
     ap.add_argument("--models", nargs="*", help="only these fixtures (default: every one)")
     ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--arch", help="dlc compile's --arch (default: dlc's, sm_80,sm_90)")
+    ap.add_argument("--require-kernel", nargs="*", default=[], metavar="REGEX:FAMILY")
     args = ap.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     names = sorted(n for n in os.listdir(args.fixtures)
@@ -156,6 +163,7 @@ def main(argv=None):
     work = [(n, p) for p in args.precision for n in names]
     failures = 0
     stats = {}  # (precision, family) -> [kernels, max regs, max smem]
+    found = set()  # the --require-kernel entries met
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
         for name, precision, rows, err in pool.map(lambda w: compile_one(args, *w), work):
             if rows is None:
@@ -163,6 +171,10 @@ def main(argv=None):
                 failures += 1
                 continue
             for kname, family, smem, regs, spills in rows:
+                for req in args.require_kernel:
+                    regex, _, want = req.rpartition(":")
+                    if re.search(regex, kname) and family == want:
+                        found.add(req)
                 s = stats.setdefault((precision, family), [0, 0, 0])
                 s[0] += 1
                 s[1] = max(s[1], max(int(r) for r in regs.split("/")))
@@ -174,8 +186,12 @@ def main(argv=None):
     print("%-6s %-16s %8s %10s %10s" % ("prec", "family", "kernels", "max regs", "max smem"))
     for (precision, family), (n, regs, smem) in sorted(stats.items()):
         print("%-6s %-16s %8d %10d %10d" % (precision, family, n, regs, smem))
-    print("%d models x %d precisions compiled for sm_80 and sm_90, %d failures" % (
-        len(names), len(args.precision), failures))
+    for req in args.require_kernel:
+        if req not in found:
+            print("FAIL: no kernel matches --require-kernel %s" % req)
+            failures += 1
+    print("%d models x %d precisions compiled for %s, %d failures" % (
+        len(names), len(args.precision), args.arch or "sm_80 and sm_90", failures))
     return 1 if failures else 0
 
 

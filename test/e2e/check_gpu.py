@@ -8,6 +8,10 @@
                  [--compute-sanitizer PATH] [--no-device] [--json FILE] [--jobs N] [--keep]
 
 Every (model, precision, kernels) triple is one artifact, DIR/MODEL.PRECISION.KERNELS.dlcm.
+KERNELS is auto, generated or library, optionally with a target arch, KERNELS_sm_XX
+(`generated_sm_90`: compiled with `--arch sm_90`, where Keras's float8 Dense takes the float8
+tensor-core GEMM, and cuBLASLt's float8 GEMM under library); the reference is the same for
+every arch (`dlc run --device cpu`, dlc's default targets: Keras's arithmetic).
 With --fixtures (the full build) the script makes them: `dlc compile FIXTURES/MODEL/model.keras
 --precision P --batch B --kernels K` at the fixture's batch, and the references with `dlc run
 model.keras --device cpu --precision P` (the CPU reference executor, once per model and
@@ -159,7 +163,7 @@ class Table:
         return "%.3g" % v if isinstance(v, float) else str(v)
 
     def format_row(self, r):
-        line = "%-36s %-5s %-9s %-9s %-12s %-8s %s" % (
+        line = "%-36s %-5s %-15s %-9s %-12s %-8s %s" % (
             r["model"], r["precision"], r["kernels"], r["check"], self.format_value(r["value"]),
             self.format_value(r["limit"]), "ok" if r["ok"] else "FAIL")
         return line + ("  " + r["detail"] if r["detail"] and not r["ok"] else "")
@@ -174,7 +178,7 @@ class Table:
         return head
 
     def print(self):
-        lines = [self.format_head(), "%-36s %-5s %-9s %-9s %-12s %-8s %s" % (
+        lines = [self.format_head(), "%-36s %-5s %-15s %-9s %-12s %-8s %s" % (
             "model", "prec", "kernels", "check", "result", "limit", "ok")]
         lines += [self.format_row(r) for r in self.rows]
         bad = sum(not r["ok"] for r in self.rows)
@@ -233,9 +237,11 @@ class Work:
                     "run those batches back to back, with no pause that gives the machine back" % (
                         split["parts"], ", ".join(map(str, split["batches"])))
             return "no artifact %s" % art
+        choice, _, arch = kernels.partition("_sm_")
         rc, text = run([self.args.dlc, "compile", os.path.join(self.dir, "model.keras"),
                         "--precision", precision, "--batch", str(self.batch),
-                        "--kernels", kernels, "-o", art], 1800)
+                        "--kernels", choice, "-o", art] +
+                       (["--arch", "sm_" + arch] if arch else []), 1800)
         return None if rc == 0 else "compile: " + first_line(text)
 
     def reference(self, precision):
@@ -255,6 +261,14 @@ def check_model(args, table, model):
     triples = [(p, k) for p in args.precision for k in args.kernels]
     if args.carried:
         expected = set(args.manifest.get("checks", []))
+        # The arch variants (KERNELS_sm_XX) of the kernel choices asked for, as carried.
+        names = expected | {os.path.basename(a) for a in
+                            glob.glob(os.path.join(args.carried, model + ".*.dlcm"))}
+        for name in sorted(names):
+            parts = name.split(".")
+            if len(parts) == 4 and parts[0] == model and parts[1] in args.precision and \
+                    "_sm_" in parts[2] and parts[2].partition("_sm_")[0] in args.kernels:
+                triples.append((parts[1], parts[2]))
         triples = [(p, k) for p, k in triples if os.path.isfile(w.artifact(p, k)) or
                    os.path.basename(w.artifact(p, k)) in expected]
     if w.error:
@@ -357,6 +371,13 @@ def stress(args, table, w, precision, kernels, art):
     table.add(*row, value, "bitwise", rc == 0, summary)
 
 
+def kernels_choice(text):
+    if not re.fullmatch(r"(auto|generated|library)(_sm_[0-9]{2,3})?", text):
+        raise argparse.ArgumentTypeError(
+            "%r: expected auto, generated or library, optionally _sm_XX" % text)
+    return text
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--dlc", required=True)
@@ -368,7 +389,8 @@ def main(argv=None):
     ap.add_argument("--precision", nargs="+", default=["fp32", "fp16"],
                     choices=["fp32", "fp16"])
     ap.add_argument("--kernels", nargs="+", default=["generated", "library"],
-                    choices=["auto", "generated", "library"])
+                    type=kernels_choice, help="auto, generated, library, each optionally "
+                    "with a target arch: generated_sm_90")
     ap.add_argument("--checks", nargs="+", default=["compare"],
                     choices=["compare", "memcheck", "stress"])
     ap.add_argument("--memcheck-models", nargs="+", default=["mnist_cnn", "resnet50"])

@@ -84,6 +84,14 @@ def quant_mlp_float8(K):
     return mlp(K)
 
 
+@quant("quant_mlp_float8_k16", "float8", note="Dense float8 with K 32 and 48: on sm_89+ targets "
+       "both take the float8 tensor-core GEMM (the second quantization in the first GEMM's "
+       "epilogue), and under --kernels library the last is cuBLASLt's float8 GEMM")
+def quant_mlp_float8_k16(K):
+    L = K.layers
+    return M.seq(K, (32,), [L.Dense(48, activation="relu"), L.Dense(16)])
+
+
 def text(K):
     L = K.layers
     return M.seq(K, (10,), [L.Embedding(50, 16), L.Dense(12, activation="relu"),

@@ -42,6 +42,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -568,6 +569,10 @@ inline int __all_sync(unsigned mask, int predicate) {
 
 // The PTX primitives of dlc_gemm_tc.cuh. A "shared address" is an offset into
 // the dynamic shared memory.
+// dlc_gemm_tc.cuh's float8 operand types (defined there).
+struct dlc_fp8_e4m3;
+struct dlc_fp8_e5m2;
+
 namespace dlc_tc {
 
 inline unsigned smem_addr(const void *p) {
@@ -715,6 +720,63 @@ inline void mma_16832_s8(int (&d)[4], const unsigned (&a)[4],
   });
   for (int i = 0; i < 4; ++i) {
     int sum;
+    std::memcpy(&sum, out + 4 * i, sizeof sum);
+    d[i] += sum;
+  }
+}
+
+// The value of a float8 byte, exactly: e4m3fn (3 mantissa bits, exponent
+// bias 7, subnormals at exponent 0, 0x7f/0xff NaN, no infinities) or e5m2
+// (2 bits, bias 15, exponent 31 infinity or NaN).
+inline float fp8Value(unsigned char b, bool e4m3) {
+  const int mbits = e4m3 ? 3 : 2, bias = e4m3 ? 7 : 15;
+  const int mag = b & 0x7f, ef = mag >> mbits, m = mag & ((1 << mbits) - 1);
+  float v;
+  if (e4m3 ? mag == 0x7f : ef == 31)
+    v = e4m3 || m ? std::nanf("") : HUGE_VALF;
+  else if (ef == 0)
+    v = std::ldexp(static_cast<float>(m), 1 - bias - mbits);
+  else
+    v = std::ldexp(static_cast<float>((1 << mbits) | m), ef - bias - mbits);
+  return b & 0x80 ? -v : v;
+}
+
+// mma.sync.m16n8k32.row.col.f32.e4m3.e4m3.f32 (and .e5m2): the fragments
+// of mma_16832_s8, each byte a float8 value decoded exactly; each product is
+// exact in f32, the 32 of an output element summed in f32 in k order and
+// added to D (the hardware's order and any extra rounding of its
+// accumulation are not modelled).
+template <class Elem>
+void mma_16832_f8(float (&d)[4], const unsigned (&a)[4],
+                  const unsigned (&b)[2]) {
+  using namespace dlc_emu::detail;
+  constexpr bool e4m3 = std::is_same<Elem, dlc_fp8_e4m3>::value;
+  static_assert(e4m3 || std::is_same<Elem, dlc_fp8_e5m2>::value,
+                "mma_16832_f8: dlc_fp8_e4m3 or dlc_fp8_e5m2 operands");
+  needWholeWarp("mma.sync");
+  unsigned in[6] = {a[0], a[1], a[2], a[3], b[0], b[1]};
+  const unsigned char *out = collective(Mma, in, sizeof in, [](Warp &w) {
+    auto element = [&](unsigned lane, int reg, int k) {
+      return fp8Value(w.in[lane][4 * reg + k % 4], e4m3);
+    };
+    float A[16][32], B[32][8];
+    for (int r = 0; r < 16; ++r)
+      for (int k = 0; k < 32; ++k)
+        A[r][k] = element(4 * (r % 8) + k % 16 / 4, r / 8 + 2 * (k / 16), k);
+    for (int k = 0; k < 32; ++k)
+      for (int n = 0; n < 8; ++n)
+        B[k][n] = element(4 * n + k % 16 / 4, 4 + k / 16, k);
+    for (unsigned l = 0; l < 32; ++l)
+      for (int i = 0; i < 4; ++i) {
+        const int row = l / 4 + 8 * (i / 2), col = 2 * (l % 4) + i % 2;
+        float sum = 0;
+        for (int k = 0; k < 32; ++k)
+          sum += A[row][k] * B[k][col];
+        std::memcpy(w.out[l] + 4 * i, &sum, sizeof sum);
+      }
+  });
+  for (int i = 0; i < 4; ++i) {
+    float sum;
     std::memcpy(&sum, out + 4 * i, sizeof sum);
     d[i] += sum;
   }

@@ -186,6 +186,98 @@ void runInt8(bool copiesLandAtOnce) {
   }
 }
 
+/// The value of a float8 byte from the formats' definitions: e4m3fn
+/// (-1)^s 2^(e-7) (1 + m/8), subnormals 2^-6 m/8; e5m2 (-1)^s 2^(e-15)
+/// (1 + m/4), subnormals 2^-14 m/4. The bytes drawn below are finite.
+double float8Value(unsigned char byte, bool e4m3) {
+  const int mbits = e4m3 ? 3 : 2, bias = e4m3 ? 7 : 15;
+  const int e = (byte & 0x7f) >> mbits, m = byte & ((1 << mbits) - 1);
+  const double frac = double(m) / (1 << mbits);
+  const double v =
+      e ? std::pow(2.0, e - bias) * (1 + frac) : std::pow(2.0, 1 - bias) * frac;
+  return byte & 0x80 ? -v : v;
+}
+
+/// The float8 GEMM (mma.sync m16n8k32 e4m3 / e5m2, f32 accumulators): C = A
+/// * B with A row-major [M, K], B N-major [N, K] of float8 bytes over their
+/// whole finite range, every 16-byte chunk of A where (7m + k/16) % 11 == 0
+/// read as zeros through nullptr. The products are exact in f32; C must be
+/// the exact sum up to f32 summation: within K * 2^-24 * sum |products|.
+template <class E, int M_, int N_, int K_> struct Float8Problem {
+  using Elem = E;
+  static constexpr int M = M_, N = N_, K = K_;
+  static bool zeroChunk(int m, int k) { return (7 * m + k / 16) % 11 == 0; }
+  const E *a, *b;
+  float *c;
+  std::atomic<int> *stores;
+  const E *a_ptr(int m, int k) const {
+    EXPECT_TRUE(m < M && k < K && k % 16 == 0) << m << ", " << k;
+    return zeroChunk(m, k) ? nullptr : a + m * K + k;
+  }
+  const E *b_ptr(int n, int k) const {
+    EXPECT_TRUE(n < N && k < K && k % 16 == 0) << n << ", " << k;
+    return b + n * K + k;
+  }
+  void store(int m, int n, float value) const {
+    c[m * N + n] = value;
+    ++stores[m * N + n];
+  }
+  void epilogue(int m, int n, float c0, float c1) const {
+    EXPECT_TRUE(m < M && n < N && n % 2 == 0) << m << ", " << n;
+    store(m, n, c0);
+    if (n + 1 < N)
+      store(m, n + 1, c1);
+  }
+};
+
+template <class E, int M, int N, int K, int BM, int BN, int BK, int WM, int WN,
+          int STAGES>
+void runFloat8(bool copiesLandAtOnce) {
+  constexpr bool e4m3 = std::is_same<E, dlc_fp8_e4m3>::value;
+  SCOPED_TRACE(testing::Message()
+               << (e4m3 ? "e4m3 " : "e5m2 ") << M << "x" << N << "x" << K
+               << " tile " << BM << "x" << BN << "x" << BK << " warp " << WM
+               << "x" << WN << " stages " << STAGES
+               << (copiesLandAtOnce ? " copies at once" : ""));
+  using Problem = Float8Problem<E, M, N, K>;
+  std::mt19937 rng(M + N + K);
+  std::uniform_int_distribution<int> dist(0, 255);
+  auto draw = [&] {
+    unsigned char byte;
+    do
+      byte = static_cast<unsigned char>(dist(rng));
+    while (e4m3 ? (byte & 0x7f) == 0x7f : ((byte >> 2) & 31) == 31);
+    return E{byte};
+  };
+  std::vector<E> a(M * K), b(N * K);
+  for (E &v : a)
+    v = draw();
+  for (E &v : b)
+    v = draw();
+  std::vector<float> c(M * N, NAN);
+  std::vector<std::atomic<int>> stores(M * N);
+  const Problem problem{a.data(), b.data(), c.data(), stores.data()};
+  launch((N + BN - 1) / BN, (M + BM - 1) / BM,
+         dlc_gemm_tc_threads<BM, BN, WM, WN>(), copiesLandAtOnce,
+         [&] { dlc_gemm_tc<BM, BN, BK, WM, WN, STAGES>(problem); });
+  for (int m = 0; m < M; ++m) {
+    for (int n = 0; n < N; ++n) {
+      double exact = 0, magnitude = 0;
+      for (int k = 0; k < K; ++k) {
+        if (Problem::zeroChunk(m, k))
+          continue;
+        const double p = float8Value(a[m * K + k].bits, e4m3) *
+                         float8Value(b[n * K + k].bits, e4m3);
+        exact += p;
+        magnitude += std::fabs(p);
+      }
+      ASSERT_EQ(stores[m * N + n], 1) << m << ", " << n;
+      ASSERT_NEAR(c[m * N + n], exact, K * std::ldexp(magnitude, -24))
+          << m << ", " << n;
+    }
+  }
+}
+
 /// C = A * B in f32, A row-major [M, K], B row-major [K, N].
 template <int M_, int N_, int K_> struct SimtProblem {
   static constexpr int M = M_, N = N_, K = K_;
@@ -257,6 +349,20 @@ TEST(GemmEmulation, TensorCoresInt8) {
     runInt8<37, 90, 528, 64, 32, 128, 32, 16, 3>(copiesLandAtOnce);
     runInt8<1, 10, 32, 16, 16, 64, 16, 16, 2>(copiesLandAtOnce);
     runInt8<140, 70, 272, 128, 64, 128, 64, 32, 2>(copiesLandAtOnce);
+  }
+}
+
+// float8 (e4m3 and e5m2): the int8 shapes (ragged M and N, a K tail of 16
+// bytes, fewer k-tiles than stages, BK 64 and 128 bytes).
+TEST(GemmEmulation, TensorCoresFloat8) {
+  for (bool copiesLandAtOnce : {false, true}) {
+    runFloat8<dlc_fp8_e4m3, 100, 70, 80, 64, 64, 64, 32, 32, 3>(
+        copiesLandAtOnce);
+    runFloat8<dlc_fp8_e4m3, 37, 90, 528, 64, 32, 128, 32, 16, 3>(
+        copiesLandAtOnce);
+    runFloat8<dlc_fp8_e4m3, 1, 10, 32, 16, 16, 64, 16, 16, 2>(copiesLandAtOnce);
+    runFloat8<dlc_fp8_e5m2, 140, 70, 272, 128, 64, 128, 64, 32, 2>(
+        copiesLandAtOnce);
   }
 }
 

@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 #include <nvrtc.h>
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cstdio>
@@ -364,6 +365,85 @@ TEST(GemmTemplates, AutotuneCandidatesCompileWithoutSpills) {
     }
   }
   expectNoLocalMemory(kernels, 80);
+}
+
+// Keras's float8 Dense on the float8 tensor-core GEMM (Elem dlc_fp8_e4m3,
+// ImplicitGemm.cpp's float8 path): every tiling an autotuner may pick, as
+// ImplicitGemm emits it (float8Tiling, then the tiling of the same bytes: BK
+// doubled in elements), with an epilogue of scale, bias and ReLU; for `sm`.
+std::string float8Program(const Shape &shape, int sm,
+                          std::vector<Kernel> &kernels) {
+  std::string source = std::string(gemmTensorCoreHeader()) + R"cuda(
+template <int M_, int N_, int K_> struct Float8Dense {
+  using Elem = dlc_fp8_e4m3;
+  static constexpr int M = M_, N = N_, K = K_;
+  const signed char *x, *w;
+  const float *bias;
+  float *y;
+  float scale;
+  __device__ const Elem *a_ptr(int m, int k) const {
+    return reinterpret_cast<const Elem *>(x + (long long)m * K + k);
+  }
+  __device__ const Elem *b_ptr(int n, int k) const {
+    return reinterpret_cast<const Elem *>(w + (long long)n * K + k);
+  }
+  __device__ void epilogue(int m, int n, float c0, float c1) const {
+    c0 = fmaxf(c0 * scale + bias[n], 0.f);
+    if (n + 1 < N)
+      *reinterpret_cast<float2 *>(y + (long long)m * N + n) =
+          make_float2(c0, fmaxf(c1 * scale + bias[n + 1], 0.f));
+    else
+      y[(long long)m * N + n] = c0;
+  }
+};
+)cuda";
+  for (const GemmTiling &candidate : tilingCandidates(
+           shape.m, shape.n, (shape.k + 1) / 2, sm, /*tensorCores=*/true)) {
+    const GemmTiling tiling = float8Tiling(candidate);
+    if (std::any_of(kernels.begin(), kernels.end(),
+                    [&](const Kernel &k) { return k.tiling == tiling; }))
+      continue;
+    GemmTiling emitted = tiling;
+    emitted.bk *= 2;
+    const Kernel kernel{tiledName(shape.name, tiling), Variant::F16, shape,
+                        tiling};
+    source += "extern \"C\" __global__ void __launch_bounds__(" +
+              std::to_string(std::max(tiling.threads(), 64)) + ")\n" +
+              kernel.name +
+              "(const signed char *x, const signed char *w, const float *b, "
+              "float *y) {\n  dlc_gemm_tc<" +
+              emitted.templateArgs() + ">(Float8Dense<" +
+              std::to_string(shape.m) + ", " + std::to_string(shape.n) + ", " +
+              std::to_string(shape.k) + ">{x, w, b, y, 0.25f});\n}\n";
+    kernels.push_back(kernel);
+  }
+  return source;
+}
+
+TEST(GemmTemplates, Float8CandidatesCompileWithoutSpills) {
+  for (int sm : {89, 90}) {
+    std::vector<Kernel> kernels;
+    const std::string source =
+        float8Program({"f8_dense", 3136, 256, 576}, sm, kernels);
+    ASSERT_GE(kernels.size(), 6u);
+    expectNoLocalMemory(kernels, sm, source);
+  }
+}
+
+TEST(GemmTemplates, Float8NeedsSm89) {
+  std::vector<Kernel> kernels;
+  const std::string source =
+      float8Program({"f8_dense", 64, 64, 64}, 89, kernels);
+  const Compiled ptx = compile(source, "compute_89");
+  ASSERT_TRUE(ptx.ok) << ptx.log;
+  EXPECT_NE(
+      ptx.binary.find("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32"),
+      std::string::npos);
+  const Compiled sm80 = compile(source, "sm_80");
+  EXPECT_FALSE(sm80.ok);
+  EXPECT_NE(sm80.log.find("float8 mma.sync needs sm_89 or newer"),
+            std::string::npos)
+      << sm80.log;
 }
 
 // The rule on the fixture shapes (GemmHeuristic.h).

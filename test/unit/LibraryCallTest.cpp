@@ -529,3 +529,83 @@ TEST(LibraryCallSchema, SdpaRejections) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// cublaslt gemm_f8 (Keras's float8 Dense)
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+TEST(LibraryCallSchema, Float8GemmRoundTripAndText) {
+  EXPECT_STREQ(libraryOf(Float8GemmDescriptor{}), "cublaslt");
+  EXPECT_STREQ(opOf(Float8GemmDescriptor{}), "gemm_f8");
+  Float8GemmDescriptor g;
+  g.m = 5;
+  g.n = 6;
+  g.k = 32;
+  g.epilogue = GemmDescriptor::Epilogue::ReluBias;
+  EXPECT_EQ(toJson(g),
+            "{\"a_dtype\":\"float8_e4m3\",\"b_dtype\":\"float8_e4m3\","
+            "\"bias_dtype\":\"bfloat16\",\"compute\":\"float32\",\"d_dtype\":"
+            "\"float32\",\"epilogue\":\"relu_bias\",\"k\":32,\"m\":5,\"n\":6}");
+  // A [5, 32] bytes, B [6, 32] bytes, two f32 scales, bias [6] bf16, D
+  // [5, 6] f32.
+  LibraryDescriptor back = roundTrip(g, {160, 192, 4, 4, 12, 120});
+  ASSERT_TRUE(std::holds_alternative<Float8GemmDescriptor>(back));
+  EXPECT_EQ(std::get<Float8GemmDescriptor>(back), g);
+  g.epilogue = GemmDescriptor::Epilogue::Gelu;
+  EXPECT_EQ(std::get<Float8GemmDescriptor>(roundTrip(g, {160, 192, 4, 4, 120})),
+            g);
+}
+
+TEST(LibraryCallSchema, Float8GemmRules) {
+  Float8GemmDescriptor g;
+  g.m = 5;
+  g.n = 6;
+  g.k = 32;
+  g.epilogue = GemmDescriptor::Epilogue::Bias;
+  const std::string text = toJson(g);
+  const std::vector<uint64_t> bytes = {160, 192, 4, 4, 12, 120};
+  EXPECT_EQ(errorOf("cublaslt", "gemm_f8", text, bytes), "");
+  EXPECT_EQ(errorOf("cublaslt", "gemm_f8", edit(text, "\"k\":32", "\"k\":24"),
+                    {120, 144, 4, 4, 12, 120}),
+            "library call l2_gemm_f8 (cublaslt gemm_f8): descriptor.k: "
+            "expected a multiple of 16");
+  EXPECT_EQ(errorOf("cublaslt", "gemm_f8",
+                    edit(text, "\"a_dtype\":\"float8_e4m3\"",
+                         "\"a_dtype\":\"float16\""),
+                    bytes),
+            "library call l2_gemm_f8 (cublaslt gemm_f8): descriptor.a_dtype: "
+            "expected one of float8_e4m3");
+  EXPECT_EQ(
+      errorOf("cublaslt", "gemm_f8",
+              edit(text, "\"d_dtype\":\"float32\"", "\"d_dtype\":\"bfloat16\""),
+              bytes),
+      "library call l2_gemm_f8 (cublaslt gemm_f8): descriptor.d_dtype: "
+      "expected one of float32");
+  EXPECT_EQ(
+      errorOf("cublaslt", "gemm_f8",
+              edit(text, "\"bias_dtype\":\"bfloat16\"",
+                   "\"bias_dtype\":\"float32\""),
+              bytes),
+      "library call l2_gemm_f8 (cublaslt gemm_f8): descriptor.bias_dtype: "
+      "expected one of bfloat16");
+  EXPECT_EQ(
+      errorOf("cublaslt", "gemm_f8",
+              edit(text, "\"epilogue\":\"bias\"", "\"epilogue\":\"relu\""),
+              {160, 192, 4, 4, 120}),
+      "library call l2_gemm_f8 (cublaslt gemm_f8): descriptor.bias_dtype: "
+      "given for an epilogue without a bias");
+  // The scales are one float each; D is f32.
+  EXPECT_EQ(errorOf("cublaslt", "gemm_f8", text, {160, 192, 2, 4, 12, 120}),
+            "library call l2_gemm_f8 (cublaslt gemm_f8): params[2]: 2 bytes, "
+            "the descriptor needs 4");
+  EXPECT_EQ(errorOf("cublaslt", "gemm_f8", text, {160, 192, 4, 4, 12, 60}),
+            "library call l2_gemm_f8 (cublaslt gemm_f8): params[5]: 60 bytes, "
+            "the descriptor needs 120");
+  EXPECT_EQ(errorOf("cublaslt", "gemm_f8", text, {160, 192, 4, 4, 120}),
+            "library call l2_gemm_f8 (cublaslt gemm_f8): params: 5 parameters, "
+            "the descriptor needs 6");
+}
+
+} // namespace

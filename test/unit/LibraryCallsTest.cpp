@@ -908,3 +908,79 @@ TEST_F(LibraryCallsTest, SdpaArtifactLoadsInTheRuntime) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// cuBLASLt gemm_f8: Keras's float8 Dense after dlc-float8-matmul
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+// float8_matmul of the input's e4m3 bytes [4, 64] and the weight's [32, 64]
+// with scalar scales, the bias (on the bfloat16 grid, as Keras rounds it),
+// relu: 4 * 32 * 64 multiply-adds.
+constexpr const char *kFloat8Dense = R"mlir(
+func.func @main(%x: memref<4x64xi8>, %y: memref<4x32xf32>) {
+  %w = exec.weight dense<56> : tensor<32x64xi8> : memref<32x64xi8>
+  exec.kernel "k0_float8_matmul" ins(%x, %w : memref<4x64xi8>, memref<32x64xi8>) outs(%y : memref<4x32xf32>) attributes {layers = ["dense"]} {
+  ^bb0(%a: tensor<4x64xi8>, %b: tensor<32x64xi8>):
+    %sx = graph.constant dense<0.5> : tensor<f32>
+    %sw = graph.constant dense<0.125> : tensor<f32>
+    %bias = graph.constant dense<0.25> : tensor<32xf32>
+    %m = graph.float8_matmul %a, %b, %sx, %sw {lhs_type = f8E4M3FN, rhs_type = f8E4M3FN} : (tensor<4x64xi8>, tensor<32x64xi8>, tensor<f32>, tensor<f32>) -> tensor<4x32xf32>
+    %s = graph.bias_add %m, %bias : (tensor<4x32xf32>, tensor<32xf32>) -> tensor<4x32xf32>
+    %r = graph.activation <relu> %s : tensor<4x32xf32>
+    exec.yield %r : tensor<4x32xf32>
+  }
+  return
+}
+)mlir";
+
+TEST_F(LibraryCallsTest, Float8DenseIsACublasLtFloat8Gemm) {
+  std::optional<LibraryCallPlan> p = plan(kFloat8Dense, KernelChoice::Library);
+  ASSERT_TRUE(p);
+  EXPECT_STREQ(artifact::libraryOf(p->descriptor), "cublaslt");
+  EXPECT_STREQ(artifact::opOf(p->descriptor), "gemm_f8");
+  json::Object d = descriptor(*p);
+  EXPECT_EQ(d.getInteger("m"), 4);
+  EXPECT_EQ(d.getInteger("n"), 32);
+  EXPECT_EQ(d.getInteger("k"), 64);
+  EXPECT_EQ(d.getString("a_dtype"), "float8_e4m3");
+  EXPECT_EQ(d.getString("d_dtype"), "float32");
+  EXPECT_EQ(d.getString("epilogue"), "relu_bias");
+  EXPECT_EQ(d.getString("bias_dtype"), "bfloat16");
+  // A, B, the two scales and the bias as bytes, D.
+  ASSERT_EQ(p->operands.size(), 6u);
+  exec::KernelOp k;
+  module->walk([&](exec::KernelOp op) { k = op; });
+  EXPECT_EQ(p->operands[0].buffer, k.getIns()[0]);
+  EXPECT_EQ(p->operands[1].buffer, k.getIns()[1]);
+  EXPECT_EQ(floats(p->operands[2].constant), std::vector<float>{0.5f});
+  EXPECT_EQ(floats(p->operands[3].constant), std::vector<float>{0.125f});
+  // 0.25 in bfloat16: 0x3e80, little-endian.
+  ASSERT_EQ(p->operands[4].constant.size(), 64u);
+  EXPECT_EQ(uint8_t(p->operands[4].constant[0]), 0x80);
+  EXPECT_EQ(uint8_t(p->operands[4].constant[1]), 0x3e);
+  EXPECT_EQ(p->operands[5].buffer, k.getOuts()[0]);
+}
+
+TEST_F(LibraryCallsTest, Float8GemmOnlyUnderLibraryAndExactBias) {
+  // Nothing measured it: auto keeps the generated float8 GEMM.
+  EXPECT_FALSE(plan(kFloat8Dense, KernelChoice::Auto));
+  EXPECT_FALSE(plan(kFloat8Dense, KernelChoice::Generated));
+  // A bias off the bfloat16 grid would be rounded: stays generated.
+  auto sub = [](std::string text, const std::string &from,
+                const std::string &to) {
+    size_t at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return text.replace(at, from.size(), to);
+  };
+  EXPECT_FALSE(plan(sub(kFloat8Dense, "dense<0.25>", "dense<0.1>"),
+                    KernelChoice::Library));
+  // e5m2 operands: cuBLASLt has no e5m2 x e5m2 GEMM.
+  EXPECT_FALSE(
+      plan(sub(kFloat8Dense, "lhs_type = f8E4M3FN, rhs_type = f8E4M3FN",
+               "lhs_type = f8E5M2, rhs_type = f8E5M2"),
+           KernelChoice::Library));
+}
+
+} // namespace

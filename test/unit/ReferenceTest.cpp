@@ -1943,4 +1943,80 @@ TEST_F(ReferenceTest, FakeQuantizeRoundsToE4M3AndSaturates) {
   expectExact(y, {0.625f, 32, 896, -896, 0, -0.00390625f});
 }
 
+TEST_F(ReferenceTest, Float8QuantizeStoresFakeQuantizeBytes) {
+  // The bytes of fake_quantize's e4m3 values (scale 2): 0.3 -> 0.3125 is
+  // 0x2a (exponent 5, mantissa 2), 17 -> 16 is 0x58, beyond 448 saturates to
+  // 0x7e, -0.0015 is the smallest subnormal with the sign (0x81), 0 is 0x00,
+  // NaN stays NaN (0x7f). e5m2 (scale 1): 1.0 is 0x3c, 3.5 is 0x43, NaN
+  // the quiet 0x7e.
+  Tensor y = runOp({tt({6}), tt({})}, tt({6}, "i8"),
+                   "graph.float8_quantize %a0, %a1 {target_type = f8E4M3FN} "
+                   ": (" +
+                       tt({6}) + ", " + tt({}) + ") -> " + tt({6}, "i8"),
+                   {f32({6}, {0.6f, 34, 1000, -0.003f, 0, NAN}), f32({}, {2})});
+  expectExact(y, {0x2a, 0x58, 0x7e, int8_t(0x81), 0, 0x7f});
+  Tensor z = runOp({tt({3}), tt({})}, tt({3}, "i8"),
+                   "graph.float8_quantize %a0, %a1 {target_type = f8E5M2} : (" +
+                       tt({3}) + ", " + tt({}) + ") -> " + tt({3}, "i8"),
+                   {f32({3}, {1.0f, 3.5f, NAN}), f32({}, {1})});
+  expectExact(z, {0x3c, 0x43, 0x7e});
+}
+
+TEST_F(ReferenceTest, Float8MatmulEqualsTheFakeQuantizedProduct) {
+  // float8_matmul(float8_quantize(x, sx), bytes(W / sw)) against the f32
+  // matmul of fake_quantize(x, sx) and fake_quantize(W, sw) (dlc-float8-
+  // matmul's rewrite): with power-of-two scales every term is the same f32
+  // number, and on this grid both sums are exact, so the two agree bit for
+  // bit.
+  const int64_t m = 3, k = 32, n = 5;
+  Random rng(3);
+  // x / 0.125 even integers up to 120 and W / 0.5 multiples of 0.5 up to
+  // 24 (e4m3 rounds the larger ones): every product a multiple of 1/16
+  // below 2^12, so both f32 sums are exact.
+  std::vector<float> xv = rng.grid(m * k, -60, 60, 0.25f),
+                     wv = rng.grid(k * n, -48, 48, 0.25f);
+  const std::string fx = tt({m, k}), fw = tt({k, n}), s = tt({});
+  std::string ir =
+      "func.func @main(%x: " + fx + ", %w: " + fw + ", %sx: " + s +
+      ", %sw: " + s + ") -> (" + tt({m, n}) + ", " + tt({m, n}) +
+      ") {\n"
+      "  %fx = graph.fake_quantize %x, %sx {target_type = f8E4M3FN} : (" +
+      fx + ", " + s + ") -> " + fx +
+      "\n"
+      "  %fw = graph.fake_quantize %w, %sw {target_type = f8E4M3FN} : (" +
+      fw + ", " + s + ") -> " + fw +
+      "\n"
+      "  %y = graph.matmul %fx, %fw : (" +
+      fx + ", " + fw + ") -> " + tt({m, n}) +
+      "\n"
+      "  %t = graph.transpose %w [1, 0] : " +
+      fw + " -> " + tt({n, k}) +
+      "\n"
+      "  %qx = graph.float8_quantize %x, %sx {target_type = f8E4M3FN} : (" +
+      fx + ", " + s + ") -> " + tt({m, k}, "i8") +
+      "\n"
+      "  %qw = graph.float8_quantize %t, %sw {target_type = f8E4M3FN} : (" +
+      tt({n, k}) + ", " + s + ") -> " + tt({n, k}, "i8") +
+      "\n"
+      "  %z = graph.float8_matmul %qx, %qw, %sx, %sw {lhs_type = f8E4M3FN, "
+      "rhs_type = f8E4M3FN} : (" +
+      tt({m, k}, "i8") + ", " + tt({n, k}, "i8") + ", " + s + ", " + s +
+      ") -> " + tt({m, n}) +
+      "\n"
+      "  return %y, %z : " +
+      tt({m, n}) + ", " + tt({m, n}) + "\n}\n";
+  std::vector<Tensor> r = run(ir, {f32({m, k}, xv), f32({k, n}, wv),
+                                   f32({}, {0.125f}), f32({}, {0.5f})});
+  ASSERT_EQ(r.size(), 2u);
+  std::vector<double> expected;
+  for (int64_t i = 0; i < m * n; ++i)
+    expected.push_back(r[0].at(i));
+  expectExact(r[1], expected);
+  // A nonzero result, so that the comparison means something.
+  double norm = 0;
+  for (double v : expected)
+    norm += v * v;
+  EXPECT_GT(norm, 1.0);
+}
+
 } // namespace

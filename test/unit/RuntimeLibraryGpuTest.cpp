@@ -7,8 +7,9 @@
 // convolutions with groups, dilations, strides and asymmetric pads; max and
 // average pooling; softmax over the middle axis of [outer, axis, inner], in
 // f32 and f16; scaled dot-product attention (cuDNN's fused flash attention)
-// in f16, with and without the causal mask. Every test skips where there is
-// no GPU.
+// in f16, with and without the causal mask; float8 (e4m3) GEMMs with their
+// scales and bfloat16 bias, on sm_89 and newer. Every test skips where there
+// is no GPU (or, for float8, an older one).
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +17,7 @@
 #include "dlc/runtime.hpp"
 
 #include <cuda_fp16.h>
+#include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -531,6 +533,122 @@ TEST_F(RuntimeLibraryGpu, CudnnSdpa) {
     // relative each), the output to f16.
     runAndCompare("cudnn", "sdpa", d, {q, k, v}, o, 4e-3);
   }
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// cublaslt gemm_f8 (Keras's float8 Dense): sm_89 and newer
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The value of an e4m3fn byte (no NaN among the bytes drawn below).
+double e4m3(uint8_t b) {
+  const int e = (b >> 3) & 15, m = b & 7;
+  const double v = e ? std::ldexp(8 + m, e - 10) : std::ldexp(m, -9);
+  return b & 0x80 ? -v : v;
+}
+
+/// One float8 GEMM whose operands, scales and bias live in the weight region
+/// (the artifact has no int8 inputs): D = epilogue(sa * sb * A B^T + bias),
+/// against a host sum in double. The products are exact; only cuBLASLt's
+/// f32 accumulation and scaling round.
+void checkFloat8Gemm(int64_t m, int64_t n, int64_t k,
+                     const std::string &epilogue, std::mt19937 &rng) {
+  using namespace artifact;
+  std::uniform_int_distribution<int> byte(0, 255);
+  auto draw = [&](int64_t count) {
+    std::string bytes;
+    for (int64_t i = 0; i < count; ++i) {
+      int b = byte(rng);
+      if ((b & 0x7f) == 0x7f) // NaN: not a value
+        b &= 0xf7;
+      bytes.push_back(char(b));
+    }
+    return bytes;
+  };
+  const std::string a = draw(m * k), b = draw(n * k);
+  const float sa = 0.375f, sb = 0.0625f;
+  const bool hasBias = epilogue.find("bias") != std::string::npos;
+  std::vector<float> bias(n);
+  std::string biasBytes;
+  std::uniform_real_distribution<float> u(-4.0f, 4.0f);
+  for (float &v : bias) {
+    uint32_t bits;
+    float f = u(rng);
+    std::memcpy(&bits, &f, 4);
+    bits &= 0xffff0000u; // on the bfloat16 grid
+    std::memcpy(&v, &bits, 4);
+    biasBytes.append(reinterpret_cast<const char *>(&bits) + 2, 2);
+  }
+  Artifact art;
+  art.archs = {90};
+  art.ptxArch = 90;
+  art.source = "library.keras";
+  art.precision = "fp32";
+  LibraryCall call{"l0_gemm_f8", "cublaslt", "gemm_f8",          {"layer"},
+                   "",           {},         uint64_t(32) << 20, std::nullopt};
+  call.descriptor =
+      "{\"m\": " + std::to_string(m) + ", \"n\": " + std::to_string(n) +
+      ", \"k\": " + std::to_string(k) +
+      ", \"a_dtype\": \"float8_e4m3\", \"b_dtype\": "
+      "\"float8_e4m3\", \"d_dtype\": \"float32\", \"compute\": "
+      "\"float32\", \"epilogue\": \"" +
+      epilogue + "\"" + (hasBias ? ", \"bias_dtype\": \"bfloat16\"}" : "}");
+  auto place = [&](const std::string &bytes) {
+    art.weights.resize(alignUp(art.weights.size()), '\0');
+    call.params.push_back(
+        {Region::Weights, 0, uint64_t(art.weights.size()), bytes.size()});
+    art.weights += bytes;
+  };
+  place(a);
+  place(b);
+  place(std::string(reinterpret_cast<const char *>(&sa), 4));
+  place(std::string(reinterpret_cast<const char *>(&sb), 4));
+  if (hasBias)
+    place(biasBytes);
+  art.weights.resize(alignUp(art.weights.size()), '\0');
+  art.outputs.push_back({"out", ElementType::F32, {m, n}});
+  call.params.push_back({Region::Output, 0, 0, art.outputs.back().bytes()});
+  art.libraryCalls = {call};
+  art.program = {{Step::Kind::LibraryCall, 0}};
+  std::string bytes = serialize(art);
+  runtime::Model model = runtime::Model::fromMemory(bytes.data(), bytes.size());
+  runtime::Session session(model);
+  std::vector<float> out(size_t(m * n));
+  session.runHost({}, {out.data()});
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double sum = 0, mag = 0;
+      for (int64_t l = 0; l < k; ++l) {
+        double p = e4m3(uint8_t(a[i * k + l])) * e4m3(uint8_t(b[j * k + l]));
+        sum += p;
+        mag += std::fabs(p);
+      }
+      double want = sum * double(sa) * double(sb) + (hasBias ? bias[j] : 0);
+      if (epilogue.rfind("relu", 0) == 0)
+        want = relu(want);
+      if (epilogue.rfind("gelu", 0) == 0)
+        want = geluTanh(want);
+      // f32 accumulation: at most k roundings of partial sums below mag.
+      const double bound = 1e-6 * (mag * sa * sb + std::fabs(want)) + 1e-6;
+      ASSERT_NEAR(out[size_t(i * n + j)], want, bound)
+          << epilogue << " element (" << i << ", " << j << ")";
+    }
+}
+
+TEST_F(RuntimeLibraryGpu, CublasLtFloat8Gemms) {
+  int major = 0, minor = 0;
+  cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0);
+  cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0);
+  if (major * 10 + minor < 89)
+    GTEST_SKIP() << "float8 GEMMs need sm_89 or newer, this GPU is sm_" << major
+                 << minor;
+  for (const char *epilogue :
+       {"default", "relu", "gelu", "bias", "relu_bias", "gelu_bias"})
+    checkFloat8Gemm(33, 24, 64, epilogue, rng);
+  checkFloat8Gemm(128, 96, 528, "relu_bias", rng);
 }
 
 } // namespace

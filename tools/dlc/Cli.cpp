@@ -114,7 +114,9 @@ std::vector<CommandSpec> buildCommands() {
       weights,
       precisionInt8,
       value("--arch", "sm_XX[,sm_YY...]",
-            "GPU architectures to compile for (default sm_80,sm_90)"),
+            "GPU architectures to compile for (default sm_80,sm_90; when "
+            "all are sm_89 or newer, Keras float8 Dense runs on float8 "
+            "tensor cores)"),
       positiveInt("--batch", "Fix the batch size (default: 1; kept open when "
                              "--stop-after names a graph stage)"),
       inputShape,
@@ -176,6 +178,11 @@ std::vector<CommandSpec> buildCommands() {
       value("--verify-limit", "L[,L16]",
             "The stage checks' relative L2 limits instead of 1e-5 (and 1e-2 "
             "after fp16 lowering), e.g. a model's measured conditioning"),
+      value("--arch", "sm_XX[,sm_YY...]",
+            "The GPU architectures the pipeline plans for, as compile's "
+            "(default sm_80,sm_90; all sm_89 or newer: Keras float8 Dense "
+            "as float8 GEMMs, which --device cpu runs on the reference "
+            "executor)"),
   };
   run.options.insert(run.options.begin() + 4, int8Options.begin(),
                      int8Options.end());

@@ -401,6 +401,8 @@ FailureOr<std::string> ElementEmitter::computeOp(Operation *op,
         return emitDequantizeGrouped(d, index);
       })
       .Case([&](FakeQuantizeOp f) { return emitFakeQuantize(f, index); })
+      .Case([&](Float8QuantizeOp f) { return emitFloat8Quantize(f, index); })
+      .Case([&](Float8MatmulOp m) { return emitFloat8Matmul(m, index); })
       .Case<RecurrenceOp>([&](Operation *o) -> Result {
         return fail(o, "runs only as the main op of its kernel");
       })

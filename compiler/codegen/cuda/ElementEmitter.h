@@ -267,6 +267,13 @@ private:
   mlir::FailureOr<std::string>
   emitQuantizedConv2D(graph::QuantizedConv2DOp op,
                       llvm::ArrayRef<std::string> index);
+  // Float8 GEMM ops (dlc-float8-matmul): the bytes, and a per-element
+  // product (the float8_matmul shapes the tensor-core GEMM does not take).
+  mlir::FailureOr<std::string>
+  emitFloat8Quantize(graph::Float8QuantizeOp op,
+                     llvm::ArrayRef<std::string> index);
+  mlir::FailureOr<std::string>
+  emitFloat8Matmul(graph::Float8MatmulOp op, llvm::ArrayRef<std::string> index);
 
   KernelContext &context_;
   CodeWriter *code_;

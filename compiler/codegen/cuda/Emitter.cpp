@@ -36,7 +36,7 @@ std::pair<int, const char *> familyOf(Operation *op) {
     return {9, q.getGroups() == 1 ? "conv_simt" : "depthwise"};
   if (isa<Conv2DOp>(op))
     return {9, "conv_simt"};
-  if (isa<MatmulOp, QuantizedMatmulOp>(op))
+  if (isa<MatmulOp, QuantizedMatmulOp, Float8MatmulOp>(op))
     return {8, "gemm_simt"};
   if (isa<Conv2DTransposeOp>(op))
     return {7, "conv_transpose"};
@@ -52,8 +52,8 @@ std::pair<int, const char *> familyOf(Operation *op) {
     return {2, "gather"};
   if (isa<AddOp, SubOp, MulOp, DivOp, MaximumOp, MinimumOp, PReluOp, CompareOp,
           SelectOp, ActivationOp, CastOp, BiasAddOp, BatchNormOp, DequantizeOp,
-          DequantizeGroupedOp, UnpackInt4Op, FakeQuantizeOp, QuantizeStaticOp>(
-          op))
+          DequantizeGroupedOp, UnpackInt4Op, FakeQuantizeOp, QuantizeStaticOp,
+          Float8QuantizeOp>(op))
     return {1, "elementwise"};
   return {0, "copy"};
 }
@@ -82,8 +82,8 @@ FailureOr<CudaKernel> codegen::emitKernel(exec::KernelOp kernel,
       recurrent = &op;
     else if (isa<SoftmaxOp, LayerNormOp, QuantizeOp>(op) && !row)
       row = &op;
-    else if (isa<Conv2DOp, MatmulOp, QuantizedMatmulOp, QuantizedConv2DOp>(
-                 op) &&
+    else if (isa<Conv2DOp, MatmulOp, QuantizedMatmulOp, QuantizedConv2DOp,
+                 Float8MatmulOp>(op) &&
              !gemm)
       gemm = &op;
   }

@@ -209,6 +209,13 @@ GemmTiling chooseTiling(int64_t m, int64_t n, int64_t k, int smVersion,
   return makeTiling(tile, true, kTensorCoreBK, stages);
 }
 
+GemmTiling float8Tiling(GemmTiling tiling) {
+  if (tiling.tensorCores && tiling.bk == 64 && tiling.wm * tiling.wn >= 2048 &&
+      tiling.threads() <= 128)
+    tiling.bk = 32;
+  return tiling;
+}
+
 std::vector<GemmTiling> tilingCandidates(int64_t m, int64_t n, int64_t k,
                                          int smVersion, bool tensorCores) {
   std::vector<GemmTiling> result{chooseTiling(m, n, k, smVersion, tensorCores)};

@@ -137,6 +137,14 @@ GemmTiling chooseTiling(int64_t m, int64_t n, int64_t k, int smVersion,
 std::vector<GemmTiling> tilingCandidates(int64_t m, int64_t n, int64_t k,
                                          int smVersion, bool tensorCores);
 
+/// The tiling the float8 tensor-core GEMM runs for a tiling of the rule or
+/// an autotuner (counted in 16-bit elements, as the tilings are): the same
+/// bytes, except that a 128-thread CTA of 64x32 or 32x64 warp tiles reads
+/// 64-byte k-tiles (BK 32) instead of 128-byte ones: with 128-byte k-tiles
+/// ptxas for sm_90 needs more than 255 registers for its e4m3 mma.sync
+/// there and spills (GemmTemplatesTest's Float8 candidates).
+GemmTiling float8Tiling(GemmTiling tiling);
+
 } // namespace dlc::codegen
 
 #endif // DLC_COMPILER_CODEGEN_CUDA_GEMMHEURISTIC_H

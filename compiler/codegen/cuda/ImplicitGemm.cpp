@@ -36,6 +36,14 @@
 // per-element kernel, an exact int32 sum per output element
 // (ElementEmitter::emitQuantizedConv2D).
 //
+// A float8_matmul (Keras's float8 Dense under dlc-float8-matmul, sm_89+)
+// with its lhs bytes a kernel input (the float8_quantize of the producer
+// kernel), its [N, K] rhs bytes a kernel input (the weight), one float8
+// type for both and K % 16 == 0 runs dlc_gemm_tc on float8 (Elem
+// dlc_fp8_e4m3 / dlc_fp8_e5m2: mma.sync m16n8k32 with f32 accumulators, the
+// byte layout of int8), the scaling sum * (lhs_scale * rhs_scale) first in
+// the epilogue; other shapes fail here and take the per-element kernel.
+//
 // The tiling is chooseTiling's unless EmitOptions::tiling gives one for the
 // kernel's GemmProblem (a tuning cache's entry, an autotuner's candidate):
 // every tiling takes this same emission.
@@ -171,6 +179,14 @@ private:
   QuantizedConv2DOp qconv_;
   /// The int8 tensor-core GEMM of a quantized_matmul (elem_ signed char).
   bool int8_ = false;
+  Float8MatmulOp f8mm_;
+  /// The float8 tensor-core GEMM of a float8_matmul (elem_ dlc_fp8_*).
+  bool float8_ = false;
+  /// float8_matmul: whether its operands fit the tensor-core GEMM (sets
+  /// elem_ and the sources).
+  bool float8TensorCoresApply();
+  /// float8_matmul: the epilogue's value of the accumulator `acc`.
+  FailureOr<std::string> float8Scaled(StringRef acc);
   Value yield_;
   int64_t m_ = 0, n_ = 0, k_ = 0;
   /// The lhs shape without K (matmul) or [N, OH, OW] (conv2d).
@@ -217,6 +233,10 @@ LogicalResult GemmKernel::analyze() {
     mShape_.assign(resultShape.begin(), resultShape.end() - 1);
     n_ = resultShape.back();
     k_ = cast<ShapedType>(qmm_.getLhs().getType()).getShape().back();
+  } else if ((f8mm_ = dyn_cast<Float8MatmulOp>(op_))) {
+    mShape_.assign(resultShape.begin(), resultShape.end() - 1);
+    n_ = resultShape.back();
+    k_ = cast<ShapedType>(f8mm_.getLhs().getType()).getShape().back();
   } else {
     matmul_ = cast<MatmulOp>(op_);
     if (matmul_.getRhs().getType().getRank() != 2) {
@@ -241,6 +261,36 @@ LogicalResult GemmKernel::analyze() {
       k_ >= kLimit)
     return fail("GEMM dims out of the templates' range");
   return success();
+}
+
+bool GemmKernel::float8TensorCoresApply() {
+  // Both operands' bytes in memory as kernel inputs: lhs [M, K] row-major,
+  // rhs [N, K]; 16 float8 of K per 16-byte chunk.
+  Value a = storage(f8mm_.getLhs()), b = storage(f8mm_.getRhs());
+  Type type = f8mm_.getLhsType();
+  if (k_ % 16 != 0 || !a || !isa<BlockArgument>(a) || !b ||
+      !isa<BlockArgument>(b) || type != f8mm_.getRhsType())
+    return false;
+  aSource_ = a;
+  bSource_ = b;
+  aHalf_ = f8mm_.getLhs();
+  bHalf_ = f8mm_.getRhs();
+  elem_ = type.isFloat8E4M3FN() ? "dlc_fp8_e4m3" : "dlc_fp8_e5m2";
+  float8_ = true;
+  return true;
+}
+
+FailureOr<std::string> GemmKernel::float8Scaled(StringRef acc) {
+  // The reference's order: sum * (lhs_scale * rhs_scale), the scales' product
+  // first.
+  FailureOr<std::string> lhsScale = e_.emit(f8mm_.getLhsScale(), {});
+  if (failed(lhsScale))
+    return failure();
+  FailureOr<std::string> rhsScale = e_.emit(f8mm_.getRhsScale(), {});
+  if (failed(rhsScale))
+    return failure();
+  return e_.local(DType::F32,
+                  acc.str() + " * (" + *lhsScale + " * " + *rhsScale + ")");
 }
 
 bool GemmKernel::int8ConvTensorCoresApply() {
@@ -275,6 +325,8 @@ std::string GemmKernel::int8ConvSignature() {
 }
 
 bool GemmKernel::tensorCoresApply() {
+  if (f8mm_)
+    return float8TensorCoresApply();
   if (qconv_)
     return int8ConvTensorCoresApply();
   if (qmm_) {
@@ -325,6 +377,9 @@ std::string GemmKernel::signature() {
       std::string(conv_ ? "conv " : "gemm ") + operandType(op_->getOperand(0)) +
       "*" + operandType(op_->getOperand(1)) + "->" +
       typeName(cast<ShapedType>(yield_.getType()).getElementType());
+  if (f8mm_)
+    return text + " rhs=NK float8=" + typeName(f8mm_.getLhsType()) + "," +
+           typeName(f8mm_.getRhsType());
   if (qmm_)
     return text +
            (isa_and_nonnull<TransposeOp>(qmm_.getRhs().getDefiningOp())
@@ -391,6 +446,9 @@ LogicalResult GemmKernel::emitTensorCoreLoads(CodeWriter &w) {
   FailureOr<std::string> a = addressOf(e_, aSource_, linear, elem_);
   if (failed(a))
     return fail("cannot read the lhs constant");
+  // float8 bytes are i8 buffers.
+  if (float8_)
+    a = "reinterpret_cast<" + elemPtr + ">" + *a;
   w.line("return " + *a + ";");
   w.close();
   // B(k..k+7, n): an OHWI filter and an [N, K] rhs are both [N, K] matrices.
@@ -404,6 +462,8 @@ LogicalResult GemmKernel::emitTensorCoreLoads(CodeWriter &w) {
       elem_);
   if (failed(b))
     return fail("cannot read the rhs constant");
+  if (float8_)
+    b = "reinterpret_cast<" + elemPtr + ">" + *b;
   w.line("return " + *b + ";");
   w.close();
   return success();
@@ -504,6 +564,12 @@ LogicalResult GemmKernel::emitEpilogue(CodeWriter &w, bool pairs) {
                      StringRef acc) -> FailureOr<std::string> {
     Index index = resultIndex(mIndex, n);
     std::string value = acc.str();
+    if (f8mm_) {
+      FailureOr<std::string> scaled = float8Scaled(acc);
+      if (failed(scaled))
+        return failure();
+      value = *scaled;
+    }
     if (qconv_) {
       FailureOr<std::string> filterScale =
           e_.emit(qconv_.getFilterScale(), {n.str()});
@@ -600,12 +666,18 @@ LogicalResult GemmKernel::emit() {
   if (((qmm_ && qmm_.getLhsScale()) || qconv_) && !tensorCores)
     return fail("the int8 tensor-core GEMM needs K % 16 == 0 and the "
                 "operands in memory");
+  // float8 bytes have no SIMT template: the per-element kernel decodes them.
+  if (f8mm_ && !tensorCores)
+    return fail("the float8 tensor-core GEMM needs K % 16 == 0, one float8 "
+                "type and the operands in memory");
   context_.needsTensorCoreGemm = tensorCores;
   context_.needsSimtGemm = !tensorCores;
   const GemmProblem problem{m_, n_, k_, tensorCores, signature()};
   // Tilings count K in 16-bit elements (BK 32 or 64: 64 or 128 bytes);
-  // the int8 GEMM takes the tiling of the same bytes, twice the elements.
-  GemmTiling tiling = chooseTiling(m_, n_, int8_ ? (k_ + 1) / 2 : k_,
+  // the int8 and float8 GEMMs take the tiling of the same bytes, twice the
+  // elements.
+  const bool bytes = int8_ || float8_; // one-byte operands
+  GemmTiling tiling = chooseTiling(m_, n_, bytes ? (k_ + 1) / 2 : k_,
                                    context_.options.smVersion, tensorCores);
   std::string origin;
   if (context_.options.tiling) {
@@ -615,6 +687,8 @@ LogicalResult GemmKernel::emit() {
       origin = choice->origin;
     }
   }
+  if (float8_)
+    tiling = float8Tiling(tiling);
   const DType out = context_.outDType(0);
   const bool pairs =
       tensorCores && n_ % 2 == 0 &&
@@ -646,7 +720,7 @@ LogicalResult GemmKernel::emit() {
   w.line("const dlc_problem p{" + context_.argumentList() +
          (batched_ ? ", (int)blockIdx.z" : "") + "};");
   GemmTiling emitted = tiling;
-  if (int8_)
+  if (bytes)
     emitted.bk *= 2;
   w.line(std::string(tensorCores ? "dlc_gemm_tc<" : "dlc_gemm_simt<") +
          emitted.templateArgs() + ", dlc_problem>(p);");

@@ -776,3 +776,66 @@ ElementEmitter::emitFakeQuantize(FakeQuantizeOp op,
                                            (e4m3 ? ", 3, -6, 448.0f)"
                                                  : ", 2, -14, 57344.0f)")));
 }
+
+//===----------------------------------------------------------------------===//
+// Float8 GEMM ops (dlc-float8-matmul, Keras's float8 Dense on sm_89+)
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// dlc_fp8_bits / dlc_fp8_value's format arguments for a float8 type:
+/// mantissa bits and minimum normal exponent.
+std::string float8Format(Type type) {
+  return type.isFloat8E4M3FN() ? "3, -6" : "2, -14";
+}
+
+} // namespace
+
+FailureOr<std::string>
+ElementEmitter::emitFloat8Quantize(Float8QuantizeOp op,
+                                   ArrayRef<std::string> index) {
+  FailureOr<std::string> x = emit(op.getInput(), index);
+  if (failed(x))
+    return failure();
+  FailureOr<std::string> scale =
+      emit(op.getScale(), broadcastIndex(op.getScale(), index));
+  if (failed(scale))
+    return failure();
+  const bool e4m3 = op.getTargetType().isFloat8E4M3FN();
+  // The byte as a signed char (the i8 the buffer stores).
+  return local(DType::I8, "(signed char)dlc_fp8_bits(" + *x + ", " + *scale +
+                              ", " + float8Format(op.getTargetType()) +
+                              (e4m3 ? ", 448.0f)" : ", 57344.0f)"));
+}
+
+FailureOr<std::string>
+ElementEmitter::emitFloat8Matmul(Float8MatmulOp op,
+                                 ArrayRef<std::string> index) {
+  const int64_t k = shapeOf(op.getLhs()).back();
+  const std::string &n = index.back();
+  std::string acc = fresh("acc");
+  code_->line("float " + acc + " = 0.0f;");
+  {
+    Loop kk(*this, "k", k);
+    Index a(index.begin(), index.end() - 1);
+    a.push_back(kk.var());
+    FailureOr<std::string> x = emit(op.getLhs(), a);
+    if (failed(x))
+      return failure();
+    FailureOr<std::string> w = emit(op.getRhs(), {n, kk.var()});
+    if (failed(w))
+      return failure();
+    // Each product of two float8 values is exact in f32.
+    code_->line(acc + " += dlc_fp8_value(" + *x + ", " +
+                float8Format(op.getLhsType()) + ") * dlc_fp8_value(" + *w +
+                ", " + float8Format(op.getRhsType()) + ");");
+  }
+  FailureOr<std::string> lhsScale = emit(op.getLhsScale(), {});
+  if (failed(lhsScale))
+    return failure();
+  FailureOr<std::string> rhsScale = emit(op.getRhsScale(), {});
+  if (failed(rhsScale))
+    return failure();
+  return local(DType::F32,
+               rounded(op, acc + " * (" + *lhsScale + " * " + *rhsScale + ")"));
+}

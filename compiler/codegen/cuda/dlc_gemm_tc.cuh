@@ -5,10 +5,12 @@
 //
 // C[m][n] = sum_k A(m,k) * B(k,n): f16 or bf16 operands (Problem::Elem), f32
 // accumulation on mma.sync.m16n8k16; or int8 operands (Elem = signed char),
-// exact int32 accumulation on mma.sync.m16n8k32.s8. The two have the same
-// fragments byte for byte (a 32-bit register holds 2 f16 or 4 int8 of K), so
-// everything below counts bytes: a k-step is 32 bytes of K, a chunk 16.
-// BK is in elements, BK * sizeof(Elem) 64 or 128 bytes.
+// exact int32 accumulation on mma.sync.m16n8k32.s8; or float8 bytes (Elem =
+// dlc_fp8_e4m3 / dlc_fp8_e5m2, sm_89+), f32 accumulation on
+// mma.sync.m16n8k32.e4m3 / .e5m2. All have the same fragments byte for byte
+// (a 32-bit register holds 2 f16 or 4 int8 or float8 of K), so everything
+// below counts bytes: a k-step is 32 bytes of K, a chunk 16. BK is in
+// elements, BK * sizeof(Elem) 64 or 128 bytes.
 //
 // One CTA computes a BM x BN tile of C with (BM/WM) x (BN/WN) warps, each warp
 // a WM x WN sub-tile of (WM/16) x (WN/8) mma tiles. The K loop is a STAGES-deep
@@ -50,6 +52,16 @@
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 800
 #error "dlc_gemm_tc.cuh needs sm_80 or newer (cp.async, ldmatrix, bf16 mma)"
 #endif
+
+// Float8 operands (Keras's float8 Dense, graph.float8_matmul): one byte of
+// e4m3fn or e5m2 bits each, f32 accumulation on mma.sync.m16n8k32 (sm_89
+// and newer), the same fragments byte for byte as int8.
+struct dlc_fp8_e4m3 {
+  unsigned char bits;
+};
+struct dlc_fp8_e5m2 {
+  unsigned char bits;
+};
 
 // The accumulator of Elem's mma.
 template <class Elem> struct dlc_gemm_tc_acc { using type = float; };
@@ -156,6 +168,34 @@ mma_16832_s8(int (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
                  "r"(b[1]));
 }
 
+// float8 x float8 with f32 accumulation: sm_89 and newer only (a kernel that
+// instantiates it for an older arch does not compile).
+template <class Elem>
+__device__ __forceinline__ void
+mma_16832_f8(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
+#if __CUDA_ARCH__ >= 890
+  if constexpr (is_same<Elem, dlc_fp8_e4m3>::value) {
+    asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e4m3.e4m3.f32 "
+                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+                 "{%0, %1, %2, %3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]),
+                   "r"(b[1]));
+  } else {
+    static_assert(is_same<Elem, dlc_fp8_e5m2>::value,
+                  "mma_16832_f8: dlc_fp8_e4m3 or dlc_fp8_e5m2 operands");
+    asm volatile("mma.sync.aligned.m16n8k32.row.col.f32.e5m2.e5m2.f32 "
+                 "{%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+                 "{%0, %1, %2, %3};\n"
+                 : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]),
+                   "r"(b[1]));
+  }
+#else
+  static_assert(sizeof(Elem) == 0, "float8 mma.sync needs sm_89 or newer");
+#endif
+}
+
 #endif // __CUDA_ARCH__
 
 } // namespace dlc_tc
@@ -165,6 +205,8 @@ __device__ __forceinline__ void dlc_gemm_tc(const Problem &p) {
   using Elem = typename Problem::Elem;
   using Acc = typename dlc_gemm_tc_acc<Elem>::type;
   constexpr bool INT8 = dlc_tc::is_same<Elem, signed char>::value;
+  constexpr bool FP8 = dlc_tc::is_same<Elem, dlc_fp8_e4m3>::value ||
+                       dlc_tc::is_same<Elem, dlc_fp8_e5m2>::value;
   constexpr int M = Problem::M, N = Problem::N, K = Problem::K;
   constexpr int WARPS_N = BN / WN;
   constexpr int THREADS = dlc_gemm_tc_threads<BM, BN, WM, WN>();
@@ -177,7 +219,8 @@ __device__ __forceinline__ void dlc_gemm_tc(const Problem &p) {
   constexpr int A_BYTES = BM * ROWB, STAGE_BYTES = (BM + BN) * ROWB;
   constexpr int A_CHUNKS = BM * CPR, B_CHUNKS = BN * CPR;
   constexpr int KTILES = (K + BK - 1) / BK;
-  static_assert(ES == 2 || INT8, "dlc_gemm_tc: 16-bit or int8 operands");
+  static_assert(ES == 2 || INT8 || FP8,
+                "dlc_gemm_tc: 16-bit, int8 or float8 operands");
   static_assert(K % EPC == 0,
                 "dlc_gemm_tc: K must be a multiple of 16 bytes of elements");
   static_assert(ROWB == 64 || ROWB == 128,
@@ -297,6 +340,9 @@ __device__ __forceinline__ void dlc_gemm_tc(const Problem &p) {
         for (int ni = 0; ni < NI; ++ni)
           if constexpr (INT8)
             dlc_tc::mma_16832_s8(acc[mi][ni], af[ks & 1][mi], bf[ks & 1][ni]);
+          else if constexpr (FP8)
+            dlc_tc::mma_16832_f8<Elem>(acc[mi][ni], af[ks & 1][mi],
+                                       bf[ks & 1][ni]);
           else
             dlc_tc::mma_16816<Elem>(acc[mi][ni], af[ks & 1][mi],
                                     bf[ks & 1][ni]);

@@ -68,6 +68,48 @@ __device__ __forceinline__ float dlc_fake_fp8(float x, float scale, int mbits,
   return rintf(v / step) * step * scale;
 }
 
+// The byte of a float8 value (graph.float8_quantize): x / scale clipped and
+// rounded as dlc_fake_fp8 does, as sign, exponent (bias 1 - emin) and
+// `mbits` mantissa bits; subnormals with exponent 0; NaN keeps its sign and
+// gives the quiet NaN the reference's conversion gives (0x7f e4m3fn, 0x7e
+// e5m2).
+__device__ __forceinline__ int dlc_fp8_bits(float x, float scale, int mbits,
+                                            int emin, float limit) {
+  float v = x / scale;
+  v = v > limit ? limit : (v < -limit ? -limit : v);
+  if (v != v)
+    return ((__float_as_int(v) >> 24) & 0x80) | (mbits == 3 ? 0x7f : 0x7e);
+  int e = ((__float_as_int(v) >> 23) & 0xff) - 127;
+  e = e < emin ? emin : e;
+  const float step = __int_as_float((e - mbits + 127) << 23);
+  const float r = rintf(v / step) * step;
+  const int sign = (__float_as_int(r) >> 24) & 0x80;
+  const float a = fabsf(r);
+  if (a == 0.0f)
+    return sign;
+  const int ea = ((__float_as_int(a) >> 23) & 0xff) - 127;
+  if (ea < emin) // a subnormal: a multiple of 2^(emin - mbits)
+    return sign | (int)(a / __int_as_float((emin - mbits + 127) << 23));
+  return sign | ((ea - emin + 1) << mbits) |
+         ((__float_as_int(a) >> (23 - mbits)) & ((1 << mbits) - 1));
+}
+// The value of float8 byte b (the low 8 bits), exactly: e4m3fn (mbits 3,
+// emin -6: 0x7f and 0xff NaN, no infinities) or e5m2 (mbits 2, emin -14:
+// exponent 31 infinity or NaN).
+__device__ __forceinline__ float dlc_fp8_value(int b, int mbits, int emin) {
+  const int mag = b & 0x7f, ef = mag >> mbits, m = mag & ((1 << mbits) - 1);
+  float v;
+  if (mbits == 3 ? mag == 0x7f : ef == 31)
+    v = mbits == 3 || m ? __int_as_float(0x7fc00000)
+                        : __int_as_float(0x7f800000);
+  else if (ef == 0)
+    v = (float)m * __int_as_float((emin - mbits + 127) << 23);
+  else
+    v = (float)((1 << mbits) | m) *
+        __int_as_float((ef - 1 + emin - mbits + 127) << 23);
+  return b & 0x80 ? -v : v;
+}
+
 // V stored elements, aligned so that one access moves them all.
 template <class T, int V> struct alignas(sizeof(T) * V) dlc_vec { T v[V]; };
 __device__ __forceinline__ float dlc_to_float(float x) { return x; }

@@ -107,6 +107,9 @@ public:
 
   bool coversBody();
 
+  /// The kernel's operand `index` (a buffer of the plan).
+  Value kernelIn(unsigned index) { return kernel_.getIns()[index]; }
+
   /// Records `op` as computed by the call.
   void cover(Operation *op) { covered_.insert(op); }
 
@@ -336,6 +339,71 @@ FailureOr<LibraryCallPlan> planGemm(KernelMatcher &matcher, graph::MatmulOp mm,
   if (chain.bias) {
     // cuBLASLt reads the bias in D's type.
     if (failed(appendBias(matcher, chain, chain.stored, plan)))
+      return failure();
+    d.epilogue = d.epilogue == Epilogue::Relu   ? Epilogue::ReluBias
+                 : d.epilogue == Epilogue::Gelu ? Epilogue::GeluBias
+                                                : Epilogue::Bias;
+  }
+  plan.descriptor = d;
+  return plan;
+}
+
+//===----------------------------------------------------------------------===//
+// cuBLASLt: float8_matmul [+ bias] [+ relu | gelu_tanh] (Keras's float8 Dense)
+//===----------------------------------------------------------------------===//
+
+/// The float8 GEMM (`--kernels library` only: no measurement puts it under
+/// auto): e4m3 bytes of the lhs and the [N, K] rhs in buffers, K % 16 == 0,
+/// scalar scales, an f32 result; the bias, if any, read as bfloat16 (exact:
+/// Keras rounds a float8 Dense's bias to bfloat16, anything else stays
+/// generated).
+FailureOr<LibraryCallPlan> planFloat8Gemm(KernelMatcher &matcher,
+                                          graph::Float8MatmulOp mm, Chain chain,
+                                          KernelChoice choice) {
+  if (choice != KernelChoice::Library || !mm.getLhsType().isFloat8E4M3FN() ||
+      !mm.getRhsType().isFloat8E4M3FN() || !chain.stored.isF32())
+    return failure();
+  auto lhs = dyn_cast<BlockArgument>(mm.getLhs());
+  auto rhs = dyn_cast<BlockArgument>(mm.getRhs());
+  auto lhsType = cast<RankedTensorType>(mm.getLhs().getType());
+  auto rhsType = cast<RankedTensorType>(mm.getRhs().getType());
+  if (!lhs || !rhs || !lhsType.hasStaticShape() || !rhsType.hasStaticShape() ||
+      lhsType.getNumElements() == 0)
+    return failure();
+  artifact::Float8GemmDescriptor d;
+  d.k = lhsType.getShape().back();
+  d.n = rhsType.getDimSize(0);
+  d.m = lhsType.getNumElements() / d.k;
+  if (d.k % 16 != 0)
+    return failure();
+  LibraryCallPlan plan;
+  plan.workspaceBytes = kLibraryWorkspaceBytes;
+  plan.operands.push_back(
+      LibraryOperand{matcher.kernelIn(lhs.getArgNumber()), {}});
+  plan.operands.push_back(
+      LibraryOperand{matcher.kernelIn(rhs.getArgNumber()), {}});
+  for (Value scale : {mm.getLhsScale(), mm.getRhsScale()}) {
+    FailureOr<Value> stored = matcher.storedValue(scale);
+    if (failed(stored) || !elementOf(*stored).isF32())
+      return failure();
+    FailureOr<LibraryOperand> operand = matcher.operandFor(*stored);
+    if (failed(operand))
+      return failure();
+    plan.operands.push_back(std::move(*operand));
+  }
+  using Epilogue = artifact::GemmDescriptor::Epilogue;
+  d.epilogue = Epilogue::Default;
+  if (chain.activation) {
+    if (isPlain(chain.activation, graph::ActivationKind::Relu))
+      d.epilogue = Epilogue::Relu;
+    else if (isPlain(chain.activation, graph::ActivationKind::GeluTanh))
+      d.epilogue = Epilogue::Gelu;
+    else
+      return failure();
+  }
+  if (chain.bias) {
+    if (failed(appendBias(matcher, chain, BFloat16Type::get(mm.getContext()),
+                          plan)))
       return failure();
     d.epilogue = d.epilogue == Epilogue::Relu   ? Epilogue::ReluBias
                  : d.epilogue == Epilogue::Gelu ? Epilogue::GeluBias
@@ -793,6 +861,8 @@ std::optional<LibraryCallPlan> driver::planLibraryCall(exec::KernelOp kernel,
   const bool attention = mm && attentionSoftmax(mm);
   if (mm && !attention)
     plan = planGemm(matcher, mm, *chain, choice);
+  else if (auto f8 = dyn_cast<graph::Float8MatmulOp>(chain->anchor))
+    plan = planFloat8Gemm(matcher, f8, *chain, choice);
   else if (choice == KernelChoice::Auto)
     return std::nullopt; // cuDNN only when asked for
   else if (attention)

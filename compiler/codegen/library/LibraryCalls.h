@@ -12,6 +12,14 @@
 //     (CUBLASLT_EPILOGUE_[RELU_|GELU_]BIAS, RELU, GELU; cuBLASLt's GELU is
 //     the tanh form, so the exact erf `gelu` stays generated), then the cast
 //     to the stored type.
+//   cuBLASLt "gemm_f8": graph.float8_matmul (Keras's float8 Dense after
+//     dlc-float8-matmul) on e4m3 bytes in buffers, K % 16 == 0, then
+//     optionally bias_add on the last axis (read as bfloat16, so only a bias
+//     on the bfloat16 grid, as Keras rounds it) and relu or gelu_tanh, stored
+//     f32; the scalar scales are parameters (A/B scale pointers). Library
+//     only: auto keeps the generated float8 GEMM (nothing measured). A float8
+//     GEMM whose kernel also quantizes the next layer's input (its stored
+//     result is i8) stays generated.
 //   cuDNN "conv2d": graph.conv2d NHWC with an OHWI filter (any groups,
 //     strides, dilations, asymmetric pads), then optionally bias_add on the
 //     channels and relu, gelu or gelu_tanh, as one operation graph
@@ -52,9 +60,12 @@
 // The auto rule (a fixed threshold, not a measurement): cuBLASLt for a GEMM
 // pattern of at least 2^24 multiply-adds (batch*M*N*K), where its tuned
 // kernels and split-K pay off, generated below it; convolution, pooling,
-// softmax and attention stay generated under auto (no measurement shows
-// cuDNN faster than dlc's generated kernels yet: no GPU has run the SDPA
-// call). `library` takes every match, `generated` none.
+// softmax, attention and the float8 GEMM stay generated under auto (no
+// measurement shows cuDNN or cuBLASLt's float8 GEMM faster than dlc's
+// generated kernels yet: no GPU has run the SDPA or float8 calls). Keras's
+// int8 Dense has no library call: its epilogue divides by a scale per row
+// and per column, which cuBLASLt cannot do exactly. `library` takes every
+// match, `generated` none.
 //
 //===----------------------------------------------------------------------===//
 

@@ -118,3 +118,43 @@ func.func @quantized_conv2d_groups(%x: tensor<1x4x4x4xi8>, %w: tensor<1x1x1x6xi8
   %0 = graph.quantized_conv2d %x, %w, %s {input_scale = 1.0 : f32, groups = 3 : i64} : (tensor<1x4x4x4xi8>, tensor<1x1x1x6xi8>, tensor<6xf32>) -> tensor<1x4x4x6xf32>
   return
 }
+
+// -----
+
+func.func @float8_quantize_type(%x: tensor<2x4xf32>, %s: tensor<f32>) {
+  // expected-error@+1 {{expects a target_type f8E4M3FN or f8E5M2}}
+  %0 = graph.float8_quantize %x, %s {target_type = f16} : (tensor<2x4xf32>, tensor<f32>) -> tensor<2x4xi8>
+  return
+}
+
+// -----
+
+func.func @float8_quantize_scale(%x: tensor<2x4xf32>, %s: tensor<4xf32>) {
+  // expected-error@+1 {{expects a rank-0 scale of 'f32', got 'tensor<4xf32>'}}
+  %0 = graph.float8_quantize %x, %s {target_type = f8E4M3FN} : (tensor<2x4xf32>, tensor<4xf32>) -> tensor<2x4xi8>
+  return
+}
+
+// -----
+
+func.func @float8_matmul_k(%x: tensor<2x32xi8>, %w: tensor<8x16xi8>, %s: tensor<f32>) {
+  // expected-error@+1 {{contraction sizes differ: lhs [2, 32] has 32, rhs [N, K] [8, 16] has 16}}
+  %0 = graph.float8_matmul %x, %w, %s, %s {lhs_type = f8E4M3FN, rhs_type = f8E4M3FN} : (tensor<2x32xi8>, tensor<8x16xi8>, tensor<f32>, tensor<f32>) -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @float8_matmul_scale(%x: tensor<2x32xi8>, %w: tensor<8x32xi8>, %s: tensor<f32>, %t: tensor<8xf32>) {
+  // expected-error@+1 {{expects rank-0 f32 scales, got 'tensor<f32>' and 'tensor<8xf32>'}}
+  %0 = graph.float8_matmul %x, %w, %s, %t {lhs_type = f8E4M3FN, rhs_type = f8E4M3FN} : (tensor<2x32xi8>, tensor<8x32xi8>, tensor<f32>, tensor<8xf32>) -> tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @float8_matmul_type(%x: tensor<2x32xi8>, %w: tensor<8x32xi8>, %s: tensor<f32>) {
+  // expected-error@+1 {{expects lhs_type and rhs_type f8E4M3FN or f8E5M2}}
+  %0 = graph.float8_matmul %x, %w, %s, %s {lhs_type = f8E4M3FN, rhs_type = i8} : (tensor<2x32xi8>, tensor<8x32xi8>, tensor<f32>, tensor<f32>) -> tensor<2x8xf32>
+  return
+}

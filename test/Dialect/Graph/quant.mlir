@@ -58,3 +58,14 @@ func.func @ptq(%x: tensor<?x8x8x4xf32>, %w: tensor<6x3x3x4xi8>, %s: tensor<6xf32
   %d = graph.quantized_conv2d %q#0, %dw, %ds {input_scale = 25.4 : f32, groups = 4 : i64} : (tensor<?x8x8x4xi8>, tensor<3x3x1x4xi8>, tensor<4xf32>) -> tensor<?x6x6x4xf32>
   return %y, %d : tensor<?x4x4x6xf32>, tensor<?x6x6x4xf32>
 }
+
+// dlc-float8-matmul's ops: float8 bytes in i8, the product of [.., K] bytes
+// and [N, K] bytes with two scalar scales.
+// CHECK-LABEL: func.func @float8_gemm
+// CHECK: %[[Q:.*]] = graph.float8_quantize %arg0, %arg1 {target_type = f8E4M3FN} : (tensor<?x6x32xf32>, tensor<f32>) -> tensor<?x6x32xi8>
+// CHECK: graph.float8_matmul %[[Q]], %arg2, %arg1, %arg3 {lhs_type = f8E4M3FN, rhs_type = f8E5M2} : (tensor<?x6x32xi8>, tensor<16x32xi8>, tensor<f32>, tensor<f32>) -> tensor<?x6x16xf32>
+func.func @float8_gemm(%x: tensor<?x6x32xf32>, %s: tensor<f32>, %w: tensor<16x32xi8>, %t: tensor<f32>) -> tensor<?x6x16xf32> {
+  %q = graph.float8_quantize %x, %s {target_type = f8E4M3FN} : (tensor<?x6x32xf32>, tensor<f32>) -> tensor<?x6x32xi8>
+  %y = graph.float8_matmul %q, %w, %s, %t {lhs_type = f8E4M3FN, rhs_type = f8E5M2} : (tensor<?x6x32xi8>, tensor<16x32xi8>, tensor<f32>, tensor<f32>) -> tensor<?x6x16xf32>
+  return %y : tensor<?x6x16xf32>
+}
