@@ -42,8 +42,8 @@ def install(no_legacy):
         if vname == "beta":
             # Centred at 0.5, not 0: most units after a normalization and a ReLU are active, and
             # the random deep networks are far better conditioned (measure_conditioning, ulp
-            # weight perturbations: NASNetMobile fp32 1.1e-4 -> 2.3e-6, fp16 0.52 -> 0.013;
-            # ResNet50V2 fp16 0.031 -> 0.0099).
+            # weight perturbations: NASNetMobile fp32 1.1e-4 -> 7.5e-7, fp16 0.52 -> 0.0040;
+            # docs/keras.md section 7).
             return rng.normal(BETA_MEAN, 0.3, size=tuple(int(s) for s in shape))
         return draw(rng, cls, vname, shape)
 

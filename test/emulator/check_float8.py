@@ -28,22 +28,17 @@ NumPy and the standard library only.
 """
 
 import argparse
-import json
 import os
-import subprocess
 import sys
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from check_quant import emulate, literal  # noqa: E402
+
 M, K1, N1, N2 = 37, 528, 48, 24
 SX1, SW1, SX2, SW2, SW3, N3 = 0.37, 0.011, 0.5, 1.0, 0.013, 40
 BOUND = 1e-6
-
-
-def literal(values):
-    if values.ndim == 1:
-        return "[" + ",".join(repr(float(v)) for v in values) + "]"
-    return "[" + ",".join(literal(row) for row in values) + "]"
 
 
 def bf16(values):
@@ -125,17 +120,9 @@ def main(argv=None):
     inp, out, out3, report = (os.path.join(args.out, n)
                               for n in ("x.npy", "y.npy", "y3.npy", "report.json"))
     np.save(inp, x)
-    cmd = [args.emulate, model, "--arch", "sm_90", "--input", inp, "--output", out,
-           "--output", out3,
-           "--check-kernels", "--report", report] + \
-        (["--cache-dir", args.cache_dir] if args.cache_dir else []) + \
-        (["--reverse"] if args.reverse else [])
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    if p.returncode != 0:
-        print("dlc-emulate exited %d: %s" % (p.returncode, p.stderr.decode().strip()))
+    kernels = emulate(args, model, inp, [out, out3], report, ["--arch", "sm_90"])
+    if kernels is None:
         return 1
-    with open(report) as f:
-        kernels = json.load(f)["kernels"]
     problems = []
     for k in kernels:
         print("%-24s %-12s %-48s relative L2 %s, max |diff| %s" % (

@@ -31,6 +31,23 @@ def literal(values):
     return "[" + ",".join(literal(row) for row in values) + "]"
 
 
+def emulate(args, model, inp, outs, report, extra=()):
+    """`dlc-emulate MODEL --input INP --output OUT... --check-kernels --report REPORT` (and
+    --cache-dir, --reverse from args, then `extra`): the report's kernels, or None after printing
+    why dlc-emulate failed."""
+    cmd = [args.emulate, model, *extra, "--input", inp] + \
+        [x for o in outs for x in ("--output", o)] + \
+        ["--check-kernels", "--report", report] + \
+        (["--cache-dir", args.cache_dir] if args.cache_dir else []) + \
+        (["--reverse"] if args.reverse else [])
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    if p.returncode != 0:
+        print("dlc-emulate exited %d: %s" % (p.returncode, p.stderr.decode().strip()))
+        return None
+    with open(report) as f:
+        return json.load(f)["kernels"]
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--emulate", required=True)
@@ -60,15 +77,9 @@ def main(argv=None):
         f.write(ir)
     inp, out, report = (os.path.join(args.out, n) for n in ("x.npy", "y.npy", "report.json"))
     np.save(inp, x)
-    cmd = [args.emulate, model, "--input", inp, "--output", out, "--check-kernels",
-           "--report", report] + (["--cache-dir", args.cache_dir] if args.cache_dir else []) + \
-        (["--reverse"] if args.reverse else [])
-    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    if p.returncode != 0:
-        print("dlc-emulate exited %d: %s" % (p.returncode, p.stderr.decode().strip()))
+    kernels = emulate(args, model, inp, [out], report)
+    if kernels is None:
         return 1
-    with open(report) as f:
-        kernels = json.load(f)["kernels"]
     problems = []
     for k in kernels:
         print("%-24s %-10s block=%-14s %-48s max |diff| %s" % (
