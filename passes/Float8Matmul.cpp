@@ -56,22 +56,6 @@ uint8_t float8Byte(float v, float scale, const llvm::fltSemantics &sem) {
   return static_cast<uint8_t>(a.bitcastToAPInt().getZExtValue());
 }
 
-/// An i8 constant of `type` holding `values`: inline when small, else a
-/// dense_resource blob keyed after `hint`.
-ElementsAttr makeBytes(RankedTensorType type, ArrayRef<int8_t> values,
-                       StringRef hint) {
-  if (type.getNumElements() <= kMaxInlineElements)
-    return DenseElementsAttr::get(type, values);
-  std::string key = "w_";
-  for (char c : hint.take_front(48))
-    key += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  auto blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
-      ArrayRef<char>(reinterpret_cast<const char *>(values.data()),
-                     values.size()),
-      alignof(int8_t));
-  return DenseResourceElementsAttr::get(type, key, std::move(blob));
-}
-
 struct Float8MatmulPass
     : public dlc::impl::Float8MatmulPassBase<Float8MatmulPass> {
   void runOnOperation() override {
@@ -122,7 +106,7 @@ struct Float8MatmulPass
     Location loc = matmul.getLoc();
     auto i8 = b.getIntegerType(8);
     auto wq = b.create<ConstantOp>(
-        loc, makeBytes(RankedTensorType::get({n, k}, i8), bytes,
+        loc, makeInt8s(RankedTensorType::get({n, k}, i8), bytes,
                        derivedWeightHint(weight.getValue(), "_f8")));
     // One float8_quantize per fake_quantize of an input, however many
     // products read it, placed after it so that it dominates them all.

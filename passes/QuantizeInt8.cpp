@@ -28,22 +28,6 @@ using namespace dlc::graph;
 
 namespace {
 
-/// A constant of i8 `type` holding `values`: inline when small, else a
-/// dense_resource blob keyed after `hint`.
-ElementsAttr makeInt8(RankedTensorType type, ArrayRef<int8_t> values,
-                      StringRef hint) {
-  if (type.getNumElements() <= kMaxInlineElements)
-    return DenseElementsAttr::get(type, values);
-  std::string key = "w_";
-  for (char c : hint.take_front(48))
-    key += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  auto blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
-      ArrayRef<char>(reinterpret_cast<const char *>(values.data()),
-                     values.size()),
-      alignof(int8_t));
-  return DenseResourceElementsAttr::get(type, key, std::move(blob));
-}
-
 /// A weight quantized per output channel.
 struct QuantizedWeight {
   std::vector<int8_t> values;
@@ -359,7 +343,7 @@ struct QuantizeInt8Pass
       int64_t n = int64_t(q->scales.size());
       type = RankedTensorType::get({weightType.getNumElements() / n, n}, i8);
     }
-    auto qweight = b.create<ConstantOp>(loc, makeInt8(type, q->values, hint));
+    auto qweight = b.create<ConstantOp>(loc, makeInt8s(type, q->values, hint));
     Value input = op->getOperand(0);
     auto f32 = b.getF32Type();
     if (zeroPoint) {

@@ -68,6 +68,21 @@ FailureOr<std::vector<float>> dlc::graph::readFloats(ElementsAttr value) {
   return out;
 }
 
+ElementsAttr dlc::graph::makeInt8s(RankedTensorType type,
+                                   ArrayRef<int8_t> values, StringRef hint) {
+  assert(static_cast<int64_t>(values.size()) == type.getNumElements());
+  if (type.getNumElements() <= kMaxInlineElements)
+    return DenseElementsAttr::get(type, values);
+  std::string key = "w_";
+  for (char c : hint.take_front(48))
+    key += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  auto blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
+      ArrayRef<char>(reinterpret_cast<const char *>(values.data()),
+                     values.size()),
+      alignof(int8_t));
+  return DenseResourceElementsAttr::get(type, key, std::move(blob));
+}
+
 ElementsAttr dlc::graph::makeFloats(RankedTensorType type,
                                     ArrayRef<float> values, StringRef hint) {
   Type element = type.getElementType();

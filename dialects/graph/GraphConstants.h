@@ -36,6 +36,12 @@ mlir::ElementsAttr makeFloats(mlir::RankedTensorType type,
                               llvm::ArrayRef<float> values,
                               llvm::StringRef hint);
 
+/// A constant of `type` (i8 elements) holding `values`: inline when small,
+/// else a dense_resource blob keyed after `hint` (as makeFloats).
+mlir::ElementsAttr makeInt8s(mlir::RankedTensorType type,
+                             llvm::ArrayRef<int8_t> values,
+                             llvm::StringRef hint);
+
 /// `value`, read with the shape of `type` (same elements, same order),
 /// transposed as graph.transpose does: result dim d is dim perm[d]. A splat
 /// stays a splat (any element type); other float constants are made by

@@ -1171,32 +1171,16 @@ static LogicalResult inferDequantizeGrouped(T op, EmitFn emit,
 }
 DLC_INFERRED_OP(DequantizeGroupedOp, inferDequantizeGrouped)
 
-template <typename T>
-static LogicalResult inferFakeQuantize(T op, EmitFn emit,
-                                       SmallVectorImpl<Type> &out) {
-  RankedTensorType in = tensorType(op.getInput());
-  RankedTensorType scale = tensorType(op.getScale());
-  if (!in || !scale)
-    return failure();
-  if (scale.getRank() != 0 || scale.getElementType() != in.getElementType())
-    return emit() << "expects a rank-0 scale of " << in.getElementType()
-                  << ", got " << scale;
-  Type type = op.getTargetType();
-  if (!type || !(type.isFloat8E4M3FN() || type.isFloat8E5M2()))
-    return emit() << "expects a target_type f8E4M3FN or f8E5M2";
-  out.push_back(in);
-  return success();
-}
-DLC_INFERRED_OP(FakeQuantizeOp, inferFakeQuantize)
-
 static bool isFloat8(Type type) {
   return type && (type.isFloat8E4M3FN() || type.isFloat8E5M2());
 }
 
+/// What graph.fake_quantize and graph.float8_quantize both check: a rank-0
+/// scale of the input's element type, an f8E4M3FN or f8E5M2 target. Sets `in`.
 template <typename T>
-static LogicalResult inferFloat8Quantize(T op, EmitFn emit,
-                                         SmallVectorImpl<Type> &out) {
-  RankedTensorType in = tensorType(op.getInput());
+static LogicalResult checkFloat8Scaling(T op, EmitFn emit,
+                                        RankedTensorType &in) {
+  in = tensorType(op.getInput());
   RankedTensorType scale = tensorType(op.getScale());
   if (!in || !scale)
     return failure();
@@ -1205,6 +1189,26 @@ static LogicalResult inferFloat8Quantize(T op, EmitFn emit,
                   << ", got " << scale;
   if (!isFloat8(op.getTargetType()))
     return emit() << "expects a target_type f8E4M3FN or f8E5M2";
+  return success();
+}
+
+template <typename T>
+static LogicalResult inferFakeQuantize(T op, EmitFn emit,
+                                       SmallVectorImpl<Type> &out) {
+  RankedTensorType in;
+  if (failed(checkFloat8Scaling(op, emit, in)))
+    return failure();
+  out.push_back(in);
+  return success();
+}
+DLC_INFERRED_OP(FakeQuantizeOp, inferFakeQuantize)
+
+template <typename T>
+static LogicalResult inferFloat8Quantize(T op, EmitFn emit,
+                                         SmallVectorImpl<Type> &out) {
+  RankedTensorType in;
+  if (failed(checkFloat8Scaling(op, emit, in)))
+    return failure();
   out.push_back(in.clone(IntegerType::get(in.getContext(), 8)));
   return success();
 }

@@ -24,6 +24,47 @@ cudaDataType_t ltType(ElementType type) {
                                      : CUDA_R_32F;
 }
 
+/// cuBLASLt's first heuristic algorithm for the GEMM `desc` over the layouts
+/// a (its A), b and out (C and D), within `workspaceBytes`, for parameters of
+/// these alignments (B, A, ..., D: the parameter order of the descriptors).
+/// None: DLC_STATUS_UNSUPPORTED_DEVICE, naming `what` kind of GEMM.
+cublasLtMatmulAlgo_t
+pickAlgorithm(cublasLtHandle_t lt, cublasLtMatmulDesc_t desc,
+              cublasLtMatrixLayout_t a, cublasLtMatrixLayout_t b,
+              cublasLtMatrixLayout_t out, uint64_t workspaceBytes,
+              const std::vector<uint32_t> &alignments,
+              const std::string &what) {
+  cublasLtMatmulPreference_t preference = nullptr;
+  checkLt(cublasLtMatmulPreferenceCreate(&preference),
+          "cublasLtMatmulPreferenceCreate");
+  cublasLtMatmulHeuristicResult_t result{};
+  int found = 0;
+  cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
+  auto setPreference = [&](cublasLtMatmulPreferenceAttributes_t attr,
+                           const auto &value) {
+    if (status == CUBLAS_STATUS_SUCCESS)
+      status = cublasLtMatmulPreferenceSetAttribute(preference, attr, &value,
+                                                    sizeof(value));
+  };
+  setPreference(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, workspaceBytes);
+  setPreference(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignments[1]);
+  setPreference(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, alignments[0]);
+  setPreference(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, alignments.back());
+  setPreference(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, alignments.back());
+  if (status == CUBLAS_STATUS_SUCCESS)
+    status = cublasLtMatmulAlgoGetHeuristic(lt, desc, a, b, out, out,
+                                            preference, 1, &result, &found);
+  cublasLtMatmulPreferenceDestroy(preference);
+  const std::string call = "cublasLtMatmulAlgoGetHeuristic" +
+                           (what.empty() ? "" : " (" + what + ")");
+  checkLt(status, call.c_str());
+  if (found == 0)
+    raise(DLC_STATUS_UNSUPPORTED_DEVICE,
+          "cuBLASLt has no " + (what.empty() ? "" : what + " ") +
+              "algorithm for this GEMM on this device");
+  return result.algo;
+}
+
 /// One GEMM, planned: row-major D = A B is column-major D^T = B^T A^T, so
 /// cuBLASLt's A is our B and its B our A; its m is our n.
 class GemmPlan : public CallPlan {
@@ -143,33 +184,8 @@ void GemmPlan::build(const std::vector<uint32_t> &alignments) {
   layout(second_, g.ab, g.k, g.m, g.aBatchStride);  // A [M, K]: K x M
   layout(out_, g.d, g.n, g.m, g.m * g.n);           // D [M, N]: N x M
 
-  cublasLtMatmulPreference_t preference = nullptr;
-  checkLt(cublasLtMatmulPreferenceCreate(&preference),
-          "cublasLtMatmulPreferenceCreate");
-  cublasLtMatmulHeuristicResult_t result{};
-  int found = 0;
-  cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
-  auto setPreference = [&](cublasLtMatmulPreferenceAttributes_t attr,
-                           const auto &value) {
-    if (status == CUBLAS_STATUS_SUCCESS)
-      status = cublasLtMatmulPreferenceSetAttribute(preference, attr, &value,
-                                                    sizeof(value));
-  };
-  setPreference(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, workspaceBytes_);
-  setPreference(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignments[1]);
-  setPreference(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, alignments[0]);
-  setPreference(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, alignments.back());
-  setPreference(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, alignments.back());
-  if (status == CUBLAS_STATUS_SUCCESS)
-    status =
-        cublasLtMatmulAlgoGetHeuristic(lt_, desc_, first_, second_, out_, out_,
-                                       preference, 1, &result, &found);
-  cublasLtMatmulPreferenceDestroy(preference);
-  checkLt(status, "cublasLtMatmulAlgoGetHeuristic");
-  if (found == 0)
-    raise(DLC_STATUS_UNSUPPORTED_DEVICE,
-          "cuBLASLt has no algorithm for this GEMM on this device");
-  algo_ = result.algo;
+  algo_ = pickAlgorithm(lt_, desc_, first_, second_, out_, workspaceBytes_,
+                        alignments, "");
 }
 
 //===----------------------------------------------------------------------===//
@@ -295,34 +311,8 @@ void Float8GemmPlan::build(const std::vector<uint32_t> &alignments) {
   layout(second_, CUDA_R_8F_E4M3, g.k, g.m); // A [M, K]: K x M
   layout(out_, CUDA_R_32F, g.n, g.m);        // D [M, N]: N x M
 
-  cublasLtMatmulPreference_t preference = nullptr;
-  checkLt(cublasLtMatmulPreferenceCreate(&preference),
-          "cublasLtMatmulPreferenceCreate");
-  cublasLtMatmulHeuristicResult_t result{};
-  int found = 0;
-  cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
-  auto setPreference = [&](cublasLtMatmulPreferenceAttributes_t attr,
-                           const auto &value) {
-    if (status == CUBLAS_STATUS_SUCCESS)
-      status = cublasLtMatmulPreferenceSetAttribute(preference, attr, &value,
-                                                    sizeof(value));
-  };
-  setPreference(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, workspaceBytes_);
-  setPreference(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignments[1]);
-  setPreference(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, alignments[0]);
-  setPreference(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, alignments.back());
-  setPreference(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, alignments.back());
-  if (status == CUBLAS_STATUS_SUCCESS)
-    status =
-        cublasLtMatmulAlgoGetHeuristic(lt_, desc_, first_, second_, out_, out_,
-                                       preference, 1, &result, &found);
-  cublasLtMatmulPreferenceDestroy(preference);
-  checkLt(status, "cublasLtMatmulAlgoGetHeuristic (float8)");
-  if (found == 0)
-    raise(DLC_STATUS_UNSUPPORTED_DEVICE,
-          "cuBLASLt has no float8 algorithm for this GEMM on this device "
-          "(sm_89 or newer)");
-  algo_ = result.algo;
+  algo_ = pickAlgorithm(lt_, desc_, first_, second_, out_, workspaceBytes_,
+                        alignments, "float8 (sm_89 or newer)");
 }
 
 } // namespace
