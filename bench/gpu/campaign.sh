@@ -23,7 +23,8 @@
 # BUILD/bench-models, written by gen_models.py), BATCHES (1 32 256),
 # PRECISIONS (fp32 fp16), KERNELS (generated library auto), COMPILE_AT (where
 # torch.compile max-autotune runs, MODEL:PRECISION:BATCH; default the targets
-# of bench/README.md), CHECK (1: the correctness batch too; CHECK_MODELS for
+# of bench/README.md), BASELINE_AT (the same for the other baselines; default
+# every model, precision and batch), CHECK (1: the correctness batch too; CHECK_MODELS for
 # prepare.sh, default small), WHEELS (1: fetch them), JOBS (2),
 # DLC_BUILD_DIR (build), CARRY (carry). bench/README.md: the exact calls.
 set -euo pipefail
@@ -47,6 +48,7 @@ prepare() {
   local batches=${BATCHES:-"1 32 256"} precisions=${PRECISIONS:-"fp32 fp16"}
   local kernels=${KERNELS:-"generated library auto"}
   local compile_at=${COMPILE_AT:-"mnist_cnn:fp16:1 text_lstm:fp16:1 mobilenet_v2:fp16:1 vgg16_transfer:fp16:32 resnet50:fp16:256"}
+  local baseline_at=${BASELINE_AT:-all}
   local models_dir=${MODELS_DIR:-$build/bench-models} stage=${STAGE:-$build/bench-stage}
   local dlc=$build/bin/dlc commit
   [ -x "$dlc" ] || { echo "campaign.sh: error: no $dlc: run scripts/build.sh" >&2; exit 1; }
@@ -75,9 +77,9 @@ prepare() {
       --batch "$6" -o "$o.dlcm" >"$o.log" 2>&1 ||
       { tail -1 "$o.log" >"$o.error"; echo "campaign.sh: compiling $3 $4 $5 batch $6 failed: $(cat "$o.error")" >&2; }' \
       "$dlc" "$models_dir" "$stage"
-  "$python" - "$stage" "$models" "$precisions" "$batches" "$kernels" "$compile_at" <<'PY'
+  "$python" - "$stage" "$models" "$precisions" "$batches" "$kernels" "$compile_at" "$baseline_at" <<'PY'
 import json, os, sys
-stage, models, precisions, batches, kernels, compile_at = sys.argv[1:]
+stage, models, precisions, batches, kernels, compile_at, baseline_at = sys.argv[1:]
 models, precisions, kernels = models.split(), precisions.split(), kernels.split()
 batches = [int(b) for b in batches.split()]
 items = []
@@ -91,11 +93,16 @@ for m in models:
                 if os.path.exists(error):  # a row that says so, nothing to carry
                     item["compile_error"] = open(error).read().strip()
                 items.append(item)
-for tool in ("keras-torch-eager", "torch-library", "keras-jax-xla", "keras-torch-compile"):
+# XLA first: what a Keras user runs today, the comparison a short call must not lose.
+for tool in ("keras-jax-xla", "keras-torch-eager", "torch-library", "keras-torch-compile"):
     for m in models:
         for p in precisions:
             for b in batches:
-                if tool == "keras-torch-compile" and "%s:%s:%d" % (m, p, b) not in compile_at.split():
+                at = "%s:%s:%d" % (m, p, b)
+                if tool == "keras-torch-compile" and at not in compile_at.split():
+                    continue
+                if (tool != "keras-torch-compile" and baseline_at != "all"
+                        and at not in baseline_at.split()):
                     continue
                 items.append({"kind": "baseline", "tool": tool, "model": m, "precision": p,
                               "batch": b})
