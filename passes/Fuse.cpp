@@ -26,8 +26,11 @@
 //    value computed elsewhere of the same or a broadcast shape (a residual);
 //    after a convolution, at most one pool2d whose windows tile the chain
 //    (window == strides, no pads, the convolution's layout), then
-//    elementwise ops again; after a matmul, a softmax over the matmul's N
-//    axis (the last one) with N <= 4096, which closes the epilogue.
+//    elementwise ops again, unless the convolution is an implicit GEMM
+//    (ungrouped NHWC; int8 with C % 16 == 0), whose epilogue cannot pool;
+//    after a matmul, a softmax over the matmul's N axis (the last one) with
+//    N <= 4096 and K x N <= 16384, which closes the epilogue (the softmax
+//    row kernel computes the dot products inline, a warp per row).
 // 2. Reductions left over (softmax, layer_norm, global_pool, pool2d,
 //    quantize, whose two results, the int8 rows and their scales, both
 //    leave the group): a
@@ -99,6 +102,13 @@ namespace {
 
 /// The largest matmul N whose softmax may close the matmul's epilogue.
 constexpr int64_t kMaxSoftmaxN = 4096;
+/// The most multiply-adds (K x N) of one matmul row that a softmax row kernel
+/// computes inline. That kernel gives each row one warp, which computes the
+/// row's dot products itself, without tiles or tensor cores: a classifier
+/// head of K = 1280 and N = 1000 took 1.26 ms there at batch 1 on an H100
+/// (bench/NOTES.md, 2026-11-27), against microseconds for a GEMM and a
+/// softmax kernel. A small head (MNIST's 128 x 10) saves a launch fused.
+constexpr int64_t kMaxSoftmaxMacs = 16384;
 
 enum class Kind {
   Anchor,
@@ -205,9 +215,16 @@ std::string poolVeto(Pool2DOp pool, Operation *anchor) {
     return "pool has padding";
   if (pool.getDataLayout() != *layout)
     return "pool layout differs from the convolution's";
-  // The int8 implicit GEMM (ungrouped NHWC, C % 16 == 0) cannot pool in its
-  // epilogue: fused, the convolution would run per element, without tensor
-  // cores. The pool is a kernel of its own (with the next quantize_static).
+  // An ungrouped NHWC convolution is an implicit GEMM (tiled, on tensor
+  // cores where the operands allow), whose epilogue cannot pool: fused, the
+  // convolution would run per element, one output at a time. VGG16's four
+  // conv+pool kernels took 7.5 ms each that way at batch 1 on an H100, the
+  // same convolutions on tensor cores 0.03 ms (bench/NOTES.md, 2026-11-27).
+  // The pool is a kernel of its own (with the next quantize_static). The
+  // int8 implicit GEMM needs C % 16 == 0; other int8 shapes run per element.
+  if (auto c = dyn_cast<Conv2DOp>(anchor);
+      c && c.getGroups() == 1 && c.getDataLayout() == Layout::NHWC)
+    return "the convolution is an implicit GEMM, which cannot pool";
   if (auto q = dyn_cast<QuantizedConv2DOp>(anchor);
       q && q.getGroups() == 1 && q.getDataLayout() == Layout::NHWC &&
       shapeOf(q.getInput()).back() % 16 == 0)
@@ -229,6 +246,13 @@ std::string softmaxVeto(SoftmaxOp softmax, Operation *anchor) {
   if (shape.back() > kMaxSoftmaxN)
     return "matmul N = " + std::to_string(shape.back()) + " exceeds " +
            std::to_string(kMaxSoftmaxN);
+  const int64_t k = shapeOf(anchor->getOperand(0)).back();
+  if (ShapedType::isDynamic(k) || k * shape.back() > kMaxSoftmaxMacs)
+    return "matmul K x N = " +
+           (ShapedType::isDynamic(k) ? std::string("?")
+                                     : std::to_string(k)) +
+           " x " + std::to_string(shape.back()) + " exceeds " +
+           std::to_string(kMaxSoftmaxMacs) + " multiply-adds per row";
   return "";
 }
 

@@ -24,9 +24,11 @@
 # PRECISIONS (fp32 fp16), KERNELS (generated library auto), COMPILE_AT (where
 # torch.compile max-autotune runs, MODEL:PRECISION:BATCH; default the targets
 # of bench/README.md), BASELINE_AT (the same for the other baselines; default
-# every model, precision and batch), CHECK (1: the correctness batch too; CHECK_MODELS for
-# prepare.sh, default small), WHEELS (1: fetch them), JOBS (2),
-# DLC_BUILD_DIR (build), CARRY (carry). bench/README.md: the exact calls.
+# every model, precision and batch), CHECK (1: the correctness batch too),
+# CHECK_MODELS, CHECK_PRECISIONS and CHECK_KERNELS (prepare.sh's MODELS,
+# PRECISIONS and KERNELS: small, fp32 fp16, generated library), WHEELS (1:
+# fetch them), JOBS (2), DLC_BUILD_DIR (build), CARRY (carry).
+# bench/README.md: the exact calls.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${DLC_BUILD_DIR:-$root/build}
@@ -57,7 +59,9 @@ prepare() {
   local first=$limit
   if [ "${CHECK:-1}" = 1 ]; then
     echo "campaign.sh: the correctness batch (bench/gpu/prepare.sh)"
-    MODELS=${CHECK_MODELS:-small} "$root/bench/gpu/prepare.sh"
+    # Its own lists: the campaign's PRECISIONS and KERNELS are the benchmark's.
+    MODELS=${CHECK_MODELS:-small} PRECISIONS=${CHECK_PRECISIONS:-"fp32 fp16"} \
+      KERNELS=${CHECK_KERNELS:-"generated library"} "$root/bench/gpu/prepare.sh"
     first=$((limit - $(size_of "$carry/gpu/1")))
   fi
   [ -n "${MODELS_DIR:-}" ] || "$python" "$root/bench/models/gen_models.py" "$models_dir" --models $models

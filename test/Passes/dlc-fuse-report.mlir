@@ -49,6 +49,17 @@ func.func @pools(%x: tensor<1x8x8x4xf32>) -> (tensor<1x3x3x4xf32>, tensor<1x5x5x
 
 // -----
 
+// CHECK-LABEL: func.func @pool_after_implicit_gemm
+func.func @pool_after_implicit_gemm(%x: tensor<1x8x8x4xf32>) -> tensor<1x4x4x4xf32> {
+  %w = graph.constant dense<0.1> : tensor<1x1x4x4xf32>
+  %0 = graph.conv2d %x, %w : (tensor<1x8x8x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x8x8x4xf32> loc("conv3")
+  // expected-remark@+1 {{not fused with 'conv3' (the convolution is an implicit GEMM, which cannot pool)}}
+  %1 = graph.pool2d <max> %0 {window = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x8x8x4xf32>) -> tensor<1x4x4x4xf32>
+  return %1 : tensor<1x4x4x4xf32>
+}
+
+// -----
+
 // CHECK-LABEL: func.func @anchor_after_anchor
 func.func @anchor_after_anchor(%x: tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xf32> {
   %w = graph.constant dense<0.1> : tensor<1x1x2x2xf32>
@@ -62,7 +73,7 @@ func.func @anchor_after_anchor(%x: tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xf32> {
 // -----
 
 // CHECK-LABEL: func.func @softmaxes
-func.func @softmaxes(%x: tensor<2x3x4xf32>, %y: tensor<2x4xf32>) -> (tensor<2x3x8xf32>, tensor<2x5000xf32>, tensor<2x8xf32>) {
+func.func @softmaxes(%x: tensor<2x3x4xf32>, %y: tensor<2x4xf32>) -> (tensor<2x3x8xf32>, tensor<2x5000xf32>, tensor<2x8xf32>, tensor<2x8xf32>) {
   %w = graph.constant dense<0.1> : tensor<4x8xf32>
   %big = graph.constant dense<0.1> : tensor<4x5000xf32>
   %0 = graph.matmul %x, %w : (tensor<2x3x4xf32>, tensor<4x8xf32>) -> tensor<2x3x8xf32> loc("dense")
@@ -71,11 +82,16 @@ func.func @softmaxes(%x: tensor<2x3x4xf32>, %y: tensor<2x4xf32>) -> (tensor<2x3x
   %2 = graph.matmul %y, %big : (tensor<2x4xf32>, tensor<4x5000xf32>) -> tensor<2x5000xf32> loc("wide")
   // expected-remark@+1 {{not fused with 'wide' (matmul N = 5000 exceeds 4096)}}
   %3 = graph.softmax %2 : tensor<2x5000xf32>
+  %deep = graph.constant dense<0.1> : tensor<4096x8xf32>
+  %z = graph.constant dense<0.1> : tensor<2x4096xf32>
+  %7 = graph.matmul %z, %deep : (tensor<2x4096xf32>, tensor<4096x8xf32>) -> tensor<2x8xf32> loc("deep")
+  // expected-remark@+1 {{not fused with 'deep' (matmul K x N = 4096 x 8 exceeds 16384 multiply-adds per row)}}
+  %8 = graph.softmax %7 : tensor<2x8xf32>
   %4 = graph.matmul %y, %w : (tensor<2x4xf32>, tensor<4x8xf32>) -> tensor<2x8xf32> loc("head")
   %5 = graph.softmax %4 : tensor<2x8xf32> loc("head_softmax")
   // expected-remark@+1 {{not fused with 'head_softmax' (softmax closes the epilogue)}}
   %6 = graph.activation <exp> %5 : tensor<2x8xf32>
-  return %1, %3, %6 : tensor<2x3x8xf32>, tensor<2x5000xf32>, tensor<2x8xf32>
+  return %1, %3, %6, %8 : tensor<2x3x8xf32>, tensor<2x5000xf32>, tensor<2x8xf32>, tensor<2x8xf32>
 }
 
 // -----

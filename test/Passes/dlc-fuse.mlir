@@ -139,19 +139,23 @@ func.func @multi_use_anchor(%x: tensor<1x4x4x2xf32>) -> (tensor<1x4x4x2xf32>, te
 
 // -----
 
-// A 2x2/2 max pool tiles the conv output (MNIST): it joins the epilogue, and
-// so does the elementwise op after it.
-// CHECK-LABEL: func.func @pool_tiles
+// A 2x2/2 max pool tiles the conv output (MNIST), but an ungrouped NHWC
+// conv2d is an implicit GEMM, whose epilogue cannot pool: the pool is a
+// kernel of its own, with the elementwise op after it.
+// CHECK-LABEL: func.func @pool_after_implicit_gemm
 // CHECK: %[[F:.+]] = graph.fusion
 // CHECK: graph.conv2d
 // CHECK-NEXT: graph.bias_add
-// CHECK-NEXT: graph.activation <relu>
-// CHECK-NEXT: graph.pool2d <max>
+// CHECK-NEXT: %[[R:.+]] = graph.activation <relu>
+// CHECK-NEXT: graph.yield %[[R]] : tensor<?x6x6x4xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[G:.+]] = graph.fusion
+// CHECK: graph.pool2d <max>
 // CHECK-NEXT: %[[M:.+]] = graph.mul
 // CHECK-NEXT: graph.yield %[[M]] : tensor<?x3x3x4xf32>
 // CHECK-NEXT: }
-// CHECK-NEXT: return %[[F]]
-func.func @pool_tiles(%x: tensor<?x8x8x1xf32>) -> tensor<?x3x3x4xf32> {
+// CHECK-NEXT: return %[[G]]
+func.func @pool_after_implicit_gemm(%x: tensor<?x8x8x1xf32>) -> tensor<?x3x3x4xf32> {
   %w = graph.constant dense<0.1> : tensor<3x3x1x4xf32>
   %b = graph.constant dense<0.2> : tensor<4xf32>
   %s = graph.constant dense<0.5> : tensor<4xf32>
@@ -161,6 +165,29 @@ func.func @pool_tiles(%x: tensor<?x8x8x1xf32>) -> tensor<?x3x3x4xf32> {
   %3 = graph.pool2d <max> %2 {window = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<?x6x6x4xf32>) -> tensor<?x3x3x4xf32>
   %4 = graph.mul %3, %s : (tensor<?x3x3x4xf32>, tensor<4xf32>) -> tensor<?x3x3x4xf32>
   return %4 : tensor<?x3x3x4xf32>
+}
+
+// -----
+
+// After a depthwise convolution (computed per output element) a tiling pool
+// joins the epilogue, and so does the elementwise op after it.
+// CHECK-LABEL: func.func @pool_tiles
+// CHECK: %[[F:.+]] = graph.fusion
+// CHECK: graph.depthwise_conv2d
+// CHECK-NEXT: graph.activation <relu>
+// CHECK-NEXT: graph.pool2d <max>
+// CHECK-NEXT: %[[M:.+]] = graph.mul
+// CHECK-NEXT: graph.yield %[[M]] : tensor<?x3x3x4xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: return %[[F]]
+func.func @pool_tiles(%x: tensor<?x8x8x4xf32>) -> tensor<?x3x3x4xf32> {
+  %w = graph.constant dense<0.1> : tensor<3x3x4x1xf32>
+  %s = graph.constant dense<0.5> : tensor<4xf32>
+  %0 = graph.depthwise_conv2d %x, %w : (tensor<?x8x8x4xf32>, tensor<3x3x4x1xf32>) -> tensor<?x6x6x4xf32>
+  %1 = graph.activation <relu> %0 : tensor<?x6x6x4xf32>
+  %2 = graph.pool2d <max> %1 {window = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<?x6x6x4xf32>) -> tensor<?x3x3x4xf32>
+  %3 = graph.mul %2, %s : (tensor<?x3x3x4xf32>, tensor<4xf32>) -> tensor<?x3x3x4xf32>
+  return %3 : tensor<?x3x3x4xf32>
 }
 
 // -----
@@ -195,7 +222,7 @@ func.func @pool_overlaps(%x: tensor<1x8x8x4xf32>) -> tensor<1x3x3x4xf32> {
 // CHECK-NEXT: return %[[P]]
 // CHECK-LABEL: func.func @second_pool
 // CHECK: %[[G:.+]] = graph.fusion
-// CHECK: graph.conv2d
+// CHECK: graph.depthwise_conv2d
 // CHECK-NEXT: %[[P1:.+]] = graph.pool2d <max>
 // CHECK-NEXT: graph.yield %[[P1]] : tensor<1x4x4x4xf32>
 // CHECK-NEXT: }
@@ -209,8 +236,8 @@ func.func @pool_padded_or_second(%x: tensor<1x6x6x4xf32>) -> tensor<1x4x4x4xf32>
   return %2 : tensor<1x4x4x4xf32>
 }
 func.func @second_pool(%x: tensor<1x8x8x4xf32>) -> tensor<1x2x2x4xf32> {
-  %w = graph.constant dense<0.1> : tensor<1x1x4x4xf32>
-  %0 = graph.conv2d %x, %w : (tensor<1x8x8x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x8x8x4xf32>
+  %w = graph.constant dense<0.1> : tensor<1x1x4x1xf32>
+  %0 = graph.depthwise_conv2d %x, %w : (tensor<1x8x8x4xf32>, tensor<1x1x4x1xf32>) -> tensor<1x8x8x4xf32>
   %1 = graph.pool2d <max> %0 {window = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x8x8x4xf32>) -> tensor<1x4x4x4xf32>
   %2 = graph.pool2d <max> %1 {window = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x4x4x4xf32>) -> tensor<1x2x2x4xf32>
   return %2 : tensor<1x2x2x4xf32>
@@ -254,6 +281,28 @@ func.func @softmax_n_too_big(%x: tensor<2x4xf32>) -> tensor<2x5000xf32> {
   %1 = graph.bias_add %0, %b : (tensor<2x5000xf32>, tensor<5000xf32>) -> tensor<2x5000xf32>
   %2 = graph.softmax %1 : tensor<2x5000xf32>
   return %2 : tensor<2x5000xf32>
+}
+
+// -----
+
+// A classifier head of K x N = 1280 x 1000 multiply-adds per row is too much
+// for the softmax row kernel (a warp per row) to compute inline: a GEMM
+// kernel, then a softmax kernel.
+// CHECK-LABEL: func.func @softmax_k_n_too_big
+// CHECK: %[[F:.+]] = graph.fusion
+// CHECK: graph.matmul
+// CHECK-NEXT: %[[B:.+]] = graph.bias_add
+// CHECK-NEXT: graph.yield %[[B]] : tensor<1x1000xf32>
+// CHECK-NEXT: }
+// CHECK-NEXT: %[[S:.+]] = graph.softmax %[[F]]
+// CHECK-NEXT: return %[[S]]
+func.func @softmax_k_n_too_big(%x: tensor<1x1280xf32>) -> tensor<1x1000xf32> {
+  %w = graph.constant dense<0.1> : tensor<1280x1000xf32>
+  %b = graph.constant dense<0.2> : tensor<1000xf32>
+  %0 = graph.matmul %x, %w : (tensor<1x1280xf32>, tensor<1280x1000xf32>) -> tensor<1x1000xf32>
+  %1 = graph.bias_add %0, %b : (tensor<1x1000xf32>, tensor<1000xf32>) -> tensor<1x1000xf32>
+  %2 = graph.softmax %1 : tensor<1x1000xf32>
+  return %2 : tensor<1x1000xf32>
 }
 
 // -----

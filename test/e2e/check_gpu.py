@@ -386,11 +386,12 @@ def main(argv=None):
     src.add_argument("--fixtures", help="compile from FIXTURES/MODEL/model.keras")
     src.add_argument("--carried", help="read MODEL.P.K.dlcm and references from this folder")
     ap.add_argument("--models", nargs="+", help="default: every fixture / every artifact")
-    ap.add_argument("--precision", nargs="+", default=["fp32", "fp16"],
-                    choices=["fp32", "fp16"])
-    ap.add_argument("--kernels", nargs="+", default=["generated", "library"],
-                    type=kernels_choice, help="auto, generated, library, each optionally "
-                    "with a target arch: generated_sm_90")
+    ap.add_argument("--precision", nargs="+", choices=["fp32", "fp16"],
+                    help="default: fp32 fp16; with --carried, every precision the batch names")
+    ap.add_argument("--kernels", nargs="+", type=kernels_choice,
+                    help="auto, generated, library, each optionally with a target arch: "
+                    "generated_sm_90; default: generated library; with --carried, every "
+                    "choice the batch names")
     ap.add_argument("--checks", nargs="+", default=["compare"],
                     choices=["compare", "memcheck", "stress"])
     ap.add_argument("--memcheck-models", nargs="+", default=["mnist_cnn", "resnet50"])
@@ -408,6 +409,9 @@ def main(argv=None):
     ap.add_argument("--commit", help="the dlc commit the artifacts were compiled at")
     args = ap.parse_args(argv)
     args.manifest = {}
+    if not args.carried:
+        args.precision = args.precision or ["fp32", "fp16"]
+        args.kernels = args.kernels or ["generated", "library"]
     if args.carried and args.no_device:
         ap.error("--no-device prepares artifacts from --fixtures")
     os.makedirs(args.out, exist_ok=True)
@@ -424,6 +428,15 @@ def main(argv=None):
             with open(manifest) as f:
                 args.manifest = json.load(f)
         expected = [os.path.join(args.carried, a) for a in args.manifest.get("checks", [])]
+        # What the batch was prepared with (prepare.sh's PRECISIONS and KERNELS), unless named.
+        named = [os.path.basename(p).split(".") for p in
+                 glob.glob(os.path.join(args.carried, "*.dlcm")) + expected]
+        named = [n for n in named if len(n) == 4]
+        if args.precision is None:
+            args.precision = sorted({n[1] for n in named} & {"fp32", "fp16"}) or ["fp32", "fp16"]
+        if args.kernels is None:
+            args.kernels = sorted({n[2].partition("_sm_")[0] for n in named}) or [
+                "generated", "library"]
         found = sorted({os.path.basename(p).split(".")[0]
                         for p in glob.glob(os.path.join(args.carried, "*.dlcm")) + expected})
         models = [m for m in found if not args.models or m in args.models]

@@ -70,6 +70,13 @@ namespace {
 
 /// The 16-bit value a tensor-core operand is a cast of, or null.
 Value halfSource(Value operand) {
+  // A 16-bit operand as it is: the op accumulates in f32 whatever its
+  // storage type (passes/LowerToFP16.cpp), as the tensor cores do. A lone
+  // conv2d or matmul (no epilogue to fuse) keeps f16 operands and result
+  // without casts after dlc-lower-to-fp16.
+  Type own = cast<ShapedType>(operand.getType()).getElementType();
+  if (own.isF16() || own.isBF16())
+    return operand;
   auto cast = operand.getDefiningOp<CastOp>();
   if (!cast || !cast.getType().getElementType().isF32())
     return {};
