@@ -249,8 +249,7 @@ std::string softmaxVeto(SoftmaxOp softmax, Operation *anchor) {
   const int64_t k = shapeOf(anchor->getOperand(0)).back();
   if (ShapedType::isDynamic(k) || k * shape.back() > kMaxSoftmaxMacs)
     return "matmul K x N = " +
-           (ShapedType::isDynamic(k) ? std::string("?")
-                                     : std::to_string(k)) +
+           (ShapedType::isDynamic(k) ? std::string("?") : std::to_string(k)) +
            " x " + std::to_string(shape.back()) + " exceeds " +
            std::to_string(kMaxSoftmaxMacs) + " multiply-adds per row";
   return "";

@@ -31,7 +31,7 @@
 // CHECK-NEXT:      const float [[B1:v[0-9]+]] = __half2float(in2[(n + 1)]);
 // CHECK-NEXT:      const float [[S1:v[0-9]+]] = c1 + [[B1]];
 // CHECK:           *reinterpret_cast<__half2 *>(out0 + (dlc_idx)m * N + n) = __floats2half2_rn([[Y0]], {{v[0-9]+}});
-// CHECK:       extern "C" __global__ void __launch_bounds__(64) dlc_k0_conv2d(
+// CHECK:       extern "C" __global__ void __launch_bounds__(64, 1) dlc_k0_conv2d(
 // CHECK-NEXT:    const dlc_problem p{in0, in1, in2, out0};
 // CHECK-NEXT:    dlc_gemm_tc<16, 16, 32, 16, 16, 4, dlc_problem>(p);
 func.func @conv_tc(%x: memref<1x8x8x16xf16>, %w: memref<32x3x3x16xf16>,

@@ -727,8 +727,8 @@ LogicalResult GemmKernel::emit() {
   // of 128 threads per SM), the tensor-core ones nearly what they took.
   const int bound = std::max(tiling.threads(), 64);
   w.open("extern \"C\" __global__ void __launch_bounds__(" +
-         std::to_string(bound) + ", 1) " +
-         context_.kernel.entry + "(" + context_.parameterList() + ")");
+         std::to_string(bound) + ", 1) " + context_.kernel.entry + "(" +
+         context_.parameterList() + ")");
   w.line("const dlc_problem p{" + context_.argumentList() +
          (batched_ ? ", (int)blockIdx.z" : "") + "};");
   GemmTiling emitted = tiling;
