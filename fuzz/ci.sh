@@ -42,7 +42,8 @@ echo "reader replay: $(( $(date +%s) - start )) s"
 #    own on corrupt files (fuzz/CAMPAIGN.md), which dlc contains in the
 #    reader's child process and cannot fix: a finding whose innermost frame
 #    outside the sanitizer runtime is in libhdf5 is listed, not failed. Any
-#    other crash, sanitizer report or leak fails the job.
+#    other crash, sanitizer report or leak fails the job. libFuzzer's own
+#    frames (fuzzer::, atop an oom-*'s stack) count as the runtime's.
 smoke=$(mktemp -d)
 trap 'rm -rf "$smoke"' EXIT
 findings=$build/findings
@@ -64,7 +65,7 @@ for t in keras_config keras_archive hdf5_model hdf5_weights tfjs npy artifact em
     [ -e "$f" ] || continue
     report=$("$build/bin/fuzz_$t" -rss_limit_mb=2048 "$f" 2>&1 || true)
     frame=$(grep -E '^ +#[0-9]+ ' <<<"$report" |
-      grep -v -E ' in (__interceptor_|__asan|__sanitizer|__ubsan|__lsan|(malloc|calloc|realloc|free|mem(cpy|move|set|cmp)|str[a-z]*|operator (new|delete))\b)' |
+      grep -v -E ' in (__interceptor_|__asan|__sanitizer|__ubsan|__lsan|fuzzer::|(malloc|calloc|realloc|free|mem(cpy|move|set|cmp)|str[a-z]*|operator (new|delete))\b)' |
       head -1 || true)
     if [[ $frame == *libhdf5* ]]; then
       echo "  inside libhdf5 (contained by the isolated reader): $(basename "$f"): ${frame# *}"
