@@ -21,10 +21,12 @@
 # Environment (prepare): MODELS (default: mnist_cnn text_lstm vgg16_transfer
 # resnet50 mobilenet_v2), MODELS_DIR (NAME/model.keras and model.json; default
 # BUILD/bench-models, written by gen_models.py), BATCHES (1 32 256),
-# PRECISIONS (fp32 fp16), KERNELS (generated library auto), COMPILE_AT (where
-# torch.compile max-autotune runs, MODEL:PRECISION:BATCH; default the targets
-# of bench/README.md), BASELINE_AT (the same for the other baselines; default
-# every model, precision and batch), CHECK (1: the correctness batch too),
+# PRECISIONS (fp16; add fp32 where the lease allows), KERNELS (generated
+# library auto), COMPILE_AT (where torch.compile max-autotune runs,
+# MODEL:PRECISION:BATCH; default the targets of bench/README.md), BASELINE_AT
+# (the same for the other baselines; default COMPILE_AT's, "all" for every
+# model, precision and batch), CHECK (1: the correctness batches too; CHECK_MIB,
+# 24: what call 1 keeps for the first),
 # CHECK_MODELS, CHECK_PRECISIONS and CHECK_KERNELS (prepare.sh's MODELS,
 # PRECISIONS and KERNELS: small, fp32 fp16, generated library), WHEELS (1:
 # fetch them), JOBS (2), DLC_BUILD_DIR (build), CARRY (carry).
@@ -47,23 +49,20 @@ tree_bytes() { # what travels with every call besides the carry (as prepare.sh c
 
 prepare() {
   local models=${MODELS:-"mnist_cnn text_lstm vgg16_transfer resnet50 mobilenet_v2"}
-  local batches=${BATCHES:-"1 32 256"} precisions=${PRECISIONS:-"fp32 fp16"}
+  local batches=${BATCHES:-"1 32 256"} precisions=${PRECISIONS:-fp16}
   local kernels=${KERNELS:-"generated library auto"}
   local compile_at=${COMPILE_AT:-"mnist_cnn:fp16:1 text_lstm:fp16:1 mobilenet_v2:fp16:1 vgg16_transfer:fp16:32 resnet50:fp16:256"}
-  local baseline_at=${BASELINE_AT:-all}
+  local baseline_at=${BASELINE_AT:-$compile_at}
   local models_dir=${MODELS_DIR:-$build/bench-models} stage=${STAGE:-$build/bench-stage}
   local dlc=$build/bin/dlc commit
   [ -x "$dlc" ] || { echo "campaign.sh: error: no $dlc: run scripts/build.sh" >&2; exit 1; }
   commit=$(git -C "$root" rev-parse HEAD)
   git -C "$root" diff --quiet HEAD -- || commit=$commit-dirty
+  # Call 1 carries the first benchmark batch and the first correctness batch:
+  # the benchmark gets all but CHECK_MIB of it, the correctness batches then
+  # what the benchmark batch leaves (the later ones are calls of their own).
   local first=$limit
-  if [ "${CHECK:-1}" = 1 ]; then
-    echo "campaign.sh: the correctness batch (bench/gpu/prepare.sh)"
-    # Its own lists: the campaign's PRECISIONS and KERNELS are the benchmark's.
-    MODELS=${CHECK_MODELS:-small} PRECISIONS=${CHECK_PRECISIONS:-"fp32 fp16"} \
-      KERNELS=${CHECK_KERNELS:-"generated library"} "$root/bench/gpu/prepare.sh"
-    first=$((limit - $(size_of "$carry/gpu/1")))
-  fi
+  [ "${CHECK:-1}" = 1 ] && first=$((limit - ${CHECK_MIB:-24} * 1024 * 1024))
   [ -n "${MODELS_DIR:-}" ] || "$python" "$root/bench/models/gen_models.py" "$models_dir" --models $models
   if [ "${WHEELS:-1}" = 1 ]; then # PyPI here; the dry run (CI) leaves them out
     PYTHON=$python "$root/bench/baselines/fetch_wheels.sh" "$carry/wheels" >/dev/null
@@ -126,15 +125,39 @@ PY
   "$python" "$root/bench/gpu/campaign.py" pack --stage "$stage" --out "$carry/bench" \
     --capacity "$capacity" --first-capacity "$((first - tree - wheels - 512 * 1024))" \
     --extra "$nl" --budget "${CALL_BUDGET_S:-420}" --commit "$commit"
+  rm -rf "$carry/gpu"
+  if [ "${CHECK:-1}" = 1 ]; then
+    echo "campaign.sh: the correctness batches (bench/gpu/prepare.sh)"
+    # Its own lists: the campaign's PRECISIONS and KERNELS are the benchmark's.
+    MODELS=${CHECK_MODELS:-small} PRECISIONS=${CHECK_PRECISIONS:-"fp32 fp16"} \
+      KERNELS=${CHECK_KERNELS:-"generated library"} \
+      CAPACITY=$((limit - tree - wheels - $(size_of "$carry/bench/1") - 1024 * 1024)) \
+      "$root/bench/gpu/prepare.sh"
+  fi
+  # The order to run them in, back to back on one machine: call 1 (the
+  # correctness batch 1, then benchmarks), the other correctness batches
+  # (about a minute each), then the other benchmark batches.
   echo "campaign.sh: working tree $(mib "$tree") MiB, wheels $(mib "$wheels") MiB; device calls:"
-  local n status=0 total
+  local n status=0 total extra
   for n in $(ls "$carry/bench" | sort -n); do
-    total=$((tree + wheels + $(size_of "$carry/bench/$n")))
-    local extra=""
-    if [ "$n" = 1 ] && [ -d "$carry/gpu/1" ]; then
-      total=$((total + $(size_of "$carry/gpu/1"))); extra=', "carry/gpu/1"'
+    [ "$n" = 1 ] || continue
+    total=$((tree + wheels + $(size_of "$carry/bench/1"))) extra=""
+    if [ -d "$carry/gpu/1" ]; then
+      total=$((total + $(size_of "$carry/gpu/1"))) extra=', "carry/gpu/1"'
     fi
-    echo "  run(command=\"OUT=\$OUT bash bench/gpu/campaign.sh device $n\", carry=[\"carry/bench/$n\", \"carry/wheels\"$extra], timeout_s=600)   # $(mib "$total") MiB"
+    echo "  run(command=\"OUT=\$OUT bash bench/gpu/campaign.sh device 1\", carry=[\"carry/bench/1\", \"carry/wheels\"$extra], timeout_s=600)   # $(mib "$total") MiB"
+    [ "$total" -le "$limit" ] || { echo "campaign.sh: error: call 1 is over 64 MiB" >&2; status=1; }
+  done
+  for n in $( (ls "$carry/gpu" 2>/dev/null || true) | sort -n); do
+    [ "$n" != 1 ] || continue
+    total=$((tree + $(size_of "$carry/gpu/$n")))
+    echo "  run(command=\"OUT=\$OUT BUDGET_S=120 bash bench/gpu/check.sh carry/gpu/$n\", carry=[\"carry/gpu/$n\"], timeout_s=150)   # $(mib "$total") MiB"
+    [ "$total" -le "$limit" ] || { echo "campaign.sh: error: carry/gpu/$n is over 64 MiB" >&2; status=1; }
+  done
+  for n in $(ls "$carry/bench" | sort -n); do
+    [ "$n" != 1 ] || continue
+    total=$((tree + wheels + $(size_of "$carry/bench/$n")))
+    echo "  run(command=\"OUT=\$OUT bash bench/gpu/campaign.sh device $n\", carry=[\"carry/bench/$n\", \"carry/wheels\"], timeout_s=600)   # $(mib "$total") MiB"
     [ "$total" -le "$limit" ] || { echo "campaign.sh: error: call $n is over 64 MiB" >&2; status=1; }
   done
   return $status

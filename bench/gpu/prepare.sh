@@ -33,13 +33,16 @@
 #                    float8 tensor-core GEMM, or cuBLASLt's float8 GEMM under
 #                    library; int8 Dense takes the int8 tensor-core GEMM in
 #                    all); QUANT=0 leaves it out (skipped when missing)
+#   CARRY            where the batches go (default carry/: CARRY/gpu/N)
+#   CAPACITY         bytes per batch (default: 64 MiB less the working tree;
+#                    campaign.sh gives what its first call leaves)
 #   DLC_BUILD_DIR    the full build (default build/); FIXTURES (default BUILD/test/fixtures)
 #   JOBS             models compiled at a time (default 2)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${DLC_BUILD_DIR:-$root/build}
 fixtures=${FIXTURES:-$build/test/fixtures}
-out=$root/carry/gpu
+out=${CARRY:-$root/carry}/gpu
 stage=$build/gpu-stage
 # By default every fixture but the three large ones: one batch (about 31 MiB).
 models=${MODELS:-small}
@@ -110,6 +113,8 @@ tree=$(cd "$root" && { git ls-files -z --cached --others --exclude-standard;
   if [ -d shared ]; then find shared -type f -print0; fi; } | xargs -0 -r stat -c %s 2>/dev/null |
   awk '{s += int(($1 + 4095) / 4096) * 4096} END {print s + 0}') # in 4 KiB blocks, as pack.py
 capacity=$((limit - tree - 512 * 1024)) # a margin for files added before the call
+# campaign.sh sets CAPACITY: what call 1 leaves beside its benchmark batch and the wheels.
+if [ -n "${CAPACITY:-}" ]; then capacity=$CAPACITY; fi
 "$python" "$root/bench/gpu/pack.py" --stage "$stage" --out "$out" --capacity "$capacity" \
   --extra "$nl" --commit "$commit"
 mib() { awk -v b="$1" 'BEGIN { printf "%.1f", b / 1048576 }'; }
@@ -122,5 +127,7 @@ for b in $(ls "$out" | sort -n); do
   total=$((bytes + tree))
   echo "  carry/gpu/$b: $(mib "$bytes") MiB + tree = $(mib "$total") MiB"
   [ "$total" -le "$limit" ] || { echo "prepare.sh: error: carry/gpu/$b is over 64 MiB" >&2; status=1; }
+  [ "$bytes" -le "$((capacity + 512 * 1024))" ] ||
+    { echo "prepare.sh: error: carry/gpu/$b is over CAPACITY" >&2; status=1; }
 done
 exit $status

@@ -717,12 +717,17 @@ LogicalResult GemmKernel::emit() {
   w.line("");
   // The bound is at least two warps: for one-warp blocks of the small tiles,
   // ptxas (CUDA 13, sm_80) spills a few registers that it keeps otherwise.
-  // An int8 convolution also says one block per SM at least: with the
-  // bound alone, ptxas (CUDA 13, sm_90) holds the small int8 tiles to 32
-  // registers and spills (MobileNetV2's 1x1 convolutions, K = 96).
+  // Every GEMM also says one block per SM at least. With the thread bound
+  // alone, ptxas (NVRTC 13.0) aims at an occupancy of its own and spills to
+  // reach it: SIMT tiles of 128 threads held to 72 registers with 4-8 bytes
+  // of spills (9 of InceptionV3's 125 fp32 kernels on sm_90, MobileNetV2's
+  // fp16 first convolution), the small int8 tiles to 32 registers
+  // (MobileNetV2's 1x1 convolutions, K = 96). With the minimum of one block,
+  // none of them spills; the SIMT kernels take 100-121 registers (4 blocks
+  // of 128 threads per SM), the tensor-core ones nearly what they took.
   const int bound = std::max(tiling.threads(), 64);
   w.open("extern \"C\" __global__ void __launch_bounds__(" +
-         std::to_string(bound) + (qconv_ ? ", 1" : "") + ") " +
+         std::to_string(bound) + ", 1) " +
          context_.kernel.entry + "(" + context_.parameterList() + ")");
   w.line("const dlc_problem p{" + context_.argumentList() +
          (batched_ ? ", (int)blockIdx.z" : "") + "};");
