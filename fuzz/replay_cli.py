@@ -23,7 +23,6 @@ files (the reader's child has no stderr), and any report fails the case.
 import argparse
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -31,6 +30,7 @@ import tempfile
 import time
 
 import dlc_tool
+from sanitizer_frame import in_libhdf5, innermost_frame
 
 
 def sanitizer_env(log_dir):
@@ -54,19 +54,6 @@ def check(cmd, cwd, max_seconds, env=None):
     return proc, dlc_tool.refusal_problem(proc)
 
 
-RUNTIME_FRAME = re.compile(
-    r" in (__interceptor_|__asan|__sanitizer|__ubsan|__lsan|"
-    r"(malloc|calloc|realloc|free|mem(cpy|move|set|cmp)|str[a-z]*|operator (new|delete))\b)")
-
-
-def innermost_frame(report):
-    """The first stack frame of a sanitizer report outside its runtime."""
-    for line in report.splitlines():
-        if re.match(r"^ +#\d+ ", line) and not RUNTIME_FRAME.search(line):
-            return line
-    return ""
-
-
 def reader_case(reader, cwd, case_args, max_seconds, must_read=False):
     """Runs the sanitized reader on one case; returns the problems."""
     with tempfile.TemporaryDirectory() as logs:
@@ -80,7 +67,7 @@ def reader_case(reader, cwd, case_args, max_seconds, must_read=False):
                 report = r.read()
             # libhdf5's own memory errors (fuzz/README.md): contained by the
             # child process, which the one-line check above covers.
-            if innermost_frame(report) and "libhdf5" in innermost_frame(report):
+            if in_libhdf5(report):
                 print(f"note: {' '.join(case_args)}: libhdf5 memory error, contained: "
                       + innermost_frame(report).strip()[:160])
                 continue
