@@ -166,9 +166,9 @@ def test_memory_and_kernels(fixture, tmp_path):
     model = dlc.compile(f.keras_file)
     m = model.memory
     assert 0 < m.peak_live_bytes <= m.arena_bytes and m.weights_bytes > 0
-    # The README's figure: conv+bias+relu+pool twice, conv+bias+relu, two dense.
+    # The README's figure: conv+bias+relu then a pool, twice; conv+bias+relu, two dense.
     kernels = model.kernels
-    assert len(kernels) == 5
+    assert len(kernels) == 7
     assert all(k.layers for k in kernels)
     assert kernels[-1].layers[-1] == f.meta["layers"][-1]["name"]
     path = tmp_path / "mnist.dlcm"

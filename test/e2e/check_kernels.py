@@ -9,9 +9,13 @@ whole pipeline) and reads the execution plan:
     buffer another kernel wrote: such an op belongs in its producer's fusion;
   - the memory plan's arena may not be smaller than its peak of simultaneously live buffers
     (a lower bound), and every kernel must have a compiler-made name.
-Then the targets of the passes issue: the MNIST CNN in at most 5 kernels, ResNet50 in at most
-one kernel per conv2d plus 3. Prints one line per model (kernels, convs, arena, peak); exit 1
-on any violation.
+Then the targets of the passes issue, as the first GPU run revised them (bench/NOTES.md,
+2026-11-27: a pool in an implicit-GEMM convolution's epilogue, or a large classifier's softmax
+in its matmul's, made the fused kernel run per element, 60 times slower than the two kernels):
+the MNIST CNN in at most 7 kernels (one per conv2d, pool and dense; the small head keeps its
+softmax), ResNet50 in at most one kernel per conv2d plus 4 (the max pool with its zero padding,
+the global pool, the dense and its softmax). Prints one line per model (kernels, convs, arena,
+peak); exit 1 on any violation.
 
 Only the standard library: this must not import Keras.
 """
@@ -87,10 +91,10 @@ def main(argv=None):
     for name in names:
         info, problems = check_model(args, name)
         if info:
-            if name == "mnist_cnn" and info["kernels"] > 5:
-                problems.append("%d kernels, at most 5 wanted" % info["kernels"])
-            if name == "resnet50" and info["kernels"] > info["convs"] + 3:
-                problems.append("%d kernels for %d convs, at most convs + 3 wanted" % (
+            if name == "mnist_cnn" and info["kernels"] > 7:
+                problems.append("%d kernels, at most 7 wanted" % info["kernels"])
+            if name == "resnet50" and info["kernels"] > info["convs"] + 4:
+                problems.append("%d kernels for %d convs, at most convs + 4 wanted" % (
                     info["kernels"], info["convs"]))
             print("%-36s %8d %6d %12d %12d" % (name, info["kernels"], info["convs"],
                                               info["arena"], info["peak"]))
