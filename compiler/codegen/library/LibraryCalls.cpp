@@ -137,6 +137,13 @@ FailureOr<Chain> KernelMatcher::peelEpilogue() {
   if (auto cast = v.getDefiningOp<graph::CastOp>()) {
     covered_.insert(cast);
     v = cast.getInput();
+  } else if (!elementOf(v).isF32() && v.hasOneUse() && v.getDefiningOp()) {
+    // A lone op keeps its 16-bit storage type with no casts (dlc-lower-to-fp16
+    // casts only around fusions; every op accumulates in f32): the bare
+    // anchor, stored as it is.
+    chain.anchor = v.getDefiningOp();
+    covered_.insert(chain.anchor);
+    return chain;
   }
   if (!isChainLink(v))
     return failure();
