@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Tells libhdf5's own memory errors from the others in a sanitizer or
 libFuzzer report: the innermost stack frame outside the sanitizer runtime
-(its interceptors: memcpy, malloc, str*...) and libFuzzer (`fuzzer::`, atop
+(its interceptors: memcpy, malloc, str*...), glibc's string routines
+beneath them (__memcpy_avx512_...) and libFuzzer (`fuzzer::`, atop
 an OOM report) is in libhdf5.
 
     sanitizer_frame.py REPORT...
@@ -19,14 +20,21 @@ import sys
 
 RUNTIME_FRAME = re.compile(
     r" in (__interceptor_|__asan|__sanitizer|__ubsan|__lsan|fuzzer::|"
-    r"(malloc|calloc|realloc|free|mem(cpy|move|set|cmp)|str[a-z]*|operator (new|delete))\b)")
+    r"(malloc|calloc|realloc|free|mem(cpy|move|set|cmp)|str[a-z]*|operator (new|delete))\b|"
+    # glibc's own implementations under the interceptors (memcpy is
+    # __memcpy_avx512_unaligned_erms, from string/../sysdeps/...).
+    r"__(mem|str|wmem|wcs)[a-z0-9_]* )")
+# Any other frame inside glibc (by its file: libc.so, or its sources when it
+# has debug info) is beneath the code that passed it bad arguments.
+LIBC_FRAME = re.compile(r"\(/[^ ]*/libc\.so[.0-9]*\+0x|[ (]string/\.\./sysdeps/|[ (]\.\./sysdeps/")
 
 
 def innermost_frame(report):
-    """The first stack frame of a report outside the sanitizer runtime and
-    libFuzzer; "" when there is none."""
+    """The first stack frame of a report outside the sanitizer runtime,
+    glibc and libFuzzer; "" when there is none."""
     for line in report.splitlines():
-        if re.match(r"^ +#\d+ ", line) and not RUNTIME_FRAME.search(line):
+        if (re.match(r"^ +#\d+ ", line) and not RUNTIME_FRAME.search(line)
+                and not LIBC_FRAME.search(line)):
             return line
     return ""
 
