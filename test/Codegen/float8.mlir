@@ -20,7 +20,7 @@
 // CHECK-NEXT:      const float [[S:v[0-9]+]] = [[D]] + [[B]];
 // CHECK-NEXT:      const float {{v[0-9]+}} = ([[S]] < 0.0f ? 0.0f : [[S]]);
 // CHECK:           make_float2(
-// CHECK:       dlc_gemm_tc<16, 16, 64, 16, 16, 2, dlc_problem>(p);
+// CHECK:       dlc_gemm_tc<16, 16, 64, 16, 16, 2>(p);
 func.func @f8gemm_tc(%q: memref<8x32xi8>, %w: memref<24x32xi8>, %b: memref<24xf32>, %y: memref<8x24xf32>) {
   exec.kernel "k0_float8_matmul" ins(%q, %w, %b : memref<8x32xi8>, memref<24x32xi8>, memref<24xf32>) outs(%y : memref<8x24xf32>) {
   ^bb0(%a0: tensor<8x32xi8>, %a1: tensor<24x32xi8>, %a2: tensor<24xf32>):

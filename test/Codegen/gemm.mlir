@@ -33,7 +33,7 @@
 // CHECK:           *reinterpret_cast<__half2 *>(out0 + (dlc_idx)m * N + n) = __floats2half2_rn([[Y0]], {{v[0-9]+}});
 // CHECK:       extern "C" __global__ void __launch_bounds__(64, 1) dlc_k0_conv2d(
 // CHECK-NEXT:    const dlc_problem p{in0, in1, in2, out0};
-// CHECK-NEXT:    dlc_gemm_tc<16, 16, 32, 16, 16, 4, dlc_problem>(p);
+// CHECK-NEXT:    dlc_gemm_tc<16, 16, 32, 16, 16, 4>(p);
 func.func @conv_tc(%x: memref<1x8x8x16xf16>, %w: memref<32x3x3x16xf16>,
                    %b: memref<32xf16>, %y: memref<1x8x8x32xf16>) {
   exec.kernel "k0_conv2d" ins(%x, %w, %b : memref<1x8x8x16xf16>, memref<32x3x3x16xf16>, memref<32xf16>) outs(%y : memref<1x8x8x32xf16>) {
@@ -70,7 +70,7 @@ func.func @conv_tc(%x: memref<1x8x8x16xf16>, %w: memref<32x3x3x16xf16>,
 // CHECK:           in1[((n * 27) +
 // CHECK:         void epilogue(int m, int n, float acc) const {
 // CHECK-NEXT:      out0[(dlc_idx)m * N + n] = acc;
-// CHECK:       dlc_gemm_simt<16, 16, 8, 4, 4, dlc_problem>(p);
+// CHECK:       dlc_gemm_simt<16, 16, 8, 4, 4>(p);
 func.func @conv_simt(%x: memref<1x4x6x3xf32>, %w: memref<4x3x3x3xf32>,
                      %y: memref<1x4x4x4xf32>) {
   exec.kernel "k1_conv2d" ins(%x, %w : memref<1x4x6x3xf32>, memref<4x3x3x3xf32>) outs(%y : memref<1x4x4x4xf32>) {
@@ -183,7 +183,7 @@ func.func @conv_pool(%x: memref<1x6x6x2xf32>, %w: memref<3x3x3x2xf32>,
 // CHECK-NEXT:      return [[R]];
 // CHECK:         float b(int k, int n) const {
 // CHECK-NEXT:      const float [[W:v[0-9]+]] = __half2float(in1[((n * 8) + k)]);
-// CHECK:       dlc_gemm_simt<16, 16, 8, 4, 4, dlc_problem>(p);
+// CHECK:       dlc_gemm_simt<16, 16, 8, 4, 4>(p);
 func.func @conv_rounded_input(%x: memref<1x2x2x8xf32>, %w: memref<4x1x1x8xf16>,
                               %y: memref<1x2x2x4xf32>) {
   exec.kernel "k5_conv2d" ins(%x, %w : memref<1x2x2x8xf32>, memref<4x1x1x8xf16>) outs(%y : memref<1x2x2x4xf32>) {

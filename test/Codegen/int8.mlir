@@ -28,7 +28,7 @@
 // CHECK-NEXT:      const float [[R:v[0-9]+]] = dlc_smin(([[S]] < 0.0f ? 0.0f : [[S]]), 6.0f);
 // CHECK-NEXT:      const int [[Q:v[0-9]+]] = dlc_quantize([[R]], 21.166666f, (-127.0f), 127.0f);
 // CHECK-NEXT:      out0[(dlc_idx)m * N + n] = (signed char)([[Q]]);
-// CHECK:       dlc_gemm_tc<16, 16, 64, 16, 16, 4, dlc_problem>(p);
+// CHECK:       dlc_gemm_tc<16, 16, 64, 16, 16, 4>(p);
 func.func @qconv_tc(%x: memref<2x6x6x32xi8>, %w: memref<24x3x3x32xi8>, %ws: memref<24xf32>, %b: memref<24xf32>, %y: memref<2x6x6x24xi8>) {
   exec.kernel "k0_quantized_conv2d" ins(%x, %w, %ws, %b : memref<2x6x6x32xi8>, memref<24x3x3x32xi8>, memref<24xf32>, memref<24xf32>) outs(%y : memref<2x6x6x24xi8>) {
   ^bb0(%a0: tensor<2x6x6x32xi8>, %a1: tensor<24x3x3x32xi8>, %a2: tensor<24xf32>, %a3: tensor<24xf32>):

@@ -22,7 +22,7 @@
 // CHECK-NEXT:      const float [[S:v[0-9]+]] = [[D]] + [[B]];
 // CHECK-NEXT:      const float {{v[0-9]+}} = ([[S]] < 0.0f ? 0.0f : [[S]]);
 // CHECK:           make_float2(
-// CHECK:       dlc_gemm_tc<16, 16, 64, 16, 16, 2, dlc_problem>(p);
+// CHECK:       dlc_gemm_tc<16, 16, 64, 16, 16, 2>(p);
 func.func @qgemm_tc(%w: memref<24x32xi8>, %q: memref<8x32xi8>, %s: memref<8x1xf32>, %ws: memref<24xf32>, %b: memref<24xf32>, %y: memref<8x24xf32>) {
   exec.kernel "k0_quantized_matmul" ins(%w, %q, %s, %ws, %b : memref<24x32xi8>, memref<8x32xi8>, memref<8x1xf32>, memref<24xf32>, memref<24xf32>) outs(%y : memref<8x24xf32>) {
   ^bb0(%a0: tensor<24x32xi8>, %a1: tensor<8x32xi8>, %a2: tensor<8x1xf32>, %a3: tensor<24xf32>, %a4: tensor<24xf32>):

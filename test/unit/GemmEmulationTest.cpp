@@ -90,12 +90,13 @@ template <class Elem> Elem toElem(float value) {
 }
 
 template <class Elem, int M, int N, int K, int BM, int BN, int BK, int WM,
-          int WN, int STAGES>
+          int WN, int STAGES, int SLICES = 1>
 void runTensorCore(bool copiesLandAtOnce) {
   SCOPED_TRACE(testing::Message()
                << M << "x" << N << "x" << K << " tile " << BM << "x" << BN
                << "x" << BK << " warp " << WM << "x" << WN << " stages "
-               << STAGES << (copiesLandAtOnce ? " copies at once" : ""));
+               << STAGES << " slices " << SLICES
+               << (copiesLandAtOnce ? " copies at once" : ""));
   using Problem = TensorCoreProblem<Elem, M, N, K>;
   const std::vector<float> a = exactValues(M * K, M + K);
   const std::vector<float> b = exactValues(N * K, N + K);
@@ -108,8 +109,8 @@ void runTensorCore(bool copiesLandAtOnce) {
   std::vector<std::atomic<int>> stores(M * N);
   const Problem problem{a16.data(), b16.data(), c.data(), stores.data()};
   launch((N + BN - 1) / BN, (M + BM - 1) / BM,
-         dlc_gemm_tc_threads<BM, BN, WM, WN>(), copiesLandAtOnce,
-         [&] { dlc_gemm_tc<BM, BN, BK, WM, WN, STAGES>(problem); });
+         dlc_gemm_tc_threads<BM, BN, WM, WN, SLICES>(), copiesLandAtOnce,
+         [&] { dlc_gemm_tc<BM, BN, BK, WM, WN, STAGES, SLICES>(problem); });
   for (int m = 0; m < M; ++m) {
     for (int n = 0; n < N; ++n) {
       double expected = 0;
@@ -154,12 +155,13 @@ template <int M_, int N_, int K_> struct Int8Problem {
 };
 
 template <int M, int N, int K, int BM, int BN, int BK, int WM, int WN,
-          int STAGES>
+          int STAGES, int SLICES = 1>
 void runInt8(bool copiesLandAtOnce) {
   SCOPED_TRACE(testing::Message()
                << "int8 " << M << "x" << N << "x" << K << " tile " << BM << "x"
                << BN << "x" << BK << " warp " << WM << "x" << WN << " stages "
-               << STAGES << (copiesLandAtOnce ? " copies at once" : ""));
+               << STAGES << " slices " << SLICES
+               << (copiesLandAtOnce ? " copies at once" : ""));
   using Problem = Int8Problem<M, N, K>;
   std::mt19937 rng(M + N + K);
   std::uniform_int_distribution<int> dist(-128, 127);
@@ -172,8 +174,8 @@ void runInt8(bool copiesLandAtOnce) {
   std::vector<std::atomic<int>> stores(M * N);
   const Problem problem{a.data(), b.data(), c.data(), stores.data()};
   launch((N + BN - 1) / BN, (M + BM - 1) / BM,
-         dlc_gemm_tc_threads<BM, BN, WM, WN>(), copiesLandAtOnce,
-         [&] { dlc_gemm_tc<BM, BN, BK, WM, WN, STAGES>(problem); });
+         dlc_gemm_tc_threads<BM, BN, WM, WN, SLICES>(), copiesLandAtOnce,
+         [&] { dlc_gemm_tc<BM, BN, BK, WM, WN, STAGES, SLICES>(problem); });
   for (int m = 0; m < M; ++m) {
     for (int n = 0; n < N; ++n) {
       int expected = 0;
@@ -337,6 +339,26 @@ TEST(GemmEmulation, TensorCores) {
     runTensorCore<__half, 50, 33, 512, 32, 64, 32, 16, 32, 4>(copiesLandAtOnce);
     runTensorCore<__half, 140, 70, 136, 128, 64, 64, 64, 32, 2>(
         copiesLandAtOnce);
+  }
+}
+
+// K slices: M = 1 (a batch-1 dense layer) with 16 slices, K tiles not
+// divisible by the slices (the last slice past K), more slices than some
+// slices have k-tiles, several warps per slice, ragged M and N, bf16.
+TEST(GemmEmulation, TensorCoresKSlices) {
+  for (bool copiesLandAtOnce : {false, true}) {
+    runTensorCore<__half, 1, 40, 2048, 16, 16, 32, 16, 16, 3, 16>(
+        copiesLandAtOnce);
+    runTensorCore<__half, 3, 20, 360, 16, 16, 32, 16, 16, 2, 4>(
+        copiesLandAtOnce);
+    runTensorCore<__half, 5, 18, 40, 16, 16, 32, 16, 16, 2, 4>(
+        copiesLandAtOnce);
+    runTensorCore<__nv_bfloat16, 49, 70, 1000, 64, 32, 64, 32, 16, 3, 4>(
+        copiesLandAtOnce);
+    runTensorCore<__half, 33, 64, 576, 32, 64, 32, 16, 32, 4, 2>(
+        copiesLandAtOnce);
+    runInt8<1, 24, 4096, 16, 16, 64, 16, 16, 3, 8>(copiesLandAtOnce);
+    runInt8<37, 40, 1040, 64, 32, 128, 32, 16, 2, 3>(copiesLandAtOnce);
   }
 }
 

@@ -348,7 +348,9 @@ struct Conv3x3 {
               ">(Conv3x3<56, 56, 64, 256>{x, w, b, y});\n}\n";
     kernels.push_back(kernel);
   }
-  ASSERT_EQ(kernels.size(), 6u);
+  // 3 BK/stages x {128x128, 128x64}, and 128x64 with its K slices for 3 of
+  // them (the grid, 50 x 4 CTAs at 128x128, fills the SMs).
+  ASSERT_EQ(kernels.size(), 9u);
   expectNoLocalMemory(kernels, 90, source);
 }
 
@@ -455,19 +457,35 @@ TEST(GemmHeuristic, FixtureShapes) {
     const char *tiling;
   };
   const Expected expected[] = {
-      // M = 1: 16-row tiles, as many CTAs as N allows; 2 k-tiles, 2 stages.
+      // M = 1: 16-row tiles, as many CTAs as N allows; 2 k-tiles, 2 stages
+      // (too few to slice); 63 CTAs on 108 SMs: 16 K slices of 4 k-tiles.
       {1, 10, 64, 80, true, "BM=16 BN=16 BK=32 WM=16 WN=16 stages=2"},
-      {1, 1000, 2048, 80, true, "BM=16 BN=16 BK=32 WM=16 WN=16 stages=4"},
+      {1, 1000, 2048, 80, true,
+       "BM=16 BN=16 BK=32 WM=16 WN=16 stages=4 slices=16"},
+      // VGG16's transfer head at batch 1 (25088 x 256): 16 CTAs, 16 slices.
+      {1, 256, 25088, 90, true,
+       "BM=16 BN=16 BK=32 WM=16 WN=16 stages=4 slices=16"},
+      // VGG16's fc1 (25088 x 4096): 128 CTAs of 16x32, short of 132 SMs.
+      {1, 4096, 25088, 90, true,
+       "BM=16 BN=32 BK=32 WM=16 WN=16 stages=4 slices=8"},
+      // On 108 SMs: 64 CTAs of 16x64 (4 warps), 4 slices.
+      {1, 4096, 25088, 80, true,
+       "BM=16 BN=64 BK=32 WM=16 WN=16 stages=4 slices=4"},
       // Large M: large tiles, N = 64 caps BN.
       {50176, 64, 152, 80, true, "BM=128 BN=64 BK=32 WM=64 WN=32 stages=4"},
       {3136, 256, 64, 80, true, "BM=64 BN=128 BK=32 WM=32 WN=64 stages=2"},
       {4096, 4096, 4096, 80, true, "BM=128 BN=128 BK=32 WM=64 WN=32 stages=4"},
-      // Batch-1 grids: tiles small enough for about one CTA per SM.
-      {3136, 64, 576, 80, true, "BM=64 BN=32 BK=32 WM=32 WN=16 stages=4"},
-      {784, 128, 1152, 80, true, "BM=32 BN=32 BK=32 WM=16 WN=16 stages=4"},
-      {49, 512, 4608, 80, true, "BM=16 BN=32 BK=32 WM=16 WN=16 stages=4"},
-      // 132 SMs: 128 CTAs of 16x16 fit in one wave.
-      {49, 512, 4608, 90, true, "BM=16 BN=16 BK=32 WM=16 WN=16 stages=4"},
+      // Batch-1 grids: tiles small enough for about one CTA per SM, still
+      // short of the SMs: K slices, up to 512 threads per CTA.
+      {3136, 64, 576, 80, true,
+       "BM=64 BN=32 BK=32 WM=32 WN=16 stages=4 slices=4"},
+      {784, 128, 1152, 80, true,
+       "BM=32 BN=32 BK=32 WM=16 WN=16 stages=4 slices=4"},
+      {49, 512, 4608, 80, true,
+       "BM=16 BN=32 BK=32 WM=16 WN=16 stages=4 slices=8"},
+      // 132 SMs: 128 CTAs of 16x16 fit in one wave, one warp each.
+      {49, 512, 4608, 90, true,
+       "BM=16 BN=16 BK=32 WM=16 WN=16 stages=4 slices=16"},
       {4096, 4096, 4096, 90, false, "BM=128 BN=128 BK=8 TM=8 TN=8"},
       {3136, 64, 576, 80, false, "BM=64 BN=32 BK=8 TM=4 TN=4"},
       {1, 10, 64, 80, false, "BM=16 BN=16 BK=8 TM=4 TN=4"},

@@ -123,7 +123,7 @@ TEST_F(TilingOverrideTest, EveryCandidateThroughTheNormalEmission) {
                   uint32_t(tiling.dynamicSharedBytes()));
         const std::string call =
             std::string(p.tensorCores ? "dlc_gemm_tc<" : "dlc_gemm_simt<") +
-            tiling.templateArgs() + ", dlc_problem>(p);";
+            tiling.templateArgs() + ">(p);";
         EXPECT_NE(k.source.find(call), std::string::npos) << call;
         // The heuristic's own tiling, given back, is the same kernel.
         if (tiling == candidates.front()) {

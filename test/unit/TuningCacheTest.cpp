@@ -130,16 +130,20 @@ TEST_F(TuningCacheTest, MissingFileIsEmpty) {
 TEST_F(TuningCacheTest, RoundTrip) {
   TuningKey tc = key(90, true, 4096, 256, 512);
   TuningKey simt = key(80, false, 1, 64, 1600, "gemm f32*f32->f32 rhs=KN");
+  // A batch-1 dense layer: the rule's tiling has K slices.
+  TuningKey sliced = key(90, true, 1, 256, 25088);
   TuningCache cache;
   cache.insert(tc, entry(tc, 2));
   cache.insert(simt, entry(simt, 3));
+  cache.insert(sliced, entry(sliced, 0));
+  ASSERT_EQ(cache.find(sliced)->tiling.slices, 16);
   cache.save(path); // creates the folder
   EXPECT_TRUE(strayFiles().empty());
 
   TuningCache back = load();
   EXPECT_TRUE(warnings.empty()) << warnings.front();
-  ASSERT_EQ(back.size(), 2u);
-  for (const TuningKey &k : {tc, simt}) {
+  ASSERT_EQ(back.size(), 3u);
+  for (const TuningKey &k : {tc, simt, sliced}) {
     const TuningEntry *got = back.find(k);
     ASSERT_TRUE(got) << k.str();
     const TuningEntry want = *cache.find(k);
@@ -161,6 +165,7 @@ TEST_F(TuningCacheTest, RoundTrip) {
   EXPECT_NE(text.find("\"" + tc.str() + "\""), std::string::npos);
   EXPECT_NE(text.find("\"stages\""), std::string::npos);
   EXPECT_NE(text.find("\"tm\""), std::string::npos);
+  EXPECT_NE(text.find("\"slices\": 16"), std::string::npos);
   EXPECT_NE(text.find("\"us\": 1.5"), std::string::npos);
   EXPECT_NE(text.find("\"skipped\": \"spills 8 bytes\""), std::string::npos);
 }

@@ -31,6 +31,13 @@ constexpr TileShape kSimtTiles[] = {
 
 constexpr int kTensorCoreBK = 32;
 constexpr int kMaxStages = 4;
+constexpr int kMaxSlices = 16;
+// At most 512 threads (128 registers each under __launch_bounds__(512, 1))
+// for warp tiles of up to 16 accumulators per thread, 256 (255 registers)
+// for larger ones: a 64x32 warp tile at 512 threads spills (sm_90).
+constexpr int kMaxSlicedThreads = 512;
+constexpr int kMaxSlicedThreadsLargeWarpTile = 256;
+constexpr int kMinSliceKTiles = 4;
 constexpr int kSimtBK = 8;
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -54,6 +61,29 @@ std::vector<TileShape> fittingTiles(const TileShape (&tiles)[N], int64_t m,
 }
 
 int tensorCoreStageBytes(int bm, int bn, int bk) { return (bm + bn) * bk * 2; }
+
+/// Rule step 5: the K slices of a tensor-core tiling for an M x N x K GEMM
+/// over `batch` grid z slices: 1 when the grid fills the SMs, else the most
+/// (a power of two) that keeps kMinSliceKTiles k-tiles per slice, the
+/// threads within the cap of the warp tile and the stages within the arch's
+/// shared memory.
+int chooseSlices(const GemmTiling &t, int64_t m, int64_t n, int64_t k,
+                 int64_t batch, int smVersion) {
+  const int64_t ctas = ceilDiv(m, t.bm) * ceilDiv(n, t.bn) * batch;
+  if (ctas >= smCount(smVersion))
+    return 1;
+  const int64_t kTiles = ceilDiv(k, t.bk);
+  const int threads = (t.bm / t.wm) * (t.bn / t.wn) * 32;
+  const int maxThreads = t.wm * t.wn / 32 <= 16 ? kMaxSlicedThreads
+                                                 : kMaxSlicedThreadsLargeWarpTile;
+  int slices = 1;
+  while (slices * 2 <= kMaxSlices && slices * 2 * threads <= maxThreads &&
+         slices * 2 * kMinSliceKTiles <= kTiles &&
+         slices * 2 * t.stages * tensorCoreStageBytes(t.bm, t.bn, t.bk) <=
+             maxSharedBytesPerBlock(smVersion))
+    slices *= 2;
+  return slices;
+}
 
 GemmTiling makeTiling(const TileShape &tile, bool tensorCores, int bk,
                       int stages) {
@@ -128,11 +158,17 @@ TileShape pickTile(const std::vector<TileShape> &tiles, bool tensorCores,
 } // namespace
 
 int GemmTiling::threads() const {
-  return tensorCores ? (bm / wm) * (bn / wn) * 32 : (bm / tm) * (bn / tn);
+  return tensorCores ? (bm / wm) * (bn / wn) * 32 * slices
+                     : (bm / tm) * (bn / tn);
 }
 
 int GemmTiling::dynamicSharedBytes() const {
-  return tensorCores ? stages * tensorCoreStageBytes(bm, bn, bk) : 0;
+  // dlc_gemm_tc_smem_bytes: every slice's stages, or the accumulators the
+  // slices add at the end.
+  return tensorCores
+             ? std::max(slices * stages * tensorCoreStageBytes(bm, bn, bk),
+                        (slices - 1) * bm * bn * 4)
+             : 0;
 }
 
 int GemmTiling::sharedBytes() const {
@@ -156,7 +192,8 @@ std::string GemmTiling::templateArgs() const {
   auto s = [](int v) { return std::to_string(v); };
   std::string args = s(bm) + ", " + s(bn) + ", " + s(bk) + ", ";
   if (tensorCores)
-    return args + s(wm) + ", " + s(wn) + ", " + s(stages);
+    return args + s(wm) + ", " + s(wn) + ", " + s(stages) +
+           (slices > 1 ? ", " + s(slices) : "");
   return args + s(tm) + ", " + s(tn);
 }
 
@@ -164,14 +201,16 @@ std::string GemmTiling::str() const {
   auto s = [](int v) { return std::to_string(v); };
   std::string text = "BM=" + s(bm) + " BN=" + s(bn) + " BK=" + s(bk);
   if (tensorCores)
-    return text + " WM=" + s(wm) + " WN=" + s(wn) + " stages=" + s(stages);
+    return text + " WM=" + s(wm) + " WN=" + s(wn) + " stages=" + s(stages) +
+           (slices > 1 ? " slices=" + s(slices) : "");
   return text + " TM=" + s(tm) + " TN=" + s(tn);
 }
 
 bool GemmTiling::operator==(const GemmTiling &other) const {
   return tensorCores == other.tensorCores && bm == other.bm && bn == other.bn &&
          bk == other.bk && wm == other.wm && wn == other.wn &&
-         stages == other.stages && tm == other.tm && tn == other.tn;
+         stages == other.stages && slices == other.slices && tm == other.tm &&
+         tn == other.tn;
 }
 
 int smCount(int smVersion) { return smVersion >= 90 ? 132 : 108; }
@@ -191,7 +230,7 @@ int maxSharedBytesPerBlock(int smVersion) {
 }
 
 GemmTiling chooseTiling(int64_t m, int64_t n, int64_t k, int smVersion,
-                        bool tensorCores) {
+                        bool tensorCores, int64_t batch) {
   assert(m > 0 && n > 0 && k > 0 && "empty GEMM");
   if (!tensorCores)
     return makeTiling(
@@ -206,7 +245,10 @@ GemmTiling chooseTiling(int64_t m, int64_t n, int64_t k, int smVersion,
   while (stages > 2 &&
          stages * stageBytes > maxSharedBytesPerBlock(smVersion) / 2)
     --stages;
-  return makeTiling(tile, true, kTensorCoreBK, stages);
+  GemmTiling tiling = makeTiling(tile, true, kTensorCoreBK, stages);
+  // Rule step 5.
+  tiling.slices = chooseSlices(tiling, m, n, k, batch, smVersion);
+  return tiling;
 }
 
 GemmTiling float8Tiling(GemmTiling tiling) {
@@ -226,9 +268,14 @@ std::vector<GemmTiling> tilingCandidates(int64_t m, int64_t n, int64_t k,
   };
   if (tensorCores) {
     for (const TileShape &tile : fittingTiles(kTensorCoreTiles, m, n)) {
-      add(makeTiling(tile, true, 32, 3));
-      add(makeTiling(tile, true, 32, 4));
-      add(makeTiling(tile, true, 64, 3));
+      for (auto [bk, stages] : {std::pair{32, 3}, {32, 4}, {64, 3}}) {
+        GemmTiling t = makeTiling(tile, true, bk, stages);
+        add(t);
+        // The same with the rule's K slices for it, when it has some.
+        t.slices = chooseSlices(t, m, n, k, 1, smVersion);
+        if (t.slices > 1)
+          add(t);
+      }
     }
   } else {
     for (const TileShape &tile : fittingTiles(kSimtTiles, m, n)) {

@@ -5,18 +5,21 @@
 // at build time), as CUDA source text that the emitter puts in front of a
 // kernel's source. A kernel defines a `Problem` (how to address A and B, what
 // to do with each result) and calls one template from its `__global__`
-// function, whose tile parameters come from GemmHeuristic.h.
+// function, whose tile parameters come from GemmHeuristic.h (Problem is
+// deduced from the argument).
 //
-//   dlc_gemm_tc<BM, BN, BK, WM, WN, STAGES, Problem>(p)    (sm_80 and newer)
+//   dlc_gemm_tc<BM, BN, BK, WM, WN, STAGES[, SLICES]>(p)  (sm_80 and newer)
 //     f16/bf16 operands (Problem::Elem), f32 accumulation: a multi-stage
 //     cp.async pipeline into XOR-swizzled shared memory, ldmatrix fragments
 //     double-buffered in registers, mma.sync.m16n8k16. Problem provides
 //     M, N, K (K % 8 == 0), `a_ptr(m, k)` / `b_ptr(n, k)` (8 contiguous
 //     16-byte-aligned elements along K, nullptr for zeros; B is stored
 //     N-major) and `epilogue(m, n, c0, c1)` for C(m, n) and C(m, n + 1).
-//     Dynamic shared memory: dlc_gemm_tc_smem_bytes<BM, BN, BK, STAGES,
-//     Elem>(); threads: dlc_gemm_tc_threads<BM, BN, WM, WN>().
-//   dlc_gemm_simt<BM, BN, BK, TM, TN, Problem>(p)
+//     SLICES (default 1) groups of warps each take 1/SLICES of K, added at
+//     the end (K slices, for grids short of the SMs). Dynamic shared memory:
+//     dlc_gemm_tc_smem_bytes<BM, BN, BK, STAGES, Elem, SLICES>(); threads:
+//     dlc_gemm_tc_threads<BM, BN, WM, WN, SLICES>().
+//   dlc_gemm_simt<BM, BN, BK, TM, TN>(p)
 //     f32: shared-memory tiles, TM x TN register blocks, FMA. Problem
 //     provides M, N, K, `a(m, k)`, `b(k, n)` and `epilogue(m, n, c)`.
 //     Threads: dlc_gemm_simt_threads<BM, BN, TM, TN>(); static shared memory.

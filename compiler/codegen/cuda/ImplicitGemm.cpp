@@ -684,8 +684,9 @@ LogicalResult GemmKernel::emit() {
   // the int8 and float8 GEMMs take the tiling of the same bytes, twice the
   // elements.
   const bool bytes = int8_ || float8_; // one-byte operands
-  GemmTiling tiling = chooseTiling(m_, n_, bytes ? (k_ + 1) / 2 : k_,
-                                   context_.options.smVersion, tensorCores);
+  GemmTiling tiling =
+      chooseTiling(m_, n_, bytes ? (k_ + 1) / 2 : k_,
+                   context_.options.smVersion, tensorCores, batch_);
   std::string origin;
   if (context_.options.tiling) {
     std::optional<TilingChoice> choice = context_.options.tiling(problem);
@@ -735,7 +736,7 @@ LogicalResult GemmKernel::emit() {
   if (bytes)
     emitted.bk *= 2;
   w.line(std::string(tensorCores ? "dlc_gemm_tc<" : "dlc_gemm_simt<") +
-         emitted.templateArgs() + ", dlc_problem>(p);");
+         emitted.templateArgs() + ">(p);");
   w.close();
 
   CudaKernel &kernel = context_.kernel;

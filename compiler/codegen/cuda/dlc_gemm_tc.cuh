@@ -23,6 +23,15 @@
 // "col" operand of mma.row.col) one k-step ahead into a second register
 // buffer.
 //
+// K slices (SLICES > 1, for grids too small to fill the GPU: batch-1 dense
+// layers, the late stages of a CNN at batch 1): the CTA has SLICES groups of
+// those warps, each with its own pipeline stages, and group s multiplies
+// k-tiles [s * KT, (s + 1) * KT) of K, KT = ceil(k-tiles / SLICES) (every
+// group runs KT iterations, so that the barriers match; tiles past K are
+// zeros). More loads are then in flight per SM. At the end the groups add
+// their accumulators through shared memory, in slice order (deterministic),
+// and group 0 runs the epilogue.
+//
 // Problem (all __device__; M, N, K compile-time, K a multiple of the
 // elements in 16 bytes: 8, or 16 for int8):
 //   using Elem = __half | __nv_bfloat16 | signed char;
@@ -38,9 +47,9 @@
 // m < M, n < N (n even): it checks n + 1 < N itself.
 //
 // Launch: grid (ceil(N/BN), ceil(M/BM)) (M tiles beyond 65,535 split over
-// y and z, GemmTiling::grid), dlc_gemm_tc_threads<BM,BN,WM,WN>()
+// y and z, GemmTiling::grid), dlc_gemm_tc_threads<BM,BN,WM,WN,SLICES>()
 // threads (declare them in __launch_bounds__), and
-// dlc_gemm_tc_smem_bytes<BM,BN,BK,STAGES,Elem>() bytes of dynamic shared
+// dlc_gemm_tc_smem_bytes<BM,BN,BK,STAGES,Elem,SLICES>() bytes of dynamic shared
 // memory (above 48 KiB only after cuFuncSetAttribute(...,
 // CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, bytes)).
 #ifndef DLC_GEMM_TC_CUH
@@ -67,14 +76,19 @@ struct dlc_fp8_e5m2 {
 template <class Elem> struct dlc_gemm_tc_acc { using type = float; };
 template <> struct dlc_gemm_tc_acc<signed char> { using type = int; };
 
-template <int BM, int BN, int BK, int STAGES, class Elem>
+// The pipeline stages of every slice, or the (SLICES - 1) x BM x BN
+// accumulators (4 bytes each) the slices add at the end, whichever is more.
+template <int BM, int BN, int BK, int STAGES, class Elem, int SLICES = 1>
 __host__ __device__ constexpr int dlc_gemm_tc_smem_bytes() {
-  return STAGES * (BM + BN) * BK * static_cast<int>(sizeof(Elem));
+  return SLICES * STAGES * (BM + BN) * BK * static_cast<int>(sizeof(Elem)) >
+                 (SLICES - 1) * BM * BN * 4
+             ? SLICES * STAGES * (BM + BN) * BK * static_cast<int>(sizeof(Elem))
+             : (SLICES - 1) * BM * BN * 4;
 }
 
-template <int BM, int BN, int WM, int WN>
+template <int BM, int BN, int WM, int WN, int SLICES = 1>
 __host__ __device__ constexpr int dlc_gemm_tc_threads() {
-  return (BM / WM) * (BN / WN) * 32;
+  return (BM / WM) * (BN / WN) * 32 * SLICES;
 }
 
 namespace dlc_tc {
@@ -200,7 +214,8 @@ mma_16832_f8(float (&d)[4], const unsigned (&a)[4], const unsigned (&b)[2]) {
 
 } // namespace dlc_tc
 
-template <int BM, int BN, int BK, int WM, int WN, int STAGES, class Problem>
+template <int BM, int BN, int BK, int WM, int WN, int STAGES, int SLICES = 1,
+          class Problem>
 __device__ __forceinline__ void dlc_gemm_tc(const Problem &p) {
   using Elem = typename Problem::Elem;
   using Acc = typename dlc_gemm_tc_acc<Elem>::type;
@@ -209,7 +224,7 @@ __device__ __forceinline__ void dlc_gemm_tc(const Problem &p) {
                        dlc_tc::is_same<Elem, dlc_fp8_e5m2>::value;
   constexpr int M = Problem::M, N = Problem::N, K = Problem::K;
   constexpr int WARPS_N = BN / WN;
-  constexpr int THREADS = dlc_gemm_tc_threads<BM, BN, WM, WN>();
+  constexpr int THREADS = dlc_gemm_tc_threads<BM, BN, WM, WN>(); // a slice's
   constexpr int ES = static_cast<int>(sizeof(Elem));
   constexpr int EPC = 16 / ES;             // elements per 16-byte chunk
   constexpr int ROWB = BK * ES;            // bytes of K per tile row
@@ -218,7 +233,8 @@ __device__ __forceinline__ void dlc_gemm_tc(const Problem &p) {
   constexpr int KSTEPS = ROWB / 32;        // mma k-steps per k-tile
   constexpr int A_BYTES = BM * ROWB, STAGE_BYTES = (BM + BN) * ROWB;
   constexpr int A_CHUNKS = BM * CPR, B_CHUNKS = BN * CPR;
-  constexpr int KTILES = (K + BK - 1) / BK;
+  // k-tiles per slice (all of them without slices).
+  constexpr int KTILES = ((K + BK - 1) / BK + SLICES - 1) / SLICES;
   static_assert(ES == 2 || INT8 || FP8,
                 "dlc_gemm_tc: 16-bit, int8 or float8 operands");
   static_assert(K % EPC == 0,
@@ -228,11 +244,17 @@ __device__ __forceinline__ void dlc_gemm_tc(const Problem &p) {
   static_assert(BM % WM == 0 && BN % WN == 0 && WM % 16 == 0 && WN % 16 == 0,
                 "dlc_gemm_tc: warp tiles must divide the CTA tile in 16s");
   static_assert(STAGES >= 2, "dlc_gemm_tc: at least two pipeline stages");
+  static_assert(SLICES >= 1, "dlc_gemm_tc: at least one K slice");
 
   extern __shared__ __align__(128) unsigned char dlc_gemm_tc_smem[];
-  const unsigned smem = dlc_tc::smem_addr(dlc_gemm_tc_smem);
+  // A slice's threads, warps and stages are those of a CTA without slices.
+  const int slice = SLICES > 1 ? static_cast<int>(threadIdx.x) / THREADS : 0;
+  const unsigned smem =
+      dlc_tc::smem_addr(dlc_gemm_tc_smem) + slice * (STAGES * STAGE_BYTES);
+  const int kt0 = slice * KTILES; // the slice's first k-tile
 
-  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const int tid = static_cast<int>(threadIdx.x) - slice * THREADS,
+            lane = tid & 31, warp = tid >> 5;
   const int warp_m = warp / WARPS_N, warp_n = warp % WARPS_N;
   // M tiles over (y, z): more than 65,535 of them are split into z slices
   // (GemmTiling::grid); the blocks past the last tile leave at once. Known
@@ -244,9 +266,11 @@ __device__ __forceinline__ void dlc_gemm_tc(const Problem &p) {
   if (SPLIT_M && m0 >= M)
     return;
 
-  // Copies k-tile `kt` into pipeline stage `stage` (one cp.async per chunk).
+  // Copies the slice's k-tile `kt` into pipeline stage `stage` (one cp.async
+  // per chunk; zeros past K).
   auto load_tile = [&](int stage, int kt) {
     const unsigned sa = smem + stage * STAGE_BYTES, sb = sa + A_BYTES;
+    kt += kt0;
 #pragma unroll
     for (int j = 0; j < (A_CHUNKS + THREADS - 1) / THREADS; ++j) {
       const int i = tid + j * THREADS;
@@ -349,6 +373,38 @@ __device__ __forceinline__ void dlc_gemm_tc(const Problem &p) {
     }
   }
   dlc_tc::cp_async_wait<0>();
+
+  if constexpr (SLICES > 1) {
+    // Slices 1.. store their accumulators over the stages (every slice is
+    // done with its own after the barrier), [slice - 1][accumulator][tid]:
+    // consecutive threads, consecutive words. Slice 0 adds them in order.
+    constexpr int ACCS = MI * NI * 4;
+    Acc *partial = reinterpret_cast<Acc *>(dlc_gemm_tc_smem);
+    __syncthreads();
+    if (slice > 0) {
+#pragma unroll
+      for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+        for (int ni = 0; ni < NI; ++ni)
+#pragma unroll
+          for (int j = 0; j < 4; ++j)
+            partial[((slice - 1) * ACCS + (mi * NI + ni) * 4 + j) * THREADS +
+                    tid] = acc[mi][ni][j];
+    }
+    __syncthreads();
+    if (slice > 0)
+      return;
+    for (int s = 1; s < SLICES; ++s)
+#pragma unroll
+      for (int mi = 0; mi < MI; ++mi)
+#pragma unroll
+        for (int ni = 0; ni < NI; ++ni)
+#pragma unroll
+          for (int j = 0; j < 4; ++j)
+            acc[mi][ni][j] +=
+                partial[((s - 1) * ACCS + (mi * NI + ni) * 4 + j) * THREADS +
+                        tid];
+  }
 
   // Accumulator tile (mi, ni): lane holds rows g and g+8, columns 2q, 2q+1.
   const int g = lane >> 2, q = lane & 3;
