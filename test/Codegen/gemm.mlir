@@ -230,3 +230,23 @@ func.func @batched_tc(%q: memref<2x3x70x32xf16>, %k: memref<2x1x20x32xf16>,
   }
   return
 }
+
+// -----
+
+// A batch-1 f16 dense layer (M = 1, K = 2048, N = 64): 4 CTAs of one warp
+// leave the SMs idle, so the tiling gets K slices (GemmHeuristic.h step 5):
+// 16 groups of the CTA's warp, each over 4 of the 64 k-tiles, with their own
+// 4 stages (16 x 4 x 2 KiB of shared memory), 512 threads.
+// CHECK-LABEL: // ===== kernel k10_matmul family=gemm_tc grid=(4,1,1) block=(512,1,1) smem=131072 tiling="BM=16 BN=16 BK=32 WM=16 WN=16 stages=4 slices=16"
+// CHECK:       extern "C" __global__ void __launch_bounds__(512, 1) dlc_k10_matmul(
+// CHECK-NEXT:    const dlc_problem p{in0, in1, out0};
+// CHECK-NEXT:    dlc_gemm_tc<16, 16, 32, 16, 16, 4, 16>(p);
+func.func @matmul_sliced(%x: memref<1x2048xf16>, %w: memref<64x2048xf16>,
+                         %y: memref<1x64xf16>) {
+  exec.kernel "k10_matmul" ins(%x, %w : memref<1x2048xf16>, memref<64x2048xf16>) outs(%y : memref<1x64xf16>) {
+  ^bb0(%a0: tensor<1x2048xf16>, %a1: tensor<64x2048xf16>):
+    %0 = graph.matmul %a0, %a1 {transpose_rhs = true} : (tensor<1x2048xf16>, tensor<64x2048xf16>) -> tensor<1x64xf16>
+    exec.yield %0 : tensor<1x64xf16>
+  }
+  return
+}
