@@ -301,11 +301,12 @@ template <int M_, int N_, int K_> struct SimtProblem {
   }
 };
 
-template <int M, int N, int K, int BM, int BN, int BK, int TM, int TN>
+template <int M, int N, int K, int BM, int BN, int BK, int TM, int TN,
+          int SLICES = 1>
 void runSimt() {
-  SCOPED_TRACE(testing::Message()
-               << M << "x" << N << "x" << K << " tile " << BM << "x" << BN
-               << "x" << BK << " thread " << TM << "x" << TN);
+  SCOPED_TRACE(testing::Message() << M << "x" << N << "x" << K << " tile " << BM
+                                  << "x" << BN << "x" << BK << " thread " << TM
+                                  << "x" << TN << " slices " << SLICES);
   const std::vector<float> a = exactValues(M * K, M + K);
   const std::vector<float> b = exactValues(K * N, N + K);
   std::vector<float> c(M * N, NAN);
@@ -313,8 +314,8 @@ void runSimt() {
   const SimtProblem<M, N, K> problem{a.data(), b.data(), c.data(),
                                      stores.data()};
   launch((N + BN - 1) / BN, (M + BM - 1) / BM,
-         dlc_gemm_simt_threads<BM, BN, TM, TN>(), false,
-         [&] { dlc_gemm_simt<BM, BN, BK, TM, TN>(problem); });
+         dlc_gemm_simt_threads<BM, BN, TM, TN, SLICES>(), false,
+         [&] { dlc_gemm_simt<BM, BN, BK, TM, TN, SLICES>(problem); });
   for (int m = 0; m < M; ++m) {
     for (int n = 0; n < N; ++n) {
       double expected = 0;
@@ -394,6 +395,15 @@ TEST(GemmEmulation, Simt) {
   runSimt<1, 10, 64, 16, 16, 8, 4, 4>();
   runSimt<77, 33, 100, 128, 64, 16, 8, 4>();
   runSimt<20, 45, 19, 16, 32, 16, 4, 4>();
+}
+
+// K slices on the SIMT template: M = 1 f32 logits (8 slices), a K tail, more
+// slices than some groups have K slices, a larger register block.
+TEST(GemmEmulation, SimtKSlices) {
+  runSimt<1, 70, 1280, 16, 64, 8, 4, 4, 8>();
+  runSimt<3, 20, 100, 16, 16, 8, 4, 4, 4>();
+  runSimt<2, 10, 20, 16, 16, 8, 4, 4, 4>();
+  runSimt<40, 33, 300, 64, 32, 16, 8, 4, 2>();
 }
 
 } // namespace

@@ -487,8 +487,11 @@ TEST(GemmHeuristic, FixtureShapes) {
       {49, 512, 4608, 90, true,
        "BM=16 BN=16 BK=32 WM=16 WN=16 stages=4 slices=16"},
       {4096, 4096, 4096, 90, false, "BM=128 BN=128 BK=8 TM=8 TN=8"},
-      {3136, 64, 576, 80, false, "BM=64 BN=32 BK=8 TM=4 TN=4"},
-      {1, 10, 64, 80, false, "BM=16 BN=16 BK=8 TM=4 TN=4"},
+      // SIMT grids short of the SMs get K slices too (8 K slices of 8: 2).
+      {3136, 64, 576, 80, false, "BM=64 BN=32 BK=8 TM=4 TN=4 slices=4"},
+      {1, 10, 64, 80, false, "BM=16 BN=16 BK=8 TM=4 TN=4 slices=2"},
+      // MobileNetV2's f32 logits at batch 1 (1280 x 1000): 16 CTAs x 8.
+      {1, 1000, 1280, 90, false, "BM=16 BN=64 BK=8 TM=4 TN=4 slices=8"},
   };
   for (const Expected &e : expected)
     EXPECT_EQ(chooseTiling(e.m, e.n, e.k, e.sm, e.tensorCores).str(), e.tiling)

@@ -150,10 +150,11 @@ TEST_F(TilingOverrideTest, TheOldestArchsEntryApplies) {
   module = parseSourceString<ModuleOp>(test::kSimtPlan, &context);
   ASSERT_TRUE(module);
   const GemmProblem matmul{1, 10, 384, false, "gemm f32*f32->f32 rhs=KN"};
-  // Not the heuristic's choice: the same tile with BK = 16.
+  // Not the heuristic's choice: the same tile with BK = 16, no K slices.
   std::vector<GemmTiling> candidates = tilingCandidates(1, 10, 384, 80, false);
   GemmTiling tuned = candidates.front();
   tuned.bk = 16;
+  tuned.slices = 1;
   ASSERT_NE(std::find(candidates.begin(), candidates.end(), tuned),
             candidates.end());
   TuningEntry entry;

@@ -38,6 +38,7 @@ constexpr int kMaxSlices = 16;
 constexpr int kMaxSlicedThreads = 512;
 constexpr int kMaxSlicedThreadsLargeWarpTile = 256;
 constexpr int kMinSliceKTiles = 4;
+constexpr int kMaxStaticSharedBytes = 48 * 1024;
 constexpr int kSimtBK = 8;
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -67,20 +68,28 @@ int tensorCoreStageBytes(int bm, int bn, int bk) { return (bm + bn) * bk * 2; }
 /// (a power of two) that keeps kMinSliceKTiles k-tiles per slice, the
 /// threads within the cap of the warp tile and the stages within the arch's
 /// shared memory.
-int chooseSlices(const GemmTiling &t, int64_t m, int64_t n, int64_t k,
-                 int64_t batch, int smVersion) {
+int chooseSlices(GemmTiling t, int64_t m, int64_t n, int64_t k, int64_t batch,
+                 int smVersion) {
   const int64_t ctas = ceilDiv(m, t.bm) * ceilDiv(n, t.bn) * batch;
   if (ctas >= smCount(smVersion))
     return 1;
   const int64_t kTiles = ceilDiv(k, t.bk);
-  const int threads = (t.bm / t.wm) * (t.bn / t.wn) * 32;
-  const int maxThreads = t.wm * t.wn / 32 <= 16 ? kMaxSlicedThreads
-                                                 : kMaxSlicedThreadsLargeWarpTile;
+  t.slices = 1;
+  const int threads = t.threads();
+  const int accumulators = t.tensorCores ? t.wm * t.wn / 32 : t.tm * t.tn;
+  const int maxThreads =
+      accumulators <= 16 ? kMaxSlicedThreads : kMaxSlicedThreadsLargeWarpTile;
+  // SIMT tiles are static shared memory: 48 KiB at most.
+  const int maxShared =
+      t.tensorCores ? maxSharedBytesPerBlock(smVersion) : kMaxStaticSharedBytes;
   int slices = 1;
-  while (slices * 2 <= kMaxSlices && slices * 2 * threads <= maxThreads &&
-         slices * 2 * kMinSliceKTiles <= kTiles &&
-         slices * 2 * t.stages * tensorCoreStageBytes(t.bm, t.bn, t.bk) <=
-             maxSharedBytesPerBlock(smVersion))
+  auto fits = [&](int s) {
+    GemmTiling sliced = t;
+    sliced.slices = s;
+    return s <= kMaxSlices && s * threads <= maxThreads &&
+           s * kMinSliceKTiles <= kTiles && sliced.sharedBytes() <= maxShared;
+  };
+  while (fits(slices * 2))
     slices *= 2;
   return slices;
 }
@@ -158,8 +167,8 @@ TileShape pickTile(const std::vector<TileShape> &tiles, bool tensorCores,
 } // namespace
 
 int GemmTiling::threads() const {
-  return tensorCores ? (bm / wm) * (bn / wn) * 32 * slices
-                     : (bm / tm) * (bn / tn);
+  return (tensorCores ? (bm / wm) * (bn / wn) * 32 : (bm / tm) * (bn / tn)) *
+         slices;
 }
 
 int GemmTiling::dynamicSharedBytes() const {
@@ -172,8 +181,11 @@ int GemmTiling::dynamicSharedBytes() const {
 }
 
 int GemmTiling::sharedBytes() const {
-  // dlc_gemm_simt_smem_bytes: two buffers of A (rows padded by 4) and B.
-  return tensorCores ? dynamicSharedBytes() : 2 * bk * ((bm + 4) + bn) * 4;
+  // dlc_gemm_simt_smem_bytes: two buffers of A (rows padded by 4) and B per
+  // slice, or the accumulators the slices add at the end.
+  return tensorCores ? dynamicSharedBytes()
+                     : std::max(slices * 2 * bk * ((bm + 4) + bn) * 4,
+                                (slices - 1) * bm * bn * 4);
 }
 
 std::array<uint32_t, 3> GemmTiling::grid(int64_t m, int64_t n) const {
@@ -191,19 +203,20 @@ std::array<uint32_t, 3> GemmTiling::grid(int64_t m, int64_t n) const {
 std::string GemmTiling::templateArgs() const {
   auto s = [](int v) { return std::to_string(v); };
   std::string args = s(bm) + ", " + s(bn) + ", " + s(bk) + ", ";
+  const std::string sliced = slices > 1 ? ", " + s(slices) : "";
   if (tensorCores)
-    return args + s(wm) + ", " + s(wn) + ", " + s(stages) +
-           (slices > 1 ? ", " + s(slices) : "");
-  return args + s(tm) + ", " + s(tn);
+    return args + s(wm) + ", " + s(wn) + ", " + s(stages) + sliced;
+  return args + s(tm) + ", " + s(tn) + sliced;
 }
 
 std::string GemmTiling::str() const {
   auto s = [](int v) { return std::to_string(v); };
   std::string text = "BM=" + s(bm) + " BN=" + s(bn) + " BK=" + s(bk);
+  const std::string sliced = slices > 1 ? " slices=" + s(slices) : "";
   if (tensorCores)
     return text + " WM=" + s(wm) + " WN=" + s(wn) + " stages=" + s(stages) +
-           (slices > 1 ? " slices=" + s(slices) : "");
-  return text + " TM=" + s(tm) + " TN=" + s(tn);
+           sliced;
+  return text + " TM=" + s(tm) + " TN=" + s(tn) + sliced;
 }
 
 bool GemmTiling::operator==(const GemmTiling &other) const {
@@ -232,10 +245,13 @@ int maxSharedBytesPerBlock(int smVersion) {
 GemmTiling chooseTiling(int64_t m, int64_t n, int64_t k, int smVersion,
                         bool tensorCores, int64_t batch) {
   assert(m > 0 && n > 0 && k > 0 && "empty GEMM");
-  if (!tensorCores)
-    return makeTiling(
+  if (!tensorCores) {
+    GemmTiling tiling = makeTiling(
         pickTile(fittingTiles(kSimtTiles, m, n), false, m, n, smVersion), false,
         kSimtBK, 0);
+    tiling.slices = chooseSlices(tiling, m, n, k, batch, smVersion);
+    return tiling;
+  }
   const TileShape tile =
       pickTile(fittingTiles(kTensorCoreTiles, m, n), true, m, n, smVersion);
   // Rule step 4.
@@ -246,7 +262,7 @@ GemmTiling chooseTiling(int64_t m, int64_t n, int64_t k, int smVersion,
          stages * stageBytes > maxSharedBytesPerBlock(smVersion) / 2)
     --stages;
   GemmTiling tiling = makeTiling(tile, true, kTensorCoreBK, stages);
-  // Rule step 5.
+  // Rule step 5 (also below for SIMT).
   tiling.slices = chooseSlices(tiling, m, n, k, batch, smVersion);
   return tiling;
 }
@@ -279,8 +295,13 @@ std::vector<GemmTiling> tilingCandidates(int64_t m, int64_t n, int64_t k,
     }
   } else {
     for (const TileShape &tile : fittingTiles(kSimtTiles, m, n)) {
-      add(makeTiling(tile, false, 8, 0));
-      add(makeTiling(tile, false, 16, 0));
+      for (int bk : {8, 16}) {
+        GemmTiling t = makeTiling(tile, false, bk, 0);
+        add(t);
+        t.slices = chooseSlices(t, m, n, k, 1, smVersion);
+        if (t.slices > 1)
+          add(t);
+      }
     }
   }
   return result;

@@ -39,7 +39,7 @@
 //     SM): 163 KiB on sm_80, 99 KiB on sm_86/sm_89, 227 KiB on sm_90. The
 //     largest tile takes 64 KiB at 4 stages. SIMT: BK = 8, double-buffered
 //     static shared memory.
-//  5. K slices (tensor cores): a grid of fewer CTAs than the arch has SMs
+//  5. K slices (both templates): a grid of fewer CTAs than the arch has SMs
 //     (times the batch of a batched matmul) leaves SMs idle and each CTA with
 //     few loads in flight: a batch-1 dense layer (M = 1, K = 25088, N = 256:
 //     16 CTAs of one warp, 83 GB/s measured on an H100), the late stages of a
@@ -48,16 +48,17 @@
 //     added through shared memory at the end (dlc_gemm_tc.cuh): the most, a
 //     power of two up to 16, that keeps at least 4 k-tiles per slice, at most
 //     512 threads per CTA for warp tiles of up to 16 accumulators per thread
-//     (16x16, 16x32, 32x16; 128 registers each) and 256 for larger ones (a
-//     64x32 warp tile at 512 threads spills), and every slice's stages within
-//     the arch's shared memory per block (one CTA per SM: the grid is short of
+//     (16x16, 16x32, 32x16 warp tiles, 4x4 SIMT blocks; 128 registers each)
+//     and 256 for larger ones (a 64x32 warp tile at 512 threads spills), and
+//     every slice's stages within the arch's shared memory per block (SIMT:
+//     its static 48 KiB) (one CTA per SM: the grid is short of
 //     them). There is no split over CTAs (no workspace, nothing to zero, a
 //     deterministic sum).
 //
 // tilingCandidates() lists what an autotuner measures, the rule's choice
 // first: every tile allowed by step 2, for tensor cores with BK 32 at 3 and
-// 4 stages and BK 64 at 3 stages (each also with step 5's K slices for it at
-// batch 1, when it gets some), for SIMT with BK 8 and 16; none above the
+// 4 stages and BK 64 at 3 stages, for SIMT with BK 8 and 16 (each also with
+// step 5's K slices for it at batch 1, when it gets some); none above the
 // arch's shared-memory limit. (128x128 with four 64x64 warp tiles is not
 // among them: with an implicit-GEMM convolution's address arithmetic it
 // reaches 255 registers and spills on sm_90.)
@@ -95,8 +96,8 @@ struct GemmTiling {
   bool tensorCores = true;
   int bm = 0, bn = 0, bk = 0;
   int wm = 0, wn = 0, stages = 0; ///< dlc_gemm_tc only
-  int slices = 1; ///< dlc_gemm_tc's K slices (SLICES): warp groups along K
-  int tm = 0, tn = 0;             ///< dlc_gemm_simt only
+  int slices = 1; ///< K slices (SLICES): thread groups along K, both templates
+  int tm = 0, tn = 0; ///< dlc_gemm_simt only
 
   /// Threads per CTA (the block is one-dimensional).
   int threads() const;
@@ -108,8 +109,9 @@ struct GemmTiling {
   /// (ceil(N/BN), ceil(M/BM), 1).
   std::array<uint32_t, 3> grid(int64_t m, int64_t n) const;
   /// The template arguments before the Problem (which the call deduces):
-  /// "128, 128, 32, 64, 64, 4" (dlc_gemm_tc; SLICES follows when above 1:
-  /// "16, 16, 32, 16, 16, 4, 16") or "128, 128, 8, 8, 8" (dlc_gemm_simt).
+  /// "128, 128, 32, 64, 64, 4" (dlc_gemm_tc) or "128, 128, 8, 8, 8"
+  /// (dlc_gemm_simt); SLICES follows when above 1: "16, 16, 32, 16, 16, 4,
+  /// 16".
   std::string templateArgs() const;
   /// For CudaKernel::tiling: "BM=128 BN=128 BK=32 WM=64 WN=64 stages=4".
   std::string str() const;

@@ -19,10 +19,11 @@
 //     the end (K slices, for grids short of the SMs). Dynamic shared memory:
 //     dlc_gemm_tc_smem_bytes<BM, BN, BK, STAGES, Elem, SLICES>(); threads:
 //     dlc_gemm_tc_threads<BM, BN, WM, WN, SLICES>().
-//   dlc_gemm_simt<BM, BN, BK, TM, TN>(p)
+//   dlc_gemm_simt<BM, BN, BK, TM, TN[, SLICES]>(p)
 //     f32: shared-memory tiles, TM x TN register blocks, FMA. Problem
-//     provides M, N, K, `a(m, k)`, `b(k, n)` and `epilogue(m, n, c)`.
-//     Threads: dlc_gemm_simt_threads<BM, BN, TM, TN>(); static shared memory.
+//     provides M, N, K, `a(m, k)`, `b(k, n)` and `epilogue(m, n, c)`. K
+//     slices as above. Threads: dlc_gemm_simt_threads<BM, BN, TM, TN,
+//     SLICES>(); static shared memory.
 //
 // Both grids are (ceil(N/BN), ceil(M/BM)). The templates call a_ptr/b_ptr
 // (a/b) only inside [0,M) x [0,K) and [0,N) x [0,K), and epilogue only for

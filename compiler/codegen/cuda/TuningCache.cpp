@@ -36,12 +36,12 @@ Json tilingToJson(const GemmTiling &t) {
     j["wm"] = t.wm;
     j["wn"] = t.wn;
     j["stages"] = t.stages;
-    if (t.slices > 1)
-      j["slices"] = t.slices;
   } else {
     j["tm"] = t.tm;
     j["tn"] = t.tn;
   }
+  if (t.slices > 1)
+    j["slices"] = t.slices;
   return j;
 }
 
@@ -64,10 +64,10 @@ std::optional<GemmTiling> tilingFromJson(const Json &j, bool tensorCores) {
   bool ok = field("bm", t.bm) && field("bn", t.bn) && field("bk", t.bk);
   if (tensorCores)
     ok = ok && field("wm", t.wm) && field("wn", t.wn) &&
-         field("stages", t.stages) &&
-         (!j.contains("slices") || field("slices", t.slices));
+         field("stages", t.stages);
   else
     ok = ok && field("tm", t.tm) && field("tn", t.tn);
+  ok = ok && (!j.contains("slices") || field("slices", t.slices));
   if (!ok)
     return std::nullopt;
   return t;

@@ -19,7 +19,7 @@
 //
 // An entry's key is TuningKey::str(): the arch, the template (tc or simt),
 // M, N, K and GemmProblem::signature. SIMT tilings have "tm" and "tn" in
-// place of "wm", "wn" and "stages"; a tensor-core tiling with K slices has
+// place of "wm", "wn" and "stages"; a tiling with K slices has
 // "slices" (absent: 1). An entry whose key does not parse, whose
 // tiling is not one of tilingCandidates() for its key, or that is malformed,
 // is ignored with a warning; a file that is not a tuning cache is ignored

@@ -11,6 +11,13 @@
 // buffers: the next slice is loaded into registers while the current one is
 // multiplied, then stored to the other buffer (one barrier per slice).
 //
+// K slices (SLICES > 1, for grids too small to fill the GPU: a batch-1
+// layer's f32 logits): SLICES groups of those threads, each with its own two
+// buffers, multiply contiguous 1/SLICES parts of the K slices (every group
+// runs as many, zeros past K, so that the barriers match); at the end the
+// groups add their accumulators through shared memory in slice order
+// (deterministic) and group 0 runs the epilogue.
+//
 // Problem (all __device__; M, N, K compile-time):
 //   static constexpr int M, N, K;
 //   float a(int m, int k) const;  // A(m, k)
@@ -20,41 +27,60 @@
 // n < N.
 //
 // Launch: grid (ceil(N/BN), ceil(M/BM)) (M tiles beyond 65,535 split over
-// y and z, GemmTiling::grid), dlc_gemm_simt_threads<BM,BN,TM,TN>()
+// y and z, GemmTiling::grid), dlc_gemm_simt_threads<BM,BN,TM,TN,SLICES>()
 // threads (declare them in __launch_bounds__), no dynamic shared memory
-// (dlc_gemm_simt_smem_bytes<BM,BN,BK>() bytes of static shared memory).
+// (dlc_gemm_simt_smem_bytes<BM,BN,BK,SLICES>() bytes of static shared
+// memory).
 #ifndef DLC_GEMM_SIMT_CUH
 #define DLC_GEMM_SIMT_CUH
 
-template <int BM, int BN, int TM, int TN>
+template <int BM, int BN, int TM, int TN, int SLICES = 1>
 __host__ __device__ constexpr int dlc_gemm_simt_threads() {
-  return (BM / TM) * (BN / TN);
+  return (BM / TM) * (BN / TN) * SLICES;
 }
 
 // Rows of the shared A slice are padded by 4 floats: the transposing stores
-// of a warp then spread over all banks.
-template <int BM, int BN, int BK>
+// of a warp then spread over all banks. With K slices: every group's
+// buffers, or the (SLICES - 1) x BM x BN accumulators added at the end,
+// whichever is more.
+template <int BM, int BN, int BK, int SLICES = 1>
 __host__ __device__ constexpr int dlc_gemm_simt_smem_bytes() {
-  return 2 * BK * ((BM + 4) + BN) * 4;
+  return SLICES * 2 * BK * ((BM + 4) + BN) * 4 > (SLICES - 1) * BM * BN * 4
+             ? SLICES * 2 * BK * ((BM + 4) + BN) * 4
+             : (SLICES - 1) * BM * BN * 4;
 }
 
-template <int BM, int BN, int BK, int TM, int TN, class Problem>
+template <int BM, int BN, int BK, int TM, int TN, int SLICES = 1, class Problem>
 __device__ __forceinline__ void dlc_gemm_simt(const Problem &p) {
   constexpr int M = Problem::M, N = Problem::N, K = Problem::K;
   constexpr int TX = BN / TN;
-  constexpr int THREADS = dlc_gemm_simt_threads<BM, BN, TM, TN>();
+  constexpr int THREADS = dlc_gemm_simt_threads<BM, BN, TM, TN>(); // a slice's
   constexpr int GM = TM / 4, GN = TN / 4;           // 4x4 sub-blocks per thread
   constexpr int SPAN_M = BM / GM, SPAN_N = BN / GN; // their spacing
   constexpr int A_LOADS = (BM * BK + THREADS - 1) / THREADS;
   constexpr int B_LOADS = (BN * BK + THREADS - 1) / THREADS;
-  constexpr int KTILES = (K + BK - 1) / BK;
+  // K slices per slice group (all of them without K slices).
+  constexpr int KTILES = ((K + BK - 1) / BK + SLICES - 1) / SLICES;
   static_assert(TM % 4 == 0 && TN % 4 == 0 && BM % TM == 0 && BN % TN == 0,
                 "dlc_gemm_simt: register blocks of 4x4 sub-blocks");
+  static_assert(SLICES >= 1, "dlc_gemm_simt: at least one K slice");
 
-  __shared__ __align__(16) float as[2][BK][BM + 4];
-  __shared__ __align__(16) float bs[2][BK][BN];
+  // One array: each slice group's A and B buffers, then (after the K loop)
+  // the partial accumulators of groups 1...
+  // (One line: dlc-emulate's rewrite of static shared arrays is per line.)
+  constexpr int GROUP_FLOATS = 2 * BK * ((BM + 4) + BN);
+  constexpr int SMEM_FLOATS =
+      dlc_gemm_simt_smem_bytes<BM, BN, BK, SLICES>() / 4;
+  __shared__ __align__(16) float dlc_simt_smem[SMEM_FLOATS];
+  const int slice = SLICES > 1 ? static_cast<int>(threadIdx.x) / THREADS : 0;
+  float(*as)[BK][BM + 4] = reinterpret_cast<float(*)[BK][BM + 4]>(
+      dlc_simt_smem + slice * GROUP_FLOATS);
+  float(*bs)[BK][BN] = reinterpret_cast<float(*)[BK][BN]>(
+      dlc_simt_smem + slice * GROUP_FLOATS + 2 * BK * (BM + 4));
+  const int kt0 = slice * KTILES; // the group's first K slice
 
-  const int tid = threadIdx.x, tx = tid % TX, ty = tid / TX;
+  const int tid = static_cast<int>(threadIdx.x) - slice * THREADS,
+            tx = tid % TX, ty = tid / TX;
   // M tiles over (y, z): more than 65,535 of them are split into z slices
   // (GemmTiling::grid); the blocks past the last tile leave at once. Known
   // at compile time, so that a grid without z pays nothing for it.
@@ -70,6 +96,7 @@ __device__ __forceinline__ void dlc_gemm_simt(const Problem &p) {
   // with n fastest.
   float ra[A_LOADS], rb[B_LOADS];
   auto load_slice = [&](int kt) {
+    kt += kt0;
 #pragma unroll
     for (int j = 0; j < A_LOADS; ++j) {
       const int e = tid + j * THREADS, m = m0 + e / BK, k = kt * BK + e % BK;
@@ -142,6 +169,31 @@ __device__ __forceinline__ void dlc_gemm_simt(const Problem &p) {
       store_slice(buf ^ 1);
       __syncthreads();
     }
+  }
+
+  if constexpr (SLICES > 1) {
+    // Groups 1.. store their accumulators over the buffers (every group is
+    // done with its own after the barrier), [slice - 1][accumulator][tid];
+    // group 0 adds them in order.
+    __syncthreads();
+    if (slice > 0) {
+#pragma unroll
+      for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j)
+          dlc_simt_smem[((slice - 1) * TM * TN + i * TN + j) * THREADS + tid] =
+              acc[i][j];
+    }
+    __syncthreads();
+    if (slice > 0)
+      return;
+    for (int s = 1; s < SLICES; ++s)
+#pragma unroll
+      for (int i = 0; i < TM; ++i)
+#pragma unroll
+        for (int j = 0; j < TN; ++j)
+          acc[i][j] +=
+              dlc_simt_smem[((s - 1) * TM * TN + i * TN + j) * THREADS + tid];
   }
 
 #pragma unroll
