@@ -37,6 +37,7 @@ const Names<Epilogue> kEpilogues = {
 using Activation = Conv2dDescriptor::Activation;
 const Names<Activation> kActivations = {{"none", Activation::None},
                                         {"relu", Activation::Relu},
+                                        {"relu6", Activation::Relu6},
                                         {"gelu", Activation::Gelu},
                                         {"gelu_tanh", Activation::GeluTanh}};
 

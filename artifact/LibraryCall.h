@@ -29,7 +29,8 @@
 //     n, h, w, c, k, r, s, groups (divides c and k), p, q (output height,
 //     width: what the geometry gives), pads [top, bottom, left, right] (each
 //     >= 0), strides, dilations, x_dtype = w_dtype, y_dtype (x_dtype or
-//     float32), compute, activation (none, relu, gelu, gelu_tanh),
+//     float32), compute, activation (none, relu, relu6: min(max(x, 0), 6),
+//     gelu, gelu_tanh),
 //     bias_dtype with a bias; params X, W, [bias [K],] Y.
 //   cudnn pool2d   NHWC resample: n, h, w, c, p, q, mode (max,
 //     avg_include_padding, avg_exclude_padding), window, strides, pads
@@ -128,7 +129,7 @@ struct Conv2dDescriptor {
   static constexpr const char *kLibrary = kCudnn;
   static constexpr const char *kOp = "conv2d";
 
-  enum class Activation { None, Relu, Gelu, GeluTanh };
+  enum class Activation { None, Relu, Relu6, Gelu, GeluTanh };
   int64_t n = 0, h = 0, w = 0, c = 0, k = 0, r = 0, s = 0, groups = 1;
   int64_t p = 0, q = 0;
   std::array<int64_t, 4> pads{}; ///< top, bottom, left, right

@@ -30,6 +30,7 @@
 #include <algorithm>
 #include <array>
 #include <limits>
+#include <optional>
 #include <utility>
 
 using namespace dlc;
@@ -135,16 +136,21 @@ public:
   }
 
   /// y = mode(x[, b][, t]) computed in `precision` (float unless given);
-  /// `t` is binary select's condition, `axis` gen_index's.
+  /// `t` is binary select's condition, `axis` gen_index's, `upperClip`
+  /// RELU_FWD's upper clip (relu6: 6).
   void pointwise(cudnnPointwiseMode_t mode, const Descriptor &x,
                  const Descriptor *b, const Descriptor &y,
                  cudnnDataType_t precision = CUDNN_DATA_FLOAT,
-                 const Descriptor *t = nullptr, int64_t axis = -1) {
+                 const Descriptor *t = nullptr, int64_t axis = -1,
+                 std::optional<double> upperClip = std::nullopt) {
     Descriptor fn(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
     fn.set(CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, &mode)
         .set(CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, &precision);
     if (axis >= 0)
       fn.set(CUDNN_ATTR_POINTWISE_AXIS, CUDNN_TYPE_INT64, &axis);
+    if (upperClip)
+      fn.set(CUDNN_ATTR_POINTWISE_RELU_UPPER_CLIP, CUDNN_TYPE_DOUBLE,
+             &*upperClip);
     fn.finalize();
     Descriptor op(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
     op.set(CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, fn)
@@ -425,7 +431,10 @@ GraphPlan::GraphPlan(cudnnHandle_t handle, const artifact::Conv2dDescriptor &c,
     b.pointwise(CUDNN_POINTWISE_ADD, *last, &bias, sum);
     last = &sum;
   }
-  if (c.activation != Activation::None)
+  if (c.activation == Activation::Relu6)
+    b.pointwise(CUDNN_POINTWISE_RELU_FWD, *last, nullptr, y, CUDNN_DATA_FLOAT,
+                nullptr, -1, 6.0);
+  else if (c.activation != Activation::None)
     b.pointwise(c.activation == Activation::Relu ? CUDNN_POINTWISE_RELU_FWD
                 : c.activation == Activation::Gelu
                     ? CUDNN_POINTWISE_GELU_FWD

@@ -132,6 +132,10 @@ TEST(LibraryCallSchema, Conv2dRoundTrip) {
   LibraryDescriptor back = roundTrip(c, bytes);
   ASSERT_TRUE(std::holds_alternative<Conv2dDescriptor>(back));
   EXPECT_EQ(std::get<Conv2dDescriptor>(back), c);
+  c.activation = Conv2dDescriptor::Activation::Relu6;
+  back = roundTrip(c, bytes);
+  ASSERT_TRUE(std::holds_alternative<Conv2dDescriptor>(back));
+  EXPECT_EQ(std::get<Conv2dDescriptor>(back), c);
 
   c.bias.reset();
   c.activation = Conv2dDescriptor::Activation::None;
@@ -419,7 +423,8 @@ TEST(LibraryCallSchema, Conv2dRejections) {
       {R"("y_dtype": "float32")", R"("y_dtype": "bfloat16")",
        "descriptor.y_dtype: must be x_dtype or float32"},
       {R"("activation": "relu")", R"("activation": "tanh")",
-       "descriptor.activation: expected one of none, relu, gelu, gelu_tanh"},
+       "descriptor.activation: expected one of none, relu, relu6, gelu, "
+       "gelu_tanh"},
       {R"("compute": "float32")", R"("compute": "float16")",
        "descriptor.compute: expected one of float32"},
       {R"("activation": "relu")", R"("activation": "relu", "bias_dtype": 1)",

@@ -294,6 +294,23 @@ TEST_F(RuntimeLibraryGpu, CudnnConvolutions) {
        f32,
        true,
        "gelu"},
+      // MobileNet's depthwise convolution + bias + relu6 (a RELU_FWD with
+      // an upper clip of 6).
+      {1,
+       10,
+       10,
+       16,
+       16,
+       3,
+       3,
+       16,
+       {1, 1, 1, 1},
+       {2, 2},
+       {1, 1},
+       f16,
+       f16,
+       true,
+       "relu6"},
   };
   for (const Conv &c : convs) {
     auto name = [](ElementType t) {
@@ -333,6 +350,8 @@ TEST_F(RuntimeLibraryGpu, CudnnConvolutions) {
               sum += bias.values[o];
             if (c.activation == "relu")
               sum = relu(sum);
+            else if (c.activation == "relu6")
+              sum = std::min(relu(sum), 6.0);
             else if (c.activation == "gelu")
               sum = gelu(sum);
             else if (c.activation == "gelu_tanh")

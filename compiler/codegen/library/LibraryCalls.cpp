@@ -224,6 +224,13 @@ bool isPlain(graph::ActivationAttr fn, graph::ActivationKind kind) {
   return fn == graph::ActivationAttr::get(fn.getContext(), kind);
 }
 
+/// relu with max_value 6 and no slope or threshold (Keras's relu6, ReLU(6)).
+bool isRelu6(graph::ActivationAttr fn) {
+  return fn.getKind() == graph::ActivationKind::Relu &&
+         fn.getAlphaValue() == 0 && fn.getThresholdValue() == 0 &&
+         fn.getMaxValueValue() == 6;
+}
+
 /// The bias_add of a chain adds along the last axis of its anchor's result.
 bool biasOnLastAxis(graph::BiasAddOp bias) {
   int64_t rank = cast<ShapedType>(bias.getType()).getRank();
@@ -421,7 +428,7 @@ FailureOr<LibraryCallPlan> planFloat8Gemm(KernelMatcher &matcher,
 }
 
 //===----------------------------------------------------------------------===//
-// cuDNN: conv2d [+ bias] [+ relu | gelu | gelu_tanh], pool2d
+// cuDNN: conv2d [+ bias] [+ relu | relu6 | gelu | gelu_tanh], pool2d
 //===----------------------------------------------------------------------===//
 
 FailureOr<LibraryCallPlan> planConv(KernelMatcher &matcher,
@@ -446,6 +453,8 @@ FailureOr<LibraryCallPlan> planConv(KernelMatcher &matcher,
   if (chain.activation) {
     if (isPlain(chain.activation, graph::ActivationKind::Relu))
       d.activation = Activation::Relu;
+    else if (isRelu6(chain.activation))
+      d.activation = Activation::Relu6;
     else if (isPlain(chain.activation, graph::ActivationKind::Gelu))
       d.activation = Activation::Gelu;
     else if (isPlain(chain.activation, graph::ActivationKind::GeluTanh))

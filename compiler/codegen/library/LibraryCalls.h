@@ -22,7 +22,8 @@
 //     result is i8) stays generated.
 //   cuDNN "conv2d": graph.conv2d NHWC with an OHWI filter (any groups,
 //     strides, dilations, asymmetric pads), then optionally bias_add on the
-//     channels and relu, gelu or gelu_tanh, as one operation graph
+//     channels and relu, relu6 (a relu with max_value 6: MobileNet's),
+//     gelu or gelu_tanh, as one operation graph
 //     (convolution forward + pointwise ops). Only whole patterns: a conv
 //     fused with a pooling or a residual add stays generated.
 //   cuDNN "pool2d": graph.pool2d NHWC, max or average (with or without the
