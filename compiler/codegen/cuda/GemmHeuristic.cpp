@@ -39,6 +39,10 @@ constexpr int kMaxSlicedThreads = 512;
 constexpr int kMaxSlicedThreadsLargeWarpTile = 256;
 constexpr int kMinSliceKTiles = 4;
 constexpr int kMaxStaticSharedBytes = 48 * 1024;
+// Rule step 2b: K of at most 8 k-tiles (256 16-bit elements) keeps to tiles
+// of at most 4 warps.
+constexpr int64_t kShortKTiles = 8;
+constexpr int kShortKMaxWarps = 4;
 constexpr int kSimtBK = 8;
 
 int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -252,8 +256,16 @@ GemmTiling chooseTiling(int64_t m, int64_t n, int64_t k, int smVersion,
     tiling.slices = chooseSlices(tiling, m, n, k, batch, smVersion);
     return tiling;
   }
-  const TileShape tile =
-      pickTile(fittingTiles(kTensorCoreTiles, m, n), true, m, n, smVersion);
+  std::vector<TileShape> tiles = fittingTiles(kTensorCoreTiles, m, n);
+  // Rule step 2b: a short K keeps to tiles of at most 4 warps.
+  if (ceilDiv(k, kTensorCoreBK) <= kShortKTiles)
+    tiles.erase(std::remove_if(tiles.begin(), tiles.end(),
+                               [](const TileShape &t) {
+                                 return (t.bm / t.sub1) * (t.bn / t.sub2) >
+                                        kShortKMaxWarps;
+                               }),
+                tiles.end());
+  const TileShape tile = pickTile(tiles, true, m, n, smVersion);
   // Rule step 4.
   const int stageBytes = tensorCoreStageBytes(tile.bm, tile.bn, kTensorCoreBK);
   int stages = static_cast<int>(
