@@ -14,7 +14,7 @@
 // CHECK-NEXT:      return reinterpret_cast<const dlc_fp8_e4m3 *>(in0 + (dlc_idx)m * 32 + k);
 // CHECK:         const dlc_fp8_e4m3 *b_ptr(int n, int k) const {
 // CHECK-NEXT:      return reinterpret_cast<const dlc_fp8_e4m3 *>(in1 + (dlc_idx)n * 32 + k);
-// CHECK:         void epilogue(int m, int n, float c0, float c1) const {
+// CHECK:         void values(int m, int n, float c0, float c1, float &dlc_r0, float &dlc_r1) const {
 // CHECK-NEXT:      const float [[D:v[0-9]+]] = c0 * (0.5f * 2.0f);
 // CHECK-NEXT:      const float [[B:v[0-9]+]] = in2[n];
 // CHECK-NEXT:      const float [[S:v[0-9]+]] = [[D]] + [[B]];

@@ -3,8 +3,9 @@
 // conv2d + bias + relu on f16 operands with C % 8 == 0 (NHWC, OHWI): the
 // tensor-core implicit GEMM, M = 8*8 pixels, N = 32 channels, K = 3*3*16.
 // a_ptr addresses 8 channels of the input pixel (iy, ix), nullptr in the
-// padding; b_ptr is the filter row n; the epilogue adds the bias, applies
-// relu and stores C(m, n), C(m, n + 1) as one half2.
+// padding; b_ptr is the filter row n; the epilogue's values() adds the bias
+// and applies relu, its store() stores C(m, n), C(m, n + 1) as one half2
+// (values for the whole tile first: dlc_gemm_tc.cuh).
 // CHECK-LABEL: // ===== kernel k0_conv2d family=conv_tc grid=(2,4,1) block=(32,1,1) smem=8192 tiling="BM=16 BN=16 BK=32 WM=16 WN=16 stages=4"
 // CHECK:       mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32
 // CHECK:       struct dlc_problem {
@@ -23,14 +24,17 @@
 // CHECK-NEXT:      return (in0 + (([[IY]] * 128) + ([[IX]] * 16) + [[CI]]));
 // CHECK:         const __half *b_ptr(int n, int k) const {
 // CHECK-NEXT:      return (in1 + (dlc_idx)n * 144 + k);
-// CHECK:         void epilogue(int m, int n, float c0, float c1) const {
+// CHECK:         void values(int m, int n, float c0, float c1, float &dlc_r0, float &dlc_r1) const {
 // CHECK-NEXT:      const float [[B0:v[0-9]+]] = __half2float(in2[n]);
 // CHECK-NEXT:      const float [[S0:v[0-9]+]] = c0 + [[B0]];
 // CHECK-NEXT:      const float [[R0:v[0-9]+]] = ([[S0]] < 0.0f ? 0.0f : [[S0]]);
 // CHECK-NEXT:      const float [[Y0:v[0-9]+]] = dlc_round_f16([[R0]]);
+// CHECK-NEXT:      dlc_r0 = [[Y0]];
 // CHECK-NEXT:      const float [[B1:v[0-9]+]] = __half2float(in2[(n + 1)]);
 // CHECK-NEXT:      const float [[S1:v[0-9]+]] = c1 + [[B1]];
-// CHECK:           *reinterpret_cast<__half2 *>(out0 + (dlc_idx)m * N + n) = __floats2half2_rn([[Y0]], {{v[0-9]+}});
+// CHECK:           dlc_r1 = {{v[0-9]+}};
+// CHECK:         void store(int m, int n, float dlc_r0, float dlc_r1) const {
+// CHECK-NEXT:      *reinterpret_cast<__half2 *>(out0 + (dlc_idx)m * N + n) = __floats2half2_rn(dlc_r0, dlc_r1);
 // CHECK:       extern "C" __global__ void __launch_bounds__(64, 1) dlc_k0_conv2d(
 // CHECK-NEXT:    const dlc_problem p{in0, in1, in2, out0};
 // CHECK-NEXT:    dlc_gemm_tc<16, 16, 32, 16, 16, 4>(p);
@@ -124,12 +128,15 @@ func.func @matmul_softmax(%x: memref<2x16xf32>, %w: memref<16x10xf32>,
 // CHECK-NEXT:      return (in0 + (dlc_idx)m * 32 + k);
 // CHECK:         const __half *b_ptr(int n, int k) const {
 // CHECK-NEXT:      return (in1 + (dlc_idx)n * 32 + k);
-// CHECK:         void epilogue(int m, int n, float c0, float c1) const {
+// CHECK:         void values(int m, int n, float c0, float c1, float &dlc_r0, float &dlc_r1) const {
 // CHECK-NEXT:      const float [[R0:v[0-9]+]] = in2[((m * 48) + n)];
 // CHECK-NEXT:      const float [[Y0:v[0-9]+]] = c0 + [[R0]];
+// CHECK-NEXT:      dlc_r0 = [[Y0]];
 // CHECK-NEXT:      const float [[R1:v[0-9]+]] = in2[((m * 48) + (n + 1))];
 // CHECK-NEXT:      const float [[Y1:v[0-9]+]] = c1 + [[R1]];
-// CHECK-NEXT:      *reinterpret_cast<float2 *>(out0 + (dlc_idx)m * N + n) = make_float2([[Y0]], [[Y1]]);
+// CHECK-NEXT:      dlc_r1 = [[Y1]];
+// CHECK:         void store(int m, int n, float dlc_r0, float dlc_r1) const {
+// CHECK-NEXT:      *reinterpret_cast<float2 *>(out0 + (dlc_idx)m * N + n) = make_float2(dlc_r0, dlc_r1);
 func.func @matmul_tc(%x: memref<64x32xf16>, %w: memref<48x32xf16>,
                      %r: memref<64x48xf32>, %y: memref<64x48xf32>) {
   exec.kernel "k3_matmul" ins(%x, %w, %r : memref<64x32xf16>, memref<48x32xf16>, memref<64x48xf32>) outs(%y : memref<64x48xf32>) {
@@ -216,7 +223,7 @@ func.func @conv_rounded_input(%x: memref<1x2x2x8xf32>, %w: memref<4x1x1x8xf16>,
 // CHECK:         const __half *b_ptr(int n, int k) const {
 // CHECK-NEXT:      const dlc_idx [[C0:i[0-9]+]] = batch / 3;
 // CHECK-NEXT:      return (in1 + (([[C0]] * 640) + (n * 32) + k));
-// CHECK:         void epilogue(int m, int n, float c0, float c1) const {
+// CHECK:         void store(int m, int n, float dlc_r0, float dlc_r1) const {
 // CHECK:           out0 + ((dlc_idx)batch * M + m) * N + n
 // CHECK:         const dlc_problem p{in0, in1, out0, (int)blockIdx.z};
 func.func @batched_tc(%q: memref<2x3x70x32xf16>, %k: memref<2x1x20x32xf16>,

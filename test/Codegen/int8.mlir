@@ -20,14 +20,16 @@
 // CHECK-NEXT:      return (in0 + ((i0 * 1152) + (i6 * 192) + (i7 * 32) + i5));
 // CHECK:         const signed char *b_ptr(int n, int k) const {
 // CHECK-NEXT:      return (in1 + (dlc_idx)n * 288 + k);
-// CHECK:         void epilogue(int m, int n, int c0, int c1) const {
+// CHECK:         void values(int m, int n, int c0, int c1, float &dlc_r0, float &dlc_r1) const {
 // CHECK-NEXT:      const float [[FS:v[0-9]+]] = in2[n];
 // CHECK-NEXT:      const float [[D:v[0-9]+]] = (float)c0 / (50.0f * [[FS]]);
 // CHECK-NEXT:      const float [[B:v[0-9]+]] = in3[n];
 // CHECK-NEXT:      const float [[S:v[0-9]+]] = [[D]] + [[B]];
 // CHECK-NEXT:      const float [[R:v[0-9]+]] = dlc_smin(([[S]] < 0.0f ? 0.0f : [[S]]), 6.0f);
 // CHECK-NEXT:      const int [[Q:v[0-9]+]] = dlc_quantize([[R]], 21.166666f, (-127.0f), 127.0f);
-// CHECK-NEXT:      out0[(dlc_idx)m * N + n] = (signed char)([[Q]]);
+// CHECK-NEXT:      dlc_r0 = [[Q]];
+// CHECK:         void store(int m, int n, float dlc_r0, float dlc_r1) const {
+// CHECK-NEXT:      out0[(dlc_idx)m * N + n] = (signed char)(dlc_r0);
 // CHECK:       dlc_gemm_tc<16, 16, 64, 16, 16, 4>(p);
 func.func @qconv_tc(%x: memref<2x6x6x32xi8>, %w: memref<24x3x3x32xi8>, %ws: memref<24xf32>, %b: memref<24xf32>, %y: memref<2x6x6x24xi8>) {
   exec.kernel "k0_quantized_conv2d" ins(%x, %w, %ws, %b : memref<2x6x6x32xi8>, memref<24x3x3x32xi8>, memref<24xf32>, memref<24xf32>) outs(%y : memref<2x6x6x24xi8>) {

@@ -14,7 +14,7 @@
 // CHECK-NEXT:      return (in1 + (dlc_idx)m * 32 + k);
 // CHECK:         const signed char *b_ptr(int n, int k) const {
 // CHECK-NEXT:      return (in0 + (dlc_idx)n * 32 + k);
-// CHECK:         void epilogue(int m, int n, int c0, int c1) const {
+// CHECK:         void values(int m, int n, int c0, int c1, float &dlc_r0, float &dlc_r1) const {
 // CHECK-NEXT:      const float [[RS:v[0-9]+]] = in3[n];
 // CHECK-NEXT:      const float [[LS:v[0-9]+]] = in2[m];
 // CHECK-NEXT:      const float [[D:v[0-9]+]] = (float)c0 / ([[RS]] * [[LS]]);

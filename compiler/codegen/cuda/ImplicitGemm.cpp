@@ -50,8 +50,12 @@
 //
 // The epilogue is the kernel's body after the anchor, computed per result
 // element through the ElementEmitter with the accumulator bound to the
-// anchor's result. A body that reads the anchor's result at other indices
-// (a pooling epilogue) fails here and takes the per-element kernel.
+// anchor's result. On tensor cores it is two steps, values() (the body, into
+// f32 registers) and store() (the conversion to the stored type and the
+// store), which dlc_gemm_tc runs for the whole tile one after the other, so
+// that a residual's loads are issued together. A body that reads the anchor's
+// result at other indices (a pooling epilogue) fails here and takes the
+// per-element kernel.
 //
 //===----------------------------------------------------------------------===//
 
@@ -620,46 +624,79 @@ LogicalResult GemmKernel::emitEpilogue(CodeWriter &w, bool pairs) {
     return success();
   }
   const std::string acc = int8_ ? "int" : "float";
+  const DType out = context_.outDType(0);
+  // The result is [M, N] row-major (per batch element).
+  const std::string offset = resultOffset();
+  // Two steps (dlc_gemm_tc.cuh): values() for the whole tile, then store(),
+  // so that what the epilogue loads (a residual) is not read after each
+  // store; the values pass through f32, which holds every stored type here.
+  const bool twoSteps = out == DType::F32 || out == DType::F16 ||
+                        out == DType::BF16 || out == DType::I8 ||
+                        out == DType::Bool;
+  if (twoSteps) {
+    w.open("__device__ __forceinline__ void values(int m, int n, " + acc +
+           " c0, " + acc + " c1, float &dlc_r0, float &dlc_r1) const");
+    e_.startFunction(w);
+    Index mIndex = resultRows();
+    FailureOr<std::string> v0 = element(mIndex, "n", "c0");
+    if (failed(v0))
+      return failEmitter();
+    w.line("dlc_r0 = " + *v0 + ";");
+    if (!pairs) {
+      w.open("if (n + 1 < N)");
+      e_.pushScope();
+    }
+    FailureOr<std::string> v1 = element(mIndex, "(n + 1)", "c1");
+    if (failed(v1))
+      return failEmitter();
+    w.line("dlc_r1 = " + *v1 + ";");
+    if (!pairs) {
+      e_.popScope();
+      w.close();
+    }
+    w.close();
+    w.open("__device__ __forceinline__ void store(int m, int n, float dlc_r0, "
+           "float dlc_r1) const");
+    if (pairs) {
+      // N is even: C(m, n) and C(m, n + 1) are one aligned pair.
+      switch (out) {
+      case DType::F16:
+        w.line("*reinterpret_cast<__half2 *>(out0 + " + offset +
+               ") = __floats2half2_rn(dlc_r0, dlc_r1);");
+        break;
+      case DType::BF16:
+        w.line("*reinterpret_cast<__nv_bfloat162 *>(out0 + " + offset +
+               ") = __floats2bfloat162_rn(dlc_r0, dlc_r1);");
+        break;
+      default:
+        w.line("*reinterpret_cast<float2 *>(out0 + " + offset +
+               ") = make_float2(dlc_r0, dlc_r1);");
+        break;
+      }
+    } else {
+      w.line(context_.storeStatement(0, offset, "dlc_r0"));
+      w.line("if (n + 1 < N)");
+      w.line("  " + context_.storeStatement(0, offset + " + 1", "dlc_r1"));
+    }
+    w.close();
+    return success();
+  }
   w.open("__device__ __forceinline__ void epilogue(int m, int n, " + acc +
          " c0, " + acc + " c1) const");
   e_.startFunction(w);
   Index mIndex = resultRows();
-  // The result is [M, N] row-major (per batch element).
-  const std::string offset = resultOffset();
   FailureOr<std::string> v0 = element(mIndex, "n", "c0");
   if (failed(v0))
     return failEmitter();
-  if (pairs) {
-    // N is even: C(m, n) and C(m, n + 1) are one aligned pair.
-    FailureOr<std::string> v1 = element(mIndex, "(n + 1)", "c1");
-    if (failed(v1))
-      return failEmitter();
-    const std::string &a = *v0, &b = *v1;
-    switch (context_.outDType(0)) {
-    case DType::F16:
-      w.line("*reinterpret_cast<__half2 *>(out0 + " + offset +
-             ") = __floats2half2_rn(" + a + ", " + b + ");");
-      break;
-    case DType::BF16:
-      w.line("*reinterpret_cast<__nv_bfloat162 *>(out0 + " + offset +
-             ") = __floats2bfloat162_rn(" + a + ", " + b + ");");
-      break;
-    default:
-      w.line("*reinterpret_cast<float2 *>(out0 + " + offset +
-             ") = make_float2(" + a + ", " + b + ");");
-      break;
-    }
-  } else {
-    w.line(context_.storeStatement(0, offset, *v0));
-    w.open("if (n + 1 < N)");
-    e_.pushScope();
-    FailureOr<std::string> v1 = element(mIndex, "(n + 1)", "c1");
-    if (failed(v1))
-      return failEmitter();
-    w.line(context_.storeStatement(0, offset + " + 1", *v1));
-    e_.popScope();
-    w.close();
-  }
+  w.line(context_.storeStatement(0, offset, *v0));
+  w.open("if (n + 1 < N)");
+  e_.pushScope();
+  FailureOr<std::string> v1 = element(mIndex, "(n + 1)", "c1");
+  if (failed(v1))
+    return failEmitter();
+  w.line(context_.storeStatement(0, offset + " + 1", *v1));
+  e_.popScope();
+  w.close();
   w.close();
   return success();
 }

@@ -43,8 +43,16 @@
 //   void epilogue(int m, int n, Acc c0, Acc c1) const;
 //                                           // C(m, n) and C(m, n + 1); Acc
 //                                           // float, int for int8
-// a_ptr/b_ptr are called only for m < M, n < N, k < K; epilogue only for
-// m < M, n < N (n even): it checks n + 1 < N itself.
+// or, in place of epilogue, two steps (what dlc's kernels define):
+//   void values(int m, int n, Acc c0, Acc c1, float &v0, float &v1) const;
+//                                           // the values to store
+//   void store(int m, int n, float v0, float v1) const;
+// values is called for the whole tile before any store, so that the loads
+// an epilogue makes (a residual) are issued together rather than each after
+// the previous element's store (the compiler cannot move a load above a
+// store it may alias). a_ptr/b_ptr are called only for m < M, n < N, k < K;
+// epilogue, values and store only for m < M, n < N (n even): they check
+// n + 1 < N themselves.
 //
 // Launch: grid (ceil(N/BN), ceil(M/BM)) (M tiles beyond 65,535 split over
 // y and z, GemmTiling::grid), dlc_gemm_tc_threads<BM,BN,WM,WN,SLICES>()
@@ -97,6 +105,15 @@ template <class T, class U> struct is_same {
   static constexpr bool value = false;
 };
 template <class T> struct is_same<T, T> { static constexpr bool value = true; };
+
+// Whether a Problem has the two-step epilogue (values, then store): it
+// defines values.
+template <class P, class = void> struct has_values {
+  static constexpr bool value = false;
+};
+template <class P> struct has_values<P, decltype((void)&P::values)> {
+  static constexpr bool value = true;
+};
 
 // Byte offset of 16-byte chunk `chunk` of row `row` in a shared tile with CPR
 // chunks per row: linear chunk i = row * CPR + chunk lives in 128-byte line
@@ -408,17 +425,53 @@ __device__ __forceinline__ void dlc_gemm_tc(const Problem &p) {
 
   // Accumulator tile (mi, ni): lane holds rows g and g+8, columns 2q, 2q+1.
   const int g = lane >> 2, q = lane & 3;
+  if constexpr (dlc_tc::has_values<Problem>::value) {
+    // Every value of the tile first (whatever they read, e.g. a residual,
+    // issued together), then every store: no load waits behind a store.
+    float out[MI][NI][4];
 #pragma unroll
-  for (int mi = 0; mi < MI; ++mi) {
-    const int m = m0 + warp_m * WM + mi * 16 + g;
+    for (int mi = 0; mi < MI; ++mi) {
+      const int m = m0 + warp_m * WM + mi * 16 + g;
 #pragma unroll
-    for (int ni = 0; ni < NI; ++ni) {
-      const int n = n0 + warp_n * WN + ni * 8 + 2 * q;
-      if (n < N) {
-        if (m < M)
-          p.epilogue(m, n, acc[mi][ni][0], acc[mi][ni][1]);
-        if (m + 8 < M)
-          p.epilogue(m + 8, n, acc[mi][ni][2], acc[mi][ni][3]);
+      for (int ni = 0; ni < NI; ++ni) {
+        const int n = n0 + warp_n * WN + ni * 8 + 2 * q;
+        if (n < N) {
+          if (m < M)
+            p.values(m, n, acc[mi][ni][0], acc[mi][ni][1], out[mi][ni][0],
+                     out[mi][ni][1]);
+          if (m + 8 < M)
+            p.values(m + 8, n, acc[mi][ni][2], acc[mi][ni][3], out[mi][ni][2],
+                     out[mi][ni][3]);
+        }
+      }
+    }
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi) {
+      const int m = m0 + warp_m * WM + mi * 16 + g;
+#pragma unroll
+      for (int ni = 0; ni < NI; ++ni) {
+        const int n = n0 + warp_n * WN + ni * 8 + 2 * q;
+        if (n < N) {
+          if (m < M)
+            p.store(m, n, out[mi][ni][0], out[mi][ni][1]);
+          if (m + 8 < M)
+            p.store(m + 8, n, out[mi][ni][2], out[mi][ni][3]);
+        }
+      }
+    }
+  } else {
+#pragma unroll
+    for (int mi = 0; mi < MI; ++mi) {
+      const int m = m0 + warp_m * WM + mi * 16 + g;
+#pragma unroll
+      for (int ni = 0; ni < NI; ++ni) {
+        const int n = n0 + warp_n * WN + ni * 8 + 2 * q;
+        if (n < N) {
+          if (m < M)
+            p.epilogue(m, n, acc[mi][ni][0], acc[mi][ni][1]);
+          if (m + 8 < M)
+            p.epilogue(m + 8, n, acc[mi][ni][2], acc[mi][ni][3]);
+        }
       }
     }
   }
