@@ -475,6 +475,11 @@ TEST(GemmHeuristic, FixtureShapes) {
       {50176, 64, 152, 80, true, "BM=128 BN=64 BK=32 WM=64 WN=32 stages=4"},
       {3136, 256, 64, 80, true, "BM=64 BN=128 BK=32 WM=32 WN=64 stages=2"},
       {4096, 4096, 4096, 80, true, "BM=128 BN=128 BK=32 WM=64 WN=32 stages=4"},
+      // Step 2b: a short K (at most 8 k-tiles) keeps to 4 warps; ResNet50's
+      // 1x1 convolutions at batch 256 (K = 64, 256) against its 3x3 (K = 576).
+      {802816, 256, 64, 90, true, "BM=128 BN=64 BK=32 WM=64 WN=32 stages=2"},
+      {50176, 1024, 256, 90, true, "BM=128 BN=64 BK=32 WM=64 WN=32 stages=4"},
+      {200704, 128, 1152, 90, true, "BM=128 BN=128 BK=32 WM=64 WN=32 stages=4"},
       // Batch-1 grids: tiles small enough for about one CTA per SM, still
       // short of the SMs: K slices, up to 512 threads per CTA.
       {3136, 64, 576, 80, true,
