@@ -629,74 +629,52 @@ LogicalResult GemmKernel::emitEpilogue(CodeWriter &w, bool pairs) {
   const std::string offset = resultOffset();
   // Two steps (dlc_gemm_tc.cuh): values() for the whole tile, then store(),
   // so that what the epilogue loads (a residual) is not read after each
-  // store; the values pass through f32, which holds every stored type here.
-  const bool twoSteps = out == DType::F32 || out == DType::F16 ||
-                        out == DType::BF16 || out == DType::I8 ||
-                        out == DType::Bool;
-  if (twoSteps) {
-    w.open("__device__ __forceinline__ void values(int m, int n, " + acc +
-           " c0, " + acc + " c1, float &dlc_r0, float &dlc_r1) const");
-    e_.startFunction(w);
-    Index mIndex = resultRows();
-    FailureOr<std::string> v0 = element(mIndex, "n", "c0");
-    if (failed(v0))
-      return failEmitter();
-    w.line("dlc_r0 = " + *v0 + ";");
-    if (!pairs) {
-      w.open("if (n + 1 < N)");
-      e_.pushScope();
-    }
-    FailureOr<std::string> v1 = element(mIndex, "(n + 1)", "c1");
-    if (failed(v1))
-      return failEmitter();
-    w.line("dlc_r1 = " + *v1 + ";");
-    if (!pairs) {
-      e_.popScope();
-      w.close();
-    }
-    w.close();
-    w.open("__device__ __forceinline__ void store(int m, int n, float dlc_r0, "
-           "float dlc_r1) const");
-    if (pairs) {
-      // N is even: C(m, n) and C(m, n + 1) are one aligned pair.
-      switch (out) {
-      case DType::F16:
-        w.line("*reinterpret_cast<__half2 *>(out0 + " + offset +
-               ") = __floats2half2_rn(dlc_r0, dlc_r1);");
-        break;
-      case DType::BF16:
-        w.line("*reinterpret_cast<__nv_bfloat162 *>(out0 + " + offset +
-               ") = __floats2bfloat162_rn(dlc_r0, dlc_r1);");
-        break;
-      default:
-        w.line("*reinterpret_cast<float2 *>(out0 + " + offset +
-               ") = make_float2(dlc_r0, dlc_r1);");
-        break;
-      }
-    } else {
-      w.line(context_.storeStatement(0, offset, "dlc_r0"));
-      w.line("if (n + 1 < N)");
-      w.line("  " + context_.storeStatement(0, offset + " + 1", "dlc_r1"));
-    }
-    w.close();
-    return success();
-  }
-  w.open("__device__ __forceinline__ void epilogue(int m, int n, " + acc +
-         " c0, " + acc + " c1) const");
+  // store; the values pass through f32, which holds every type stored here
+  // (emit() keeps other result types off the tensor cores).
+  w.open("__device__ __forceinline__ void values(int m, int n, " + acc +
+         " c0, " + acc + " c1, float &dlc_r0, float &dlc_r1) const");
   e_.startFunction(w);
   Index mIndex = resultRows();
   FailureOr<std::string> v0 = element(mIndex, "n", "c0");
   if (failed(v0))
     return failEmitter();
-  w.line(context_.storeStatement(0, offset, *v0));
-  w.open("if (n + 1 < N)");
-  e_.pushScope();
+  w.line("dlc_r0 = " + *v0 + ";");
+  if (!pairs) {
+    w.open("if (n + 1 < N)");
+    e_.pushScope();
+  }
   FailureOr<std::string> v1 = element(mIndex, "(n + 1)", "c1");
   if (failed(v1))
     return failEmitter();
-  w.line(context_.storeStatement(0, offset + " + 1", *v1));
-  e_.popScope();
+  w.line("dlc_r1 = " + *v1 + ";");
+  if (!pairs) {
+    e_.popScope();
+    w.close();
+  }
   w.close();
+  w.open("__device__ __forceinline__ void store(int m, int n, float dlc_r0, "
+         "float dlc_r1) const");
+  if (pairs) {
+    // N is even: C(m, n) and C(m, n + 1) are one aligned pair.
+    switch (out) {
+    case DType::F16:
+      w.line("*reinterpret_cast<__half2 *>(out0 + " + offset +
+             ") = __floats2half2_rn(dlc_r0, dlc_r1);");
+      break;
+    case DType::BF16:
+      w.line("*reinterpret_cast<__nv_bfloat162 *>(out0 + " + offset +
+             ") = __floats2bfloat162_rn(dlc_r0, dlc_r1);");
+      break;
+    default:
+      w.line("*reinterpret_cast<float2 *>(out0 + " + offset +
+             ") = make_float2(dlc_r0, dlc_r1);");
+      break;
+    }
+  } else {
+    w.line(context_.storeStatement(0, offset, "dlc_r0"));
+    w.line("if (n + 1 < N)");
+    w.line("  " + context_.storeStatement(0, offset + " + 1", "dlc_r1"));
+  }
   w.close();
   return success();
 }
@@ -704,7 +682,12 @@ LogicalResult GemmKernel::emitEpilogue(CodeWriter &w, bool pairs) {
 LogicalResult GemmKernel::emit() {
   if (failed(analyze()))
     return failure();
-  const bool tensorCores = tensorCoresApply();
+  const DType out = context_.outDType(0);
+  // The tensor-core epilogue's values pass through f32 (emitEpilogue).
+  const bool tensorCores =
+      tensorCoresApply() &&
+      (out == DType::F32 || out == DType::F16 || out == DType::BF16 ||
+       out == DType::I8 || out == DType::Bool);
   // int8 x int8 sums are exact only in int32: without tensor cores, the
   // per-element kernel sums them (the SIMT template sums in f32).
   if (((qmm_ && qmm_.getLhsScale()) || qconv_) && !tensorCores)
@@ -734,7 +717,6 @@ LogicalResult GemmKernel::emit() {
   }
   if (float8_)
     tiling = float8Tiling(tiling);
-  const DType out = context_.outDType(0);
   const bool pairs =
       tensorCores && n_ % 2 == 0 &&
       (out == DType::F32 || out == DType::F16 || out == DType::BF16);

@@ -115,6 +115,27 @@ template <class P> struct has_values<P, decltype((void)&P::values)> {
   static constexpr bool value = true;
 };
 
+// f(m, n, mi, ni, h) for each pair of a lane's accumulator tile that lies in
+// C: rows m_lane + 16 mi (accumulators h = 0, 1) and m_lane + 16 mi + 8 (h =
+// 2, 3), columns n_lane + 8 ni and the next.
+template <int MI, int NI, int M, int N, class F>
+__device__ __forceinline__ void each_pair(int m_lane, int n_lane, const F &f) {
+#pragma unroll
+  for (int mi = 0; mi < MI; ++mi) {
+    const int m = m_lane + mi * 16;
+#pragma unroll
+    for (int ni = 0; ni < NI; ++ni) {
+      const int n = n_lane + ni * 8;
+      if (n < N) {
+        if (m < M)
+          f(m, n, mi, ni, 0);
+        if (m + 8 < M)
+          f(m + 8, n, mi, ni, 2);
+      }
+    }
+  }
+}
+
 // Byte offset of 16-byte chunk `chunk` of row `row` in a shared tile with CPR
 // chunks per row: linear chunk i = row * CPR + chunk lives in 128-byte line
 // i / 8, at slot (i % 8) ^ (line % 8).
@@ -423,57 +444,28 @@ __device__ __forceinline__ void dlc_gemm_tc(const Problem &p) {
                         tid];
   }
 
-  // Accumulator tile (mi, ni): lane holds rows g and g+8, columns 2q, 2q+1.
+  // Accumulator tile (mi, ni): lane holds rows g (accumulators 0, 1) and g+8
+  // (2, 3), columns 2q, 2q+1.
   const int g = lane >> 2, q = lane & 3;
+  const int m_lane = m0 + warp_m * WM + g, n_lane = n0 + warp_n * WN + 2 * q;
   if constexpr (dlc_tc::has_values<Problem>::value) {
     // Every value of the tile first (whatever they read, e.g. a residual,
     // issued together), then every store: no load waits behind a store.
     float out[MI][NI][4];
-#pragma unroll
-    for (int mi = 0; mi < MI; ++mi) {
-      const int m = m0 + warp_m * WM + mi * 16 + g;
-#pragma unroll
-      for (int ni = 0; ni < NI; ++ni) {
-        const int n = n0 + warp_n * WN + ni * 8 + 2 * q;
-        if (n < N) {
-          if (m < M)
-            p.values(m, n, acc[mi][ni][0], acc[mi][ni][1], out[mi][ni][0],
-                     out[mi][ni][1]);
-          if (m + 8 < M)
-            p.values(m + 8, n, acc[mi][ni][2], acc[mi][ni][3], out[mi][ni][2],
-                     out[mi][ni][3]);
-        }
-      }
-    }
-#pragma unroll
-    for (int mi = 0; mi < MI; ++mi) {
-      const int m = m0 + warp_m * WM + mi * 16 + g;
-#pragma unroll
-      for (int ni = 0; ni < NI; ++ni) {
-        const int n = n0 + warp_n * WN + ni * 8 + 2 * q;
-        if (n < N) {
-          if (m < M)
-            p.store(m, n, out[mi][ni][0], out[mi][ni][1]);
-          if (m + 8 < M)
-            p.store(m + 8, n, out[mi][ni][2], out[mi][ni][3]);
-        }
-      }
-    }
+    dlc_tc::each_pair<MI, NI, M, N>(
+        m_lane, n_lane, [&](int m, int n, int mi, int ni, int h) {
+          p.values(m, n, acc[mi][ni][h], acc[mi][ni][h + 1], out[mi][ni][h],
+                   out[mi][ni][h + 1]);
+        });
+    dlc_tc::each_pair<MI, NI, M, N>(
+        m_lane, n_lane, [&](int m, int n, int mi, int ni, int h) {
+          p.store(m, n, out[mi][ni][h], out[mi][ni][h + 1]);
+        });
   } else {
-#pragma unroll
-    for (int mi = 0; mi < MI; ++mi) {
-      const int m = m0 + warp_m * WM + mi * 16 + g;
-#pragma unroll
-      for (int ni = 0; ni < NI; ++ni) {
-        const int n = n0 + warp_n * WN + ni * 8 + 2 * q;
-        if (n < N) {
-          if (m < M)
-            p.epilogue(m, n, acc[mi][ni][0], acc[mi][ni][1]);
-          if (m + 8 < M)
-            p.epilogue(m + 8, n, acc[mi][ni][2], acc[mi][ni][3]);
-        }
-      }
-    }
+    dlc_tc::each_pair<MI, NI, M, N>(
+        m_lane, n_lane, [&](int m, int n, int mi, int ni, int h) {
+          p.epilogue(m, n, acc[mi][ni][h], acc[mi][ni][h + 1]);
+        });
   }
 }
 
