@@ -41,9 +41,9 @@ echo "reader replay: $(( $(date +%s) - start )) s"
 #    checks it), not in process. libhdf5 1.10 also has memory errors of its
 #    own on corrupt files (fuzz/CAMPAIGN.md), which dlc contains in the
 #    reader's child process and cannot fix: a finding whose innermost frame
-#    outside the sanitizer runtime and libFuzzer is in libhdf5
-#    (sanitizer_frame.py) is listed, not failed. Any other crash, sanitizer
-#    report or leak fails the job.
+#    outside the sanitizer runtime and libFuzzer is in libhdf5 (triage.py,
+#    by sanitizer_frame.py's rule) is listed, not failed. Any other crash,
+#    sanitizer report or leak fails the job.
 smoke=$(mktemp -d)
 trap 'rm -rf "$smoke"' EXIT
 findings=$build/findings
@@ -61,17 +61,13 @@ for t in keras_config keras_archive hdf5_model hdf5_weights tfjs npy artifact em
     -max_total_time="$seconds" -timeout=10 -rss_limit_mb=2048 -dict="$here/dicts/$dict" \
     -artifact_prefix="$findings/$t-" "$smoke/$t" "$here/corpus/$t" >"$smoke/$t.log" 2>&1 || true
   echo "fuzz_$t: $(grep -E '^#[0-9]+: ' "$smoke/$t.log" | tail -1)"
+  found=()
   for f in "$findings/$t-"crash-* "$findings/$t-"leak-* "$findings/$t-"oom-*; do
-    [ -e "$f" ] || continue
-    "$build/bin/fuzz_$t" -rss_limit_mb=2048 "$f" >"$smoke/report" 2>&1 || true
-    if frame=$(python3 "$here/sanitizer_frame.py" "$smoke/report"); then
-      echo "  inside libhdf5 (contained by the isolated reader): $(basename "$f"): ${frame#libhdf5: }"
-    else
-      echo "  FINDING $(basename "$f"):"
-      grep -E 'ERROR|SUMMARY|^ +#[0-9]+ ' "$smoke/report" | head -20
-      status=1
-    fi
+    if [ -e "$f" ]; then found+=("$f"); fi
   done
+  if [ ${#found[@]} -gt 0 ]; then
+    python3 "$here/triage.py" --build "$build" "$t" "${found[@]}" | sed 's/^/  /' || status=1
+  fi
 done
 echo "total: $(( $(date +%s) - start )) s"
 exit $status
