@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <type_traits>
 #include <vector>
@@ -53,15 +54,54 @@ std::vector<float> exactValues(size_t count, unsigned seed) {
   return values;
 }
 
+/// The two-step epilogue of dlc's kernels (dlc_gemm_tc.cuh) for a test
+/// problem: values() passes the accumulators through as the floats to store
+/// (int32 sums bit for bit: they exceed f32's 24 bits), store() writes them
+/// to C as Acc. Checks that each pair is in C and that a thread computes
+/// every value of its tile before its first store.
+template <class Acc, int M, int N> struct TwoStepEpilogue {
+  Acc *c;
+  std::atomic<int> *stores;       // per element of C
+  std::atomic<int> *threadStores; // per thread of the grid
+  static size_t thread() {
+    return ((size_t(blockIdx.z) * gridDim.y + blockIdx.y) * gridDim.x +
+            blockIdx.x) *
+               blockDim.x +
+           threadIdx.x;
+  }
+  static float carry(Acc value) {
+    float bits;
+    std::memcpy(&bits, &value, sizeof bits);
+    return bits;
+  }
+  void put(int m, int n, float bits) const {
+    std::memcpy(&c[m * N + n], &bits, sizeof bits);
+    ++stores[m * N + n];
+  }
+  void values(int m, int n, Acc c0, Acc c1, float &v0, float &v1) const {
+    EXPECT_TRUE(m < M && n < N && n % 2 == 0) << m << ", " << n;
+    EXPECT_EQ(threadStores[thread()], 0)
+        << "values of " << m << ", " << n << " after a store";
+    v0 = carry(c0);
+    v1 = carry(c1);
+  }
+  void store(int m, int n, float v0, float v1) const {
+    EXPECT_TRUE(m < M && n < N && n % 2 == 0) << m << ", " << n;
+    ++threadStores[thread()];
+    put(m, n, v0);
+    if (n + 1 < N)
+      put(m, n + 1, v1);
+  }
+};
+
 /// C = A * B, A row-major [M, K], B N-major [N, K], with every 8-element
 /// chunk of A where (7m + k/8) % 11 == 0 read as zeros through nullptr.
-template <class E, int M_, int N_, int K_> struct TensorCoreProblem {
+template <class E, int M_, int N_, int K_>
+struct TensorCoreProblem : TwoStepEpilogue<float, M_, N_> {
   using Elem = E;
   static constexpr int M = M_, N = N_, K = K_;
   static bool zeroChunk(int m, int k) { return (7 * m + k / 8) % 11 == 0; }
   const E *a, *b;
-  float *c;
-  std::atomic<int> *stores;
   const E *a_ptr(int m, int k) const {
     EXPECT_TRUE(m < M && k < K && k % 8 == 0) << m << ", " << k;
     return zeroChunk(m, k) ? nullptr : a + m * K + k;
@@ -69,16 +109,6 @@ template <class E, int M_, int N_, int K_> struct TensorCoreProblem {
   const E *b_ptr(int n, int k) const {
     EXPECT_TRUE(n < N && k < K && k % 8 == 0) << n << ", " << k;
     return b + n * K + k;
-  }
-  void store(int m, int n, float value) const {
-    c[m * N + n] = value;
-    ++stores[m * N + n];
-  }
-  void epilogue(int m, int n, float c0, float c1) const {
-    EXPECT_TRUE(m < M && n < N && n % 2 == 0) << m << ", " << n;
-    store(m, n, c0);
-    if (n + 1 < N)
-      store(m, n + 1, c1);
   }
 };
 
@@ -107,9 +137,12 @@ void runTensorCore(bool copiesLandAtOnce) {
     b16.push_back(toElem<Elem>(v));
   std::vector<float> c(M * N, NAN);
   std::vector<std::atomic<int>> stores(M * N);
-  const Problem problem{a16.data(), b16.data(), c.data(), stores.data()};
-  launch((N + BN - 1) / BN, (M + BM - 1) / BM,
-         dlc_gemm_tc_threads<BM, BN, WM, WN, SLICES>(), copiesLandAtOnce,
+  constexpr int gridX = (N + BN - 1) / BN, gridY = (M + BM - 1) / BM;
+  constexpr int threads = dlc_gemm_tc_threads<BM, BN, WM, WN, SLICES>();
+  std::vector<std::atomic<int>> threadStores(size_t(gridX) * gridY * threads);
+  const Problem problem{
+      {c.data(), stores.data(), threadStores.data()}, a16.data(), b16.data()};
+  launch(gridX, gridY, threads, copiesLandAtOnce,
          [&] { dlc_gemm_tc<BM, BN, BK, WM, WN, STAGES, SLICES>(problem); });
   for (int m = 0; m < M; ++m) {
     for (int n = 0; n < N; ++n) {
@@ -127,13 +160,12 @@ void runTensorCore(bool copiesLandAtOnce) {
 /// with A row-major [M, K], B N-major [N, K] of int8 over the whole range,
 /// every 16-element chunk of A where (7m + k/16) % 11 == 0 read as zeros
 /// through nullptr; the sums must be exact.
-template <int M_, int N_, int K_> struct Int8Problem {
+template <int M_, int N_, int K_>
+struct Int8Problem : TwoStepEpilogue<int, M_, N_> {
   using Elem = signed char;
   static constexpr int M = M_, N = N_, K = K_;
   static bool zeroChunk(int m, int k) { return (7 * m + k / 16) % 11 == 0; }
   const signed char *a, *b;
-  int *c;
-  std::atomic<int> *stores;
   const signed char *a_ptr(int m, int k) const {
     EXPECT_TRUE(m < M && k < K && k % 16 == 0) << m << ", " << k;
     return zeroChunk(m, k) ? nullptr : a + m * K + k;
@@ -141,16 +173,6 @@ template <int M_, int N_, int K_> struct Int8Problem {
   const signed char *b_ptr(int n, int k) const {
     EXPECT_TRUE(n < N && k < K && k % 16 == 0) << n << ", " << k;
     return b + n * K + k;
-  }
-  void store(int m, int n, int value) const {
-    c[m * N + n] = value;
-    ++stores[m * N + n];
-  }
-  void epilogue(int m, int n, int c0, int c1) const {
-    EXPECT_TRUE(m < M && n < N && n % 2 == 0) << m << ", " << n;
-    store(m, n, c0);
-    if (n + 1 < N)
-      store(m, n + 1, c1);
   }
 };
 
@@ -172,9 +194,12 @@ void runInt8(bool copiesLandAtOnce) {
     v = static_cast<signed char>(dist(rng));
   std::vector<int> c(M * N, INT32_MIN);
   std::vector<std::atomic<int>> stores(M * N);
-  const Problem problem{a.data(), b.data(), c.data(), stores.data()};
-  launch((N + BN - 1) / BN, (M + BM - 1) / BM,
-         dlc_gemm_tc_threads<BM, BN, WM, WN, SLICES>(), copiesLandAtOnce,
+  constexpr int gridX = (N + BN - 1) / BN, gridY = (M + BM - 1) / BM;
+  constexpr int threads = dlc_gemm_tc_threads<BM, BN, WM, WN, SLICES>();
+  std::vector<std::atomic<int>> threadStores(size_t(gridX) * gridY * threads);
+  const Problem problem{
+      {c.data(), stores.data(), threadStores.data()}, a.data(), b.data()};
+  launch(gridX, gridY, threads, copiesLandAtOnce,
          [&] { dlc_gemm_tc<BM, BN, BK, WM, WN, STAGES, SLICES>(problem); });
   for (int m = 0; m < M; ++m) {
     for (int n = 0; n < N; ++n) {
@@ -205,13 +230,12 @@ double float8Value(unsigned char byte, bool e4m3) {
 /// whole finite range, every 16-byte chunk of A where (7m + k/16) % 11 == 0
 /// read as zeros through nullptr. The products are exact in f32; C must be
 /// the exact sum up to f32 summation: within K * 2^-24 * sum |products|.
-template <class E, int M_, int N_, int K_> struct Float8Problem {
+template <class E, int M_, int N_, int K_>
+struct Float8Problem : TwoStepEpilogue<float, M_, N_> {
   using Elem = E;
   static constexpr int M = M_, N = N_, K = K_;
   static bool zeroChunk(int m, int k) { return (7 * m + k / 16) % 11 == 0; }
   const E *a, *b;
-  float *c;
-  std::atomic<int> *stores;
   const E *a_ptr(int m, int k) const {
     EXPECT_TRUE(m < M && k < K && k % 16 == 0) << m << ", " << k;
     return zeroChunk(m, k) ? nullptr : a + m * K + k;
@@ -219,16 +243,6 @@ template <class E, int M_, int N_, int K_> struct Float8Problem {
   const E *b_ptr(int n, int k) const {
     EXPECT_TRUE(n < N && k < K && k % 16 == 0) << n << ", " << k;
     return b + n * K + k;
-  }
-  void store(int m, int n, float value) const {
-    c[m * N + n] = value;
-    ++stores[m * N + n];
-  }
-  void epilogue(int m, int n, float c0, float c1) const {
-    EXPECT_TRUE(m < M && n < N && n % 2 == 0) << m << ", " << n;
-    store(m, n, c0);
-    if (n + 1 < N)
-      store(m, n + 1, c1);
   }
 };
 
@@ -258,9 +272,12 @@ void runFloat8(bool copiesLandAtOnce) {
     v = draw();
   std::vector<float> c(M * N, NAN);
   std::vector<std::atomic<int>> stores(M * N);
-  const Problem problem{a.data(), b.data(), c.data(), stores.data()};
-  launch((N + BN - 1) / BN, (M + BM - 1) / BM,
-         dlc_gemm_tc_threads<BM, BN, WM, WN>(), copiesLandAtOnce,
+  constexpr int gridX = (N + BN - 1) / BN, gridY = (M + BM - 1) / BM;
+  constexpr int threads = dlc_gemm_tc_threads<BM, BN, WM, WN>();
+  std::vector<std::atomic<int>> threadStores(size_t(gridX) * gridY * threads);
+  const Problem problem{
+      {c.data(), stores.data(), threadStores.data()}, a.data(), b.data()};
+  launch(gridX, gridY, threads, copiesLandAtOnce,
          [&] { dlc_gemm_tc<BM, BN, BK, WM, WN, STAGES>(problem); });
   for (int m = 0; m < M; ++m) {
     for (int n = 0; n < N; ++n) {

@@ -113,10 +113,12 @@ std::string kernelSource(const Kernel &kernel) {
           "    return A + m * K + k;\n  }\n"
           "  __device__ const Elem *b_ptr(int n, int k) const {\n"
           "    return B + n * K + k;\n  }\n"
-          "  __device__ void epilogue(int m, int n, float c0, float c1) "
-          "const {\n"
-          "    C[m * N + n] = Elem(c0);\n"
-          "    if (n + 1 < N)\n      C[m * N + n + 1] = Elem(c1);\n  }\n";
+          "  __device__ void values(int m, int n, float c0, float c1, "
+          "float &v0, float &v1) const {\n"
+          "    v0 = c0;\n    v1 = c1;\n  }\n"
+          "  __device__ void store(int m, int n, float v0, float v1) const {\n"
+          "    C[m * N + n] = Elem(v0);\n"
+          "    if (n + 1 < N)\n      C[m * N + n + 1] = Elem(v1);\n  }\n";
   }
   os << "};\n"
      << "extern \"C\" __global__ void __launch_bounds__("
@@ -321,14 +323,16 @@ struct Conv3x3 {
     return x + (ih * W + iw) * C + c;
   }
   __device__ const __half *b_ptr(int n, int k) const { return w + n * K + k; }
-  __device__ void epilogue(int m, int n, float c0, float c1) const {
-    c0 = fmaxf(c0 + __half2float(bias[n]), 0.f);
-    if (n + 1 < N) {
-      c1 = fmaxf(c1 + __half2float(bias[n + 1]), 0.f);
-      *reinterpret_cast<__half2 *>(y + m * N + n) = __floats2half2_rn(c0, c1);
-    } else {
-      y[m * N + n] = __float2half(c0);
-    }
+  __device__ void values(int m, int n, float c0, float c1, float &v0,
+                         float &v1) const {
+    v0 = fmaxf(c0 + __half2float(bias[n]), 0.f);
+    v1 = n + 1 < N ? fmaxf(c1 + __half2float(bias[n + 1]), 0.f) : 0.f;
+  }
+  __device__ void store(int m, int n, float v0, float v1) const {
+    if (n + 1 < N)
+      *reinterpret_cast<__half2 *>(y + m * N + n) = __floats2half2_rn(v0, v1);
+    else
+      y[m * N + n] = __float2half(v0);
   }
 };
 )cuda";
@@ -389,13 +393,17 @@ template <int M_, int N_, int K_> struct Float8Dense {
   __device__ const Elem *b_ptr(int n, int k) const {
     return reinterpret_cast<const Elem *>(w + (long long)n * K + k);
   }
-  __device__ void epilogue(int m, int n, float c0, float c1) const {
-    c0 = fmaxf(c0 * scale + bias[n], 0.f);
+  __device__ void values(int m, int n, float c0, float c1, float &v0,
+                         float &v1) const {
+    v0 = fmaxf(c0 * scale + bias[n], 0.f);
+    v1 = n + 1 < N ? fmaxf(c1 * scale + bias[n + 1], 0.f) : 0.f;
+  }
+  __device__ void store(int m, int n, float v0, float v1) const {
     if (n + 1 < N)
       *reinterpret_cast<float2 *>(y + (long long)m * N + n) =
-          make_float2(c0, fmaxf(c1 * scale + bias[n + 1], 0.f));
+          make_float2(v0, v1);
     else
-      y[(long long)m * N + n] = c0;
+      y[(long long)m * N + n] = v0;
   }
 };
 )cuda";

@@ -40,18 +40,17 @@
 //                                           // int8), 16-byte aligned, or
 //                                           // nullptr for zeros
 //   const Elem *b_ptr(int n, int k) const;  // B(k..k+7, n), likewise
-//   void epilogue(int m, int n, Acc c0, Acc c1) const;
-//                                           // C(m, n) and C(m, n + 1); Acc
-//                                           // float, int for int8
-// or, in place of epilogue, two steps (what dlc's kernels define):
 //   void values(int m, int n, Acc c0, Acc c1, float &v0, float &v1) const;
-//                                           // the values to store
+//                                           // the values to store of C(m, n)
+//                                           // and C(m, n + 1) from their
+//                                           // accumulators (Acc float, int
+//                                           // for int8)
 //   void store(int m, int n, float v0, float v1) const;
 // values is called for the whole tile before any store, so that the loads
 // an epilogue makes (a residual) are issued together rather than each after
 // the previous element's store (the compiler cannot move a load above a
 // store it may alias). a_ptr/b_ptr are called only for m < M, n < N, k < K;
-// epilogue, values and store only for m < M, n < N (n even): they check
+// values and store only for m < M, n < N (n even): they check
 // n + 1 < N themselves.
 //
 // Launch: grid (ceil(N/BN), ceil(M/BM)) (M tiles beyond 65,535 split over
@@ -105,15 +104,6 @@ template <class T, class U> struct is_same {
   static constexpr bool value = false;
 };
 template <class T> struct is_same<T, T> { static constexpr bool value = true; };
-
-// Whether a Problem has the two-step epilogue (values, then store): it
-// defines values.
-template <class P, class = void> struct has_values {
-  static constexpr bool value = false;
-};
-template <class P> struct has_values<P, decltype((void)&P::values)> {
-  static constexpr bool value = true;
-};
 
 // f(m, n, mi, ni, h) for each pair of a lane's accumulator tile that lies in
 // C: rows m_lane + 16 mi (accumulators h = 0, 1) and m_lane + 16 mi + 8 (h =
@@ -448,25 +438,18 @@ __device__ __forceinline__ void dlc_gemm_tc(const Problem &p) {
   // (2, 3), columns 2q, 2q+1.
   const int g = lane >> 2, q = lane & 3;
   const int m_lane = m0 + warp_m * WM + g, n_lane = n0 + warp_n * WN + 2 * q;
-  if constexpr (dlc_tc::has_values<Problem>::value) {
-    // Every value of the tile first (whatever they read, e.g. a residual,
-    // issued together), then every store: no load waits behind a store.
-    float out[MI][NI][4];
-    dlc_tc::each_pair<MI, NI, M, N>(
-        m_lane, n_lane, [&](int m, int n, int mi, int ni, int h) {
-          p.values(m, n, acc[mi][ni][h], acc[mi][ni][h + 1], out[mi][ni][h],
-                   out[mi][ni][h + 1]);
-        });
-    dlc_tc::each_pair<MI, NI, M, N>(
-        m_lane, n_lane, [&](int m, int n, int mi, int ni, int h) {
-          p.store(m, n, out[mi][ni][h], out[mi][ni][h + 1]);
-        });
-  } else {
-    dlc_tc::each_pair<MI, NI, M, N>(
-        m_lane, n_lane, [&](int m, int n, int mi, int ni, int h) {
-          p.epilogue(m, n, acc[mi][ni][h], acc[mi][ni][h + 1]);
-        });
-  }
+  // Every value of the tile first (whatever they read, e.g. a residual,
+  // issued together), then every store: no load waits behind a store.
+  float out[MI][NI][4];
+  dlc_tc::each_pair<MI, NI, M, N>(
+      m_lane, n_lane, [&](int m, int n, int mi, int ni, int h) {
+        p.values(m, n, acc[mi][ni][h], acc[mi][ni][h + 1], out[mi][ni][h],
+                 out[mi][ni][h + 1]);
+      });
+  dlc_tc::each_pair<MI, NI, M, N>(
+      m_lane, n_lane, [&](int m, int n, int mi, int ni, int h) {
+        p.store(m, n, out[mi][ni][h], out[mi][ni][h + 1]);
+      });
 }
 
 #endif // DLC_GEMM_TC_CUH
