@@ -94,6 +94,20 @@ template <class Acc, int M, int N> struct TwoStepEpilogue {
   }
 };
 
+/// Runs dlc_gemm_tc on a TwoStepEpilogue problem of A and B, into C.
+template <class Problem, int BM, int BN, int BK, int WM, int WN, int STAGES,
+          int SLICES, class E, class Acc>
+void launchTensorCores(const E *a, const E *b, Acc *c, std::atomic<int> *stores,
+                       bool copiesLandAtOnce) {
+  constexpr int gridX = (Problem::N + BN - 1) / BN;
+  constexpr int gridY = (Problem::M + BM - 1) / BM;
+  constexpr int threads = dlc_gemm_tc_threads<BM, BN, WM, WN, SLICES>();
+  std::vector<std::atomic<int>> threadStores(size_t(gridX) * gridY * threads);
+  const Problem problem{{c, stores, threadStores.data()}, a, b};
+  launch(gridX, gridY, threads, copiesLandAtOnce,
+         [&] { dlc_gemm_tc<BM, BN, BK, WM, WN, STAGES, SLICES>(problem); });
+}
+
 /// C = A * B, A row-major [M, K], B N-major [N, K], with every 8-element
 /// chunk of A where (7m + k/8) % 11 == 0 read as zeros through nullptr.
 template <class E, int M_, int N_, int K_>
@@ -137,13 +151,8 @@ void runTensorCore(bool copiesLandAtOnce) {
     b16.push_back(toElem<Elem>(v));
   std::vector<float> c(M * N, NAN);
   std::vector<std::atomic<int>> stores(M * N);
-  constexpr int gridX = (N + BN - 1) / BN, gridY = (M + BM - 1) / BM;
-  constexpr int threads = dlc_gemm_tc_threads<BM, BN, WM, WN, SLICES>();
-  std::vector<std::atomic<int>> threadStores(size_t(gridX) * gridY * threads);
-  const Problem problem{
-      {c.data(), stores.data(), threadStores.data()}, a16.data(), b16.data()};
-  launch(gridX, gridY, threads, copiesLandAtOnce,
-         [&] { dlc_gemm_tc<BM, BN, BK, WM, WN, STAGES, SLICES>(problem); });
+  launchTensorCores<Problem, BM, BN, BK, WM, WN, STAGES, SLICES>(
+      a16.data(), b16.data(), c.data(), stores.data(), copiesLandAtOnce);
   for (int m = 0; m < M; ++m) {
     for (int n = 0; n < N; ++n) {
       double expected = 0;
@@ -194,13 +203,8 @@ void runInt8(bool copiesLandAtOnce) {
     v = static_cast<signed char>(dist(rng));
   std::vector<int> c(M * N, INT32_MIN);
   std::vector<std::atomic<int>> stores(M * N);
-  constexpr int gridX = (N + BN - 1) / BN, gridY = (M + BM - 1) / BM;
-  constexpr int threads = dlc_gemm_tc_threads<BM, BN, WM, WN, SLICES>();
-  std::vector<std::atomic<int>> threadStores(size_t(gridX) * gridY * threads);
-  const Problem problem{
-      {c.data(), stores.data(), threadStores.data()}, a.data(), b.data()};
-  launch(gridX, gridY, threads, copiesLandAtOnce,
-         [&] { dlc_gemm_tc<BM, BN, BK, WM, WN, STAGES, SLICES>(problem); });
+  launchTensorCores<Problem, BM, BN, BK, WM, WN, STAGES, SLICES>(
+      a.data(), b.data(), c.data(), stores.data(), copiesLandAtOnce);
   for (int m = 0; m < M; ++m) {
     for (int n = 0; n < N; ++n) {
       int expected = 0;
@@ -272,13 +276,8 @@ void runFloat8(bool copiesLandAtOnce) {
     v = draw();
   std::vector<float> c(M * N, NAN);
   std::vector<std::atomic<int>> stores(M * N);
-  constexpr int gridX = (N + BN - 1) / BN, gridY = (M + BM - 1) / BM;
-  constexpr int threads = dlc_gemm_tc_threads<BM, BN, WM, WN>();
-  std::vector<std::atomic<int>> threadStores(size_t(gridX) * gridY * threads);
-  const Problem problem{
-      {c.data(), stores.data(), threadStores.data()}, a.data(), b.data()};
-  launch(gridX, gridY, threads, copiesLandAtOnce,
-         [&] { dlc_gemm_tc<BM, BN, BK, WM, WN, STAGES>(problem); });
+  launchTensorCores<Problem, BM, BN, BK, WM, WN, STAGES, 1>(
+      a.data(), b.data(), c.data(), stores.data(), copiesLandAtOnce);
   for (int m = 0; m < M; ++m) {
     for (int n = 0; n < N; ++n) {
       double exact = 0, magnitude = 0;
