@@ -22,6 +22,7 @@
 
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
@@ -499,6 +500,45 @@ TEST(KerasIsolation, WallClockLimitKillsAReaderThatNeverEnds) {
             "dlc: error: reading the model took longer than 1 s, the time "
             "limit (test)");
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+}
+
+// What the child said it was reading (ReadingScope) names the file in the
+// message of a crash or a limit; outside the scope, the model is named.
+TEST(KerasIsolation, MessagesNameWhatTheChildWasReading) {
+  EXPECT_EQ(errorOf([] {
+              runIsolated([]() -> KerasModel {
+                ReadingScope reading("weights file 'w.h5'");
+                std::raise(SIGSEGV);
+                return KerasModel();
+              });
+            }),
+            "dlc: error: weights file 'w.h5' is corrupt: the reader crashed "
+            "on it (signal 11, Segmentation fault)");
+  EXPECT_EQ(errorOf([] {
+              runIsolated([]() -> KerasModel {
+                { ReadingScope reading("weights file 'w.h5'"); }
+                std::raise(SIGSEGV);
+                return KerasModel();
+              });
+            }),
+            "dlc: error: the file is corrupt: the reader crashed on it "
+            "(signal 11, Segmentation fault)");
+  IsolationLimits limits;
+  limits.seconds = 1;
+  limits.timeSource = "test";
+  EXPECT_EQ(errorOf([&] {
+              runIsolated(
+                  []() -> KerasModel {
+                    ReadingScope reading("weights file 'w.h5'");
+                    for (;;)
+                      ::pause();
+                  },
+                  limits);
+            }),
+            "dlc: error: reading weights file 'w.h5' took longer than 1 s, "
+            "the time limit (test)");
+  // In the parent, a scope does nothing.
+  { ReadingScope reading("weights file 'w.h5'"); }
 }
 
 TEST(KerasIsolation, MemoryLimitStopsARunawayReader) {

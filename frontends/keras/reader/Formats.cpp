@@ -65,6 +65,7 @@ void readSeparateWeights(const std::string &weightsPath, Model &model) {
   if (!h5::hasSignature(bytes))
     throw UserError(what + " is not an HDF5 file");
   try {
+    ReadingScope reading(what);
     h5::File file(std::move(bytes), what);
     h5::Group root = file.root();
     if (Layer *backbone = kerasHubBackbone(model))
@@ -129,6 +130,7 @@ KerasModel readArchive(const std::string &bytes) {
                       "(model.weights.json), which are not supported");
     throw UserError("the .keras archive has no model.weights.h5");
   }
+  ReadingScope reading("the archive's model.weights.h5");
   h5::File file(zip.read(*weights, kMaxWeightsBytes), "model.weights.h5");
   try {
     if (Layer *backbone = kerasHubBackbone(*out.model))

@@ -14,6 +14,8 @@
 #include "support/Error.h"
 #include "support/MemorySize.h"
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -22,6 +24,7 @@
 #include <fcntl.h>
 #include <new>
 #include <poll.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -69,8 +72,31 @@ uint64_t residentBytes(const std::string &statm) {
   return statmBytes(statm, 1);
 }
 
-UserError memoryExceeded(const IsolationLimits &limits) {
-  return UserError("reading the model needed more than " +
+/// What the child is reading now, in a page it shares with the parent:
+/// written by ReadingScope in the child, read by the parent when the child
+/// crashed or was stopped. Empty: the model file itself.
+struct ReadingNote {
+  std::atomic<uint32_t> length{0};
+  char text[4000];
+
+  std::string get() const {
+    uint32_t n = length.load(std::memory_order_acquire);
+    return n <= sizeof text ? std::string(text, n) : std::string();
+  }
+};
+
+/// The child's note (nullptr in the parent and outside runIsolated).
+ReadingNote *gChildNote = nullptr;
+
+/// "the model", or what the note says is being read ("weights file 'w.h5'").
+std::string readingObject(const ReadingNote *note) {
+  std::string what = note ? note->get() : "";
+  return what.empty() ? "the model" : what;
+}
+
+UserError memoryExceeded(const IsolationLimits &limits,
+                         const std::string &object) {
+  return UserError("reading " + object + " needed more than " +
                    formatBytes(limits.memoryBytes) + " of memory, the limit (" +
                    limits.memorySource + ")");
 }
@@ -181,9 +207,9 @@ struct LimitExceeded {
 class ChildStream {
 public:
   ChildStream(int fd, pid_t pid, const IsolationLimits &limits,
-              uint64_t baseResident)
+              uint64_t baseResident, const ReadingNote *note)
       : fd_(fd), pid_(pid), limits_(limits), baseResident_(baseResident),
-        start_(std::chrono::steady_clock::now()) {}
+        note_(note), start_(std::chrono::steady_clock::now()) {}
 
   /// Reads exactly `size` bytes; false at a premature end of the stream.
   bool read(void *data, size_t size) {
@@ -235,7 +261,8 @@ private:
       auto elapsed = now - start_;
       if (elapsed > std::chrono::seconds(limits_.seconds)) {
         ::kill(pid_, SIGKILL);
-        throw LimitExceeded{"reading the model took longer than " +
+        throw LimitExceeded{"reading " + readingObject(note_) +
+                            " took longer than " +
                             std::to_string(limits_.seconds) +
                             " s, the time limit (" + limits_.timeSource + ")"};
       }
@@ -246,7 +273,7 @@ private:
       if (resident > baseResident_ &&
           resident - baseResident_ > limits_.memoryBytes) {
         ::kill(pid_, SIGKILL);
-        throw memoryExceeded(limits_);
+        throw memoryExceeded(limits_, readingObject(note_));
       }
     }
   }
@@ -255,6 +282,7 @@ private:
   pid_t pid_;
   const IsolationLimits &limits_;
   uint64_t baseResident_;
+  const ReadingNote *note_;
   std::chrono::steady_clock::time_point start_, lastCheck_;
 };
 
@@ -360,7 +388,8 @@ KerasModel readMessage(ChildStream &in) {
 //===----------------------------------------------------------------------===//
 
 [[noreturn]] void child(int fd, const std::function<KerasModel()> &read,
-                        const IsolationLimits &limits) {
+                        const IsolationLimits &limits, ReadingNote *note) {
+  gChildNote = note;
   // Die with the parent, which enforces the limits.
   ::prctl(PR_SET_PDEATHSIG, SIGKILL);
   // Die quietly on a crash: no inherited crash handler (LLVM's prints a
@@ -399,15 +428,18 @@ KerasModel readMessage(ChildStream &in) {
       if (limits.memoryBytes &&
           e.reason().find("memory allocation failed") != std::string::npos)
         ok = writeError(
-            fd, UserError(memoryExceeded(limits).reason() + ": " + e.reason(),
-                          e.file(), e.layer(), e.layerClass()));
+            fd, UserError(
+                    memoryExceeded(limits, readingObject(gChildNote)).reason() +
+                        ": " + e.reason(),
+                    e.file(), e.layer(), e.layerClass()));
       else
         ok = writeError(fd, e);
     } catch (const std::bad_alloc &) {
-      ok = writeError(fd, limits.memoryBytes
-                              ? memoryExceeded(limits)
-                              : UserError("reading the model needs more "
-                                          "memory than is available"));
+      ok =
+          writeError(fd, limits.memoryBytes
+                             ? memoryExceeded(limits, readingObject(gChildNote))
+                             : UserError("reading the model needs more "
+                                         "memory than is available"));
     } catch (const std::exception &e) {
       ok = writeError(fd, UserError(e.what()));
     }
@@ -423,6 +455,21 @@ KerasModel readMessage(ChildStream &in) {
 KerasModel dlc::keras::runIsolated(const std::function<KerasModel()> &read,
                                    const IsolationLimits &limits) {
   uint64_t baseResident = residentBytes("/proc/self/statm");
+  // The child's note of what it reads, shared with it; none if the page
+  // cannot be had (the messages then name the model).
+  struct SharedNote {
+    ReadingNote *note = nullptr;
+    SharedNote() {
+      void *page = ::mmap(nullptr, sizeof(ReadingNote), PROT_READ | PROT_WRITE,
+                          MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+      if (page != MAP_FAILED)
+        note = new (page) ReadingNote();
+    }
+    ~SharedNote() {
+      if (note)
+        ::munmap(note, sizeof(ReadingNote));
+    }
+  } shared;
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0)
     throw UserError(std::string("cannot create a pipe: ") +
@@ -437,7 +484,7 @@ KerasModel dlc::keras::runIsolated(const std::function<KerasModel()> &read,
   }
   if (pid == 0) {
     ::close(fds[0]);
-    child(fds[1], read, limits);
+    child(fds[1], read, limits, shared.note);
   }
   ::close(fds[1]);
 
@@ -457,7 +504,7 @@ KerasModel dlc::keras::runIsolated(const std::function<KerasModel()> &read,
     }
   } reaper{pid, fds[0]};
 
-  ChildStream in(fds[0], pid, limits, baseResident);
+  ChildStream in(fds[0], pid, limits, baseResident, shared.note);
   KerasModel result;
   std::string failure;
   int status = 0;
@@ -478,15 +525,31 @@ KerasModel dlc::keras::runIsolated(const std::function<KerasModel()> &read,
   }
   if (failure.empty() && WIFEXITED(status) && WEXITSTATUS(status) == 0)
     return result;
+  const std::string object = readingObject(shared.note);
+  const std::string subject = object == "the model" ? "the file" : object;
   if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
-    throw UserError("reading the model took longer than " +
+    throw UserError("reading " + object + " took longer than " +
                     std::to_string(limits.seconds) + " s, the time limit (" +
                     limits.timeSource + ")");
   if (WIFSIGNALED(status))
-    throw UserError("the file is corrupt: the reader crashed on it (signal " +
+    throw UserError(subject + " is corrupt: the reader crashed on it (signal " +
                     std::to_string(WTERMSIG(status)) + ", " +
                     strsignal(WTERMSIG(status)) + ")");
-  throw UserError("the file is corrupt: the reader stopped without a result");
+  throw UserError(subject + " is corrupt: the reader stopped without a result");
+}
+
+dlc::keras::ReadingScope::ReadingScope(const std::string &what) {
+  if (!gChildNote)
+    return;
+  gChildNote->length.store(0, std::memory_order_relaxed);
+  size_t n = std::min(what.size(), sizeof gChildNote->text);
+  std::memcpy(gChildNote->text, what.data(), n);
+  gChildNote->length.store(static_cast<uint32_t>(n), std::memory_order_release);
+}
+
+dlc::keras::ReadingScope::~ReadingScope() {
+  if (gChildNote)
+    gChildNote->length.store(0, std::memory_order_release);
 }
 
 std::string dlc::keras::formatBytes(uint64_t bytes) {

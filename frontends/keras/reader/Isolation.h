@@ -57,9 +57,24 @@ std::string formatBytes(uint64_t bytes);
 /// UserError is rethrown as is; anything else that stops it becomes a
 /// UserError saying so: a crash, or a limit of `limits` exceeded ("reading
 /// the model took longer than 8 s, the time limit (...)"), after which the
-/// child is killed. The child's stderr goes to /dev/null.
+/// child is killed. The child's stderr goes to /dev/null. Those messages name
+/// what the child was reading, as a ReadingScope there said ("weights file
+/// 'w.h5' is corrupt: the reader crashed on it (signal 11, ...)"; "reading
+/// weights file 'w.h5' took longer than ..."), else the model file ("the
+/// file is corrupt: ...", "reading the model took longer than ...").
 KerasModel runIsolated(const std::function<KerasModel()> &read,
                        const IsolationLimits &limits = IsolationLimits());
+
+/// While alive, in runIsolated's child, tells the parent that the child is
+/// reading `what` (a file other than the model: "weights file 'w.h5'"), for
+/// the messages of a crash or limit there. Does nothing elsewhere.
+class ReadingScope {
+public:
+  explicit ReadingScope(const std::string &what);
+  ~ReadingScope();
+  ReadingScope(const ReadingScope &) = delete;
+  ReadingScope &operator=(const ReadingScope &) = delete;
+};
 
 } // namespace dlc::keras
 
