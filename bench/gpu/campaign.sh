@@ -19,9 +19,12 @@
 #                              device part without a GPU, the report
 #
 # Environment (prepare): MODELS (default: mnist_cnn text_lstm vgg16_transfer
-# resnet50 mobilenet_v2), MODELS_DIR (NAME/model.keras and model.json; default
+# resnet50 mobilenet_v2), MODELS_DIR (NAME/model.keras and model.json, and for
+# int8 NAME/calib/*.npy or a fixture's NAME/input_0.npy; default
 # BUILD/bench-models, written by gen_models.py), BATCHES (1 32 256),
-# PRECISIONS (fp16; add fp32 where the lease allows), KERNELS (generated
+# PRECISIONS (fp16; add fp32 or int8 where the lease allows: int8 is dlc's
+# post-training int8, calibrated on those batches, generated kernels only and
+# no baseline), KERNELS (generated
 # library auto), COMPILE_AT (where torch.compile max-autotune runs,
 # MODEL:PRECISION:BATCH; default the targets of bench/README.md), BASELINE_AT
 # (the same for the other baselines; default COMPILE_AT's, "all" for every
@@ -72,13 +75,25 @@ prepare() {
   local m p k b
   for m in $models; do
     cp "$models_dir/$m/model.json" "$stage/$m.json"
+    # int8's calibration set: gen_models.py's batches, or a fixture's input.
+    mkdir -p "$stage/calib/$m"
+    if [ -d "$models_dir/$m/calib" ]; then
+      cp "$models_dir/$m/calib/"*.npy "$stage/calib/$m/"
+    elif [ -f "$models_dir/$m/input_0.npy" ]; then
+      cp "$models_dir/$m/input_0.npy" "$stage/calib/$m/b0000.npy"
+    fi
     for p in $precisions; do for b in $batches; do for k in $kernels; do
+      # int8 has no library path (its ops stay generated under any KERNELS).
+      [ "$p" = int8 ] && [ "$k" != generated ] && continue
       echo "$m $p $k $b"
     done; done; done
-  done | xargs -P "${JOBS:-2}" -L 1 sh -c 'o="$2/$3.$4.$5.b$6"
-    "$0" compile "$1/$3/model.keras" --arch sm_90 --no-weights --precision "$4" --kernels "$5" \
-      --batch "$6" -o "$o.dlcm" >"$o.log" 2>&1 ||
-      { tail -1 "$o.log" >"$o.error"; echo "campaign.sh: compiling $3 $4 $5 batch $6 failed: $(cat "$o.error")" >&2; }' \
+  done | xargs -P "${JOBS:-2}" -L 1 sh -c 'dir=$1 stage=$2 m=$3 p=$4 k=$5 b=$6
+    o="$stage/$m.$p.$k.b$b"
+    shift 6
+    if [ "$p" = int8 ]; then set -- --calibrate "$stage/calib/$m"; fi
+    "$0" compile "$dir/$m/model.keras" --arch sm_90 --no-weights --precision "$p" --kernels "$k" \
+      --batch "$b" "$@" -o "$o.dlcm" >"$o.log" 2>&1 ||
+      { tail -1 "$o.log" >"$o.error"; echo "campaign.sh: compiling $m $p $k batch $b failed: $(cat "$o.error")" >&2; }' \
       "$dlc" "$models_dir" "$stage"
   "$python" - "$stage" "$models" "$precisions" "$batches" "$kernels" "$compile_at" "$baseline_at" <<'PY'
 import json, os, sys
@@ -90,6 +105,8 @@ for m in models:
     for p in precisions:
         for b in batches:
             for k in kernels:
+                if p == "int8" and k != "generated":
+                    continue
                 item = {"kind": "dlc", "model": m, "precision": p, "batch": b,
                         "kernels": k, "artifact": "%s.%s.%s.b%d.dlcm" % (m, p, k, b)}
                 error = "%s/%s.%s.%s.b%d.error" % (stage, m, p, k, b)
@@ -100,6 +117,8 @@ for m in models:
 for tool in ("keras-jax-xla", "keras-torch-eager", "torch-library", "keras-torch-compile"):
     for m in models:
         for p in precisions:
+            if p == "int8":  # dlc's own post-training int8: no baseline runs it
+                continue
             for b in batches:
                 at = "%s:%s:%d" % (m, p, b)
                 if tool == "keras-torch-compile" and at not in compile_at.split():
@@ -211,7 +230,7 @@ dry_run() {
   rm -rf "$dir" && mkdir -p "$dir/out"
   carry=$dir/carry
   MODELS="mnist_cnn text_lstm" MODELS_DIR=${FIXTURES:-$build/test/fixtures} BATCHES=1 \
-    PRECISIONS=fp16 KERNELS="generated library auto" \
+    PRECISIONS="fp16 int8" KERNELS="generated library auto" \
     COMPILE_AT="mnist_cnn:fp16:1" CHECK=0 WHEELS=0 STAGE=$dir/stage prepare
   for n in $(ls "$dir/carry/bench" | sort -n); do
     "$python" "$root/bench/gpu/campaign.py" device "$dir/carry/bench/$n" --dlc "$build/bin/dlc" \

@@ -13,9 +13,13 @@ the device machine with random weights) for:
   resnet50        keras.applications.ResNet50, 224x224x3, 1000 classes (25.6 M)
   mobilenet_v2    keras.applications.MobileNetV2, 224x224x3, 1000 classes (3.5 M)
 
+and OUT_DIR/NAME/calib/b0000.npy, b0001.npy: two batches of 4 inputs drawn as the test
+fixtures draw theirs (normal(0, 1) images; token ids uniform in [1, 1000) as floats), the
+calibration set of `dlc compile --precision int8` (bench/gpu/campaign.sh's int8 rows).
+
 The test fixtures (test/e2e/fixture_models.py) keep the large models at 64x64; these are the
-sizes docs and users quote. Deterministic (keras.utils.set_random_seed(0)). A model whose files
-exist is kept.
+sizes docs and users quote. Deterministic (keras.utils.set_random_seed(0); the calibration
+batches seeded per model). A model whose files exist is kept; so are its calibration batches.
 """
 
 import argparse
@@ -23,6 +27,27 @@ import os
 import sys
 
 MODELS = ("mnist_cnn", "text_lstm", "vgg16_transfer", "resnet50", "mobilenet_v2")
+INPUTS = {"mnist_cnn": (28, 28, 1), "text_lstm": (20,), "vgg16_transfer": (224, 224, 3),
+          "resnet50": (224, 224, 3), "mobilenet_v2": (224, 224, 3)}
+
+
+def write_calibration(d, name, batches=2, samples=4):
+    """d/calib/bNNNN.npy, unless the folder exists."""
+    import zlib
+
+    import numpy as np
+    calib = os.path.join(d, "calib")
+    if os.path.isdir(calib):
+        return
+    rng = np.random.default_rng(zlib.crc32(("bench-calib/" + name).encode()))
+    tmp = calib + ".tmp"
+    os.makedirs(tmp, exist_ok=True)
+    for b in range(batches):
+        shape = (samples,) + INPUTS[name]
+        x = (rng.integers(1, 1000, size=shape) if name == "text_lstm"
+             else rng.normal(0.0, 1.0, size=shape))
+        np.save(os.path.join(tmp, "b%04d.npy" % b), x.astype("float32"))
+    os.replace(tmp, calib)
 
 
 def build(keras, name):
@@ -63,6 +88,7 @@ def main(argv=None):
         d = os.path.join(args.out, name)
         keras_file, json_file = os.path.join(d, "model.keras"), os.path.join(d, "model.json")
         if os.path.exists(keras_file) and os.path.exists(json_file):
+            write_calibration(d, name)
             continue
         os.makedirs(d, exist_ok=True)
         keras.utils.set_random_seed(0)
@@ -72,6 +98,7 @@ def main(argv=None):
         with open(json_file + ".tmp", "w") as f:
             f.write(model.to_json())
         os.replace(json_file + ".tmp", json_file)
+        write_calibration(d, name)
         print("gen_models.py: %s: %d parameters" % (name, model.count_params()))
     return 0
 
