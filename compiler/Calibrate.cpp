@@ -616,6 +616,8 @@ void driver::writeReport(const std::string &modelPath,
       {"name", calibrationMethodName(options.method)},
       {"keep_first_last", options.keepFirstLast},
       {"unsigned_activations", options.unsignedActivations}};
+  if (options.fallbackFp16)
+    method["fallback"] = "fp16";
   if (options.method == CalibrationMethod::Percentile)
     method["percentile"] = options.percentile;
   if (options.method == CalibrationMethod::Entropy)

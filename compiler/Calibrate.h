@@ -49,6 +49,9 @@ struct Int8Options {
   /// Quantize inputs that are >= 0 by construction to 256 levels with a
   /// zero point (dlc-quantize-int8's unsigned-activations).
   bool unsignedActivations = false;
+  /// Store what int8 leaves in float as f16 (`--int8-fallback fp16`): the
+  /// fp16 stage after the int8 one; false keeps it f32.
+  bool fallbackFp16 = false;
   /// Accuracy-driven mixed precision (`--int8-accuracy-target`): when > 0,
   /// the quantizable ops whose quantization costs most accuracy stay f32
   /// until the top-1 agreement with fp32 on the calibration set, under

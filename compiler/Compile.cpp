@@ -196,6 +196,7 @@ void driver::runPipeline(ModuleOp module, const CompileOptions &options,
   config.int8 = int8;
   config.int8KeepFirstLast = options.int8.keepFirstLast;
   config.int8UnsignedActivations = options.int8.unsignedActivations;
+  config.int8Fp16 = int8 && options.int8.fallbackFp16;
   config.batch =
       options.batch ? options.batch : defaultBatch(module, stopAfter);
   config.fp16 = usesFp16(module, options.precision);
@@ -245,7 +246,9 @@ void driver::runPipeline(ModuleOp module, const CompileOptions &options,
                   "'");
     if (stage.name == "simplify")
       applyDebugPerturbation(module, modelPath); // tests only (Compare.h)
-    if (stage.name == "int8" && fp32) {
+    // The report measures the graph int8 leaves: after its fp16 stage with
+    // --int8-fallback fp16.
+    if (fp32 && stage.name == (config.int8Fp16 ? "fp16" : "int8")) {
       Accuracy onCalibration = measureAccuracy(*fp32, module, batches);
       std::optional<Accuracy> onHoldout;
       if (!options.int8.holdoutDir.empty())

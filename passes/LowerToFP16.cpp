@@ -13,6 +13,17 @@
 // (its scores operand) and a multiplication by a scalar constant (attention,
 // docs/keras.md 3.10), so a mask's -1e9 stays f32.
 //
+// After dlc-quantize-int8 (--int8-fallback fp16), dlc's own int8 ops are
+// quantization ops too: graph.quantize_static keeps its f32 input and scale
+// result (a cast before it), graph.quantized_conv2d its f32 filter scales and
+// result (a cast after it); dlc-fuse puts those casts in the kernels of the
+// ops they join, so what is stored between kernels is f16 or int8. The
+// logits rule above also walks back through a quantized product and a
+// constant add; and the constant zero-point term dlc-quantize-int8 adds to a
+// quantized product (--int8-unsigned-activations) is added in f32: the two
+// can nearly cancel, and f16 would round the product to 2^-11 of its own
+// magnitude first.
+//
 // Where a value meets an op of the other precision, a graph.cast converts
 // it. The function's arguments and results keep their types (casts after the
 // arguments and before the return), and so do ops outside this policy
@@ -67,10 +78,27 @@ Precision precisionOf(Operation *op) {
   // Keras's quantized layers compute their scales and de-scaled values in
   // f32 (a quantize scale 127 / max|x| exceeds f16's range for small rows);
   // their int8 values are never touched.
+  // So do dlc-quantize-int8's (see the file comment).
   if (isa<QuantizeOp, QuantizedMatmulOp, DequantizeOp, DequantizeGroupedOp,
-          FakeQuantizeOp, Float8QuantizeOp, Float8MatmulOp>(op))
+          FakeQuantizeOp, Float8QuantizeOp, Float8MatmulOp, QuantizeStaticOp,
+          QuantizedConv2DOp>(op))
     return Precision::F32;
   return Precision::F16;
+}
+
+/// A product on int8 operands whose result is a float.
+bool isQuantizedProduct(Operation *op) {
+  return isa<QuantizedMatmulOp, QuantizedConv2DOp>(op);
+}
+
+/// A graph.add of a value and a constant: the value's operand index.
+std::optional<unsigned> constantAdded(Operation *op) {
+  if (!isa<AddOp>(op))
+    return std::nullopt;
+  for (unsigned i = 0; i < 2; ++i)
+    if (op->getOperand(1 - i).getDefiningOp<ConstantOp>())
+      return i;
+  return std::nullopt;
 }
 
 FloatType floatElement(Type type) {
@@ -117,7 +145,8 @@ private:
   /// `value` with element type `element`: itself, a converted constant or a
   /// cast right after its definition.
   Value convert(Value value, FloatType element);
-  /// Collects the logits ops (see the file comment).
+  /// Collects the logits ops and the quantized products with their
+  /// zero-point adds (see the file comment): they compute in f32.
   void findLogits();
   /// The reason `constant` must stay f32, once per constant.
   const std::optional<std::string> &unfitReason(ConstantOp constant);
@@ -196,7 +225,7 @@ void Lowering::findLogits() {
     Operation *def = softmax.getInput().getDefiningOp();
     while (def && def->hasOneUse()) {
       chain.push_back(def);
-      if (isa<MatmulOp, Conv2DOp>(def)) {
+      if (isa<MatmulOp, Conv2DOp>(def) || isQuantizedProduct(def)) {
         logits.insert(chain.begin(), chain.end());
         break;
       }
@@ -205,10 +234,21 @@ void Lowering::findLogits() {
         next = 1; // the scores; the mask is i1, the other side a constant
       else if (std::optional<unsigned> i = scalarScaled(def))
         next = *i;
+      else if (std::optional<unsigned> i = constantAdded(def))
+        next = *i; // a zero-point term
       else if (!isa<BiasAddOp>(def) && !isFloatCast(def))
         break;
       def = def->getOperand(next).getDefiningOp();
     }
+  }
+  // A quantized product and the zero-point term added to it.
+  for (Operation &op : block) {
+    std::optional<unsigned> i = constantAdded(&op);
+    if (!i)
+      continue;
+    Operation *def = op.getOperand(*i).getDefiningOp();
+    if (def && isQuantizedProduct(def) && def->hasOneUse())
+      logits.insert(&op);
   }
 }
 

@@ -83,6 +83,16 @@ dlc::pipelineStages(const PipelineConfig &config) {
            pm.addNestedPass<func::FuncOp>(createSimplifyPass());
          },
          true, /*kernelNumerics=*/false});
+    // --int8-fallback fp16: the float ops int8 leaves (and the quantized
+    // ops' results) store f16, as under --precision fp16.
+    if (config.int8Fp16)
+      stages.push_back({"fp16",
+                        [](OpPassManager &pm) {
+                          pm.addNestedPass<func::FuncOp>(
+                              createLowerToFP16Pass());
+                          pm.addNestedPass<func::FuncOp>(createSimplifyPass());
+                        },
+                        true, /*kernelNumerics=*/false});
   }
   bool report = config.reportFusion;
   std::optional<int64_t> late =

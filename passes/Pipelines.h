@@ -25,7 +25,10 @@ struct PipelineConfig {
   bool int8 = false;
   bool int8KeepFirstLast = false;       ///< its keep-first-last
   bool int8UnsignedActivations = false; ///< dlc-quantize-int8's option
-  bool reportFusion = false;            ///< dlc-fuse remarks on unfused pairs
+  /// With int8: dlc-lower-to-fp16 after dlc-quantize-int8, so that what
+  /// int8 leaves in float is stored f16 (--int8-fallback fp16).
+  bool int8Fp16 = false;
+  bool reportFusion = false; ///< dlc-fuse remarks on unfused pairs
   /// Run dlc-float8-matmul: every target arch has float8 tensor cores
   /// (sm_89 and newer).
   bool float8 = false;

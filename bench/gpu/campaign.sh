@@ -22,9 +22,10 @@
 # resnet50 mobilenet_v2), MODELS_DIR (NAME/model.keras and model.json, and for
 # int8 NAME/calib/*.npy or a fixture's NAME/input_0.npy; default
 # BUILD/bench-models, written by gen_models.py), BATCHES (1 32 256),
-# PRECISIONS (fp16; add fp32 or int8 where the lease allows: int8 is dlc's
-# post-training int8, calibrated on those batches, generated kernels only and
-# no baseline), KERNELS (generated
+# PRECISIONS (fp16; add fp32, int8 or int8-fp16 where the lease allows: int8
+# is dlc's post-training int8, calibrated on those batches, generated kernels
+# only and no baseline; int8-fp16 the same with --int8-fallback fp16),
+# KERNELS (generated
 # library auto), COMPILE_AT (where torch.compile max-autotune runs,
 # MODEL:PRECISION:BATCH; default the targets of bench/README.md), BASELINE_AT
 # (the same for the other baselines; default COMPILE_AT's, "all" for every
@@ -84,14 +85,18 @@ prepare() {
     fi
     for p in $precisions; do for b in $batches; do for k in $kernels; do
       # int8 has no library path (its ops stay generated under any KERNELS).
-      [ "$p" = int8 ] && [ "$k" != generated ] && continue
+      case $p in int8*) [ "$k" != generated ] && continue ;; esac
       echo "$m $p $k $b"
     done; done; done
   done | xargs -P "${JOBS:-2}" -L 1 sh -c 'dir=$1 stage=$2 m=$3 p=$4 k=$5 b=$6
     o="$stage/$m.$p.$k.b$b"
     shift 6
-    if [ "$p" = int8 ]; then set -- --calibrate "$stage/calib/$m"; fi
-    "$0" compile "$dir/$m/model.keras" --arch sm_90 --no-weights --precision "$p" --kernels "$k" \
+    precision=$p
+    case $p in
+      int8) set -- --calibrate "$stage/calib/$m" ;;
+      int8-fp16) precision=int8; set -- --calibrate "$stage/calib/$m" --int8-fallback fp16 ;;
+    esac
+    "$0" compile "$dir/$m/model.keras" --arch sm_90 --no-weights --precision "$precision" --kernels "$k" \
       --batch "$b" "$@" -o "$o.dlcm" >"$o.log" 2>&1 ||
       { tail -1 "$o.log" >"$o.error"; echo "campaign.sh: compiling $m $p $k batch $b failed: $(cat "$o.error")" >&2; }' \
       "$dlc" "$models_dir" "$stage"
@@ -105,7 +110,7 @@ for m in models:
     for p in precisions:
         for b in batches:
             for k in kernels:
-                if p == "int8" and k != "generated":
+                if p.startswith("int8") and k != "generated":
                     continue
                 item = {"kind": "dlc", "model": m, "precision": p, "batch": b,
                         "kernels": k, "artifact": "%s.%s.%s.b%d.dlcm" % (m, p, k, b)}
@@ -117,7 +122,7 @@ for m in models:
 for tool in ("keras-jax-xla", "keras-torch-eager", "torch-library", "keras-torch-compile"):
     for m in models:
         for p in precisions:
-            if p == "int8":  # dlc's own post-training int8: no baseline runs it
+            if p.startswith("int8"):  # dlc's own post-training int8: no baseline runs it
                 continue
             for b in batches:
                 at = "%s:%s:%d" % (m, p, b)
@@ -230,7 +235,7 @@ dry_run() {
   rm -rf "$dir" && mkdir -p "$dir/out"
   carry=$dir/carry
   MODELS="mnist_cnn text_lstm" MODELS_DIR=${FIXTURES:-$build/test/fixtures} BATCHES=1 \
-    PRECISIONS="fp16 int8" KERNELS="generated library auto" \
+    PRECISIONS="fp16 int8 int8-fp16" KERNELS="generated library auto" \
     COMPILE_AT="mnist_cnn:fp16:1" CHECK=0 WHEELS=0 STAGE=$dir/stage prepare
   for n in $(ls "$dir/carry/bench" | sort -n); do
     "$python" "$root/bench/gpu/campaign.py" device "$dir/carry/bench/$n" --dlc "$build/bin/dlc" \

@@ -310,3 +310,58 @@ func.func @f16_signature(%x: tensor<2x4xf16>) -> tensor<2x4xf16> {
   %1 = graph.activation <relu> %0 : tensor<2x4xf16>
   return %1 : tensor<2x4xf16>
 }
+
+// -----
+
+// After dlc-quantize-int8 (--int8-fallback fp16): quantize_static keeps its
+// f32 input (a cast from the f16 relu before it) and scale; quantized_conv2d
+// keeps its f32 filter scales and result, cast to f16 for the f16 bias_add
+// after it; the int8 values are untouched.
+// CHECK-LABEL: func.func @int8_conv
+// CHECK: %[[R:.+]] = graph.activation <relu> %{{.+}} : tensor<1x4x4x2xf16>
+// CHECK: %[[RC:.+]] = graph.cast %[[R]] : tensor<1x4x4x2xf16> -> tensor<1x4x4x2xf32>
+// CHECK: %[[Q:.+]], %{{.+}} = graph.quantize_static %[[RC]] {scale = 6.350000e+01 : f32} : (tensor<1x4x4x2xf32>) -> (tensor<1x4x4x2xi8>, tensor<1x4x4x1xf32>)
+// CHECK: %[[C:.+]] = graph.quantized_conv2d %[[Q]], %{{.+}}, %{{.+}} {input_scale = 6.350000e+01 : f32} : (tensor<1x4x4x2xi8>, tensor<1x1x2x2xi8>, tensor<2xf32>) -> tensor<1x4x4x2xf32>
+// CHECK: %[[CC:.+]] = graph.cast %[[C]] : tensor<1x4x4x2xf32> -> tensor<1x4x4x2xf16>
+// CHECK: graph.bias_add %[[CC]], %{{.+}} : (tensor<1x4x4x2xf16>, tensor<2xf16>) -> tensor<1x4x4x2xf16>
+func.func @int8_conv(%x: tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xf32> {
+  %w = graph.constant dense<[[[[127, -64], [3, 127]]]]> : tensor<1x1x2x2xi8>
+  %s = graph.constant dense<[127.0, 254.0]> : tensor<2xf32>
+  %b = graph.constant dense<[0.5, -0.25]> : tensor<2xf32>
+  %r = graph.activation <relu> %x : tensor<1x4x4x2xf32>
+  %q, %qs = graph.quantize_static %r {scale = 63.5 : f32} : (tensor<1x4x4x2xf32>) -> (tensor<1x4x4x2xi8>, tensor<1x4x4x1xf32>)
+  %c = graph.quantized_conv2d %q, %w, %s {input_scale = 63.5 : f32} : (tensor<1x4x4x2xi8>, tensor<1x1x2x2xi8>, tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  %y = graph.bias_add %c, %b : (tensor<1x4x4x2xf32>, tensor<2xf32>) -> tensor<1x4x4x2xf32>
+  return %y : tensor<1x4x4x2xf32>
+}
+
+// -----
+
+// The zero-point term added back to a quantized product stays f32 with the
+// add (they can nearly cancel); a quantized product that is logits keeps
+// its bias_add f32 through the zero-point add, up to the softmax.
+// CHECK-LABEL: func.func @int8_zero_point
+// CHECK: %[[Y:.+]] = graph.quantized_matmul %{{.+}} -> tensor<4x2xf32>
+// CHECK: %[[Z:.+]] = graph.add %[[Y]], %{{.+}} : (tensor<4x2xf32>, tensor<2xf32>) -> tensor<4x2xf32>
+// CHECK: %[[ZC:.+]] = graph.cast %[[Z]] : tensor<4x2xf32> -> tensor<4x2xf16>
+// CHECK: graph.activation <relu> %[[ZC]] : tensor<4x2xf16>
+// CHECK: %[[L:.+]] = graph.quantized_matmul %{{.+}} -> tensor<4x2xf32>
+// CHECK: %[[LZ:.+]] = graph.add %[[L]], %{{.+}} : (tensor<4x2xf32>, tensor<2xf32>) -> tensor<4x2xf32>
+// CHECK: %[[LB:.+]] = graph.bias_add %[[LZ]], %{{.+}} : (tensor<4x2xf32>, tensor<2xf32>) -> tensor<4x2xf32>
+// CHECK: graph.softmax %[[LB]] : tensor<4x2xf32>
+func.func @int8_zero_point(%x: tensor<4x2xf32>) -> tensor<4x2xf32> {
+  %w = graph.constant dense<[[127, 64], [-64, 127]]> : tensor<2x2xi8>
+  %s = graph.constant dense<[127.0, 254.0]> : tensor<2xf32>
+  %term = graph.constant dense<[1.25, 1.75]> : tensor<2xf32>
+  %b = graph.constant dense<[0.5, -0.25]> : tensor<2xf32>
+  %q, %qs = graph.quantize_static %x {min = -128 : i64, scale = 50.0 : f32} : (tensor<4x2xf32>) -> (tensor<4x2xi8>, tensor<4x1xf32>)
+  %y = graph.quantized_matmul %q, %w, %s, %qs : (tensor<4x2xi8>, tensor<2x2xi8>, tensor<2xf32>, tensor<4x1xf32>) -> tensor<4x2xf32>
+  %z = graph.add %y, %term : (tensor<4x2xf32>, tensor<2xf32>) -> tensor<4x2xf32>
+  %r = graph.activation <relu> %z : tensor<4x2xf32>
+  %q2, %qs2 = graph.quantize_static %r {min = -128 : i64, scale = 50.0 : f32} : (tensor<4x2xf32>) -> (tensor<4x2xi8>, tensor<4x1xf32>)
+  %l = graph.quantized_matmul %q2, %w, %s, %qs2 : (tensor<4x2xi8>, tensor<2x2xi8>, tensor<2xf32>, tensor<4x1xf32>) -> tensor<4x2xf32>
+  %lz = graph.add %l, %term : (tensor<4x2xf32>, tensor<2xf32>) -> tensor<4x2xf32>
+  %lb = graph.bias_add %lz, %b : (tensor<4x2xf32>, tensor<2xf32>) -> tensor<4x2xf32>
+  %p = graph.softmax %lb : tensor<4x2xf32>
+  return %p : tensor<4x2xf32>
+}

@@ -27,7 +27,9 @@
    `dlc run --device cpu --precision int8` (the reference executor on the same plan) within
    1e-4 (a softmax's expf, the only math function of the seed models' int8 kernels, may
    differ by an ulp).
-With --reverse, the CTAs of each grid and the threads of each CTA run last to first. Prints one
+--int8-unsigned-activations and --int8-fallback-fp16 pass dlc's options of those names (the
+latter as --int8-fallback fp16) to both. With --reverse, the CTAs of each grid and the threads
+of each CTA run last to first. Prints one
 line per kernel; exit 1 on any failure. NumPy and the standard library only.
 """
 
@@ -295,8 +297,12 @@ def main(argv=None):
     ap.add_argument("--int8-unsigned-activations", dest="int8_flags", action="append_const",
                     const="--int8-unsigned-activations", default=[],
                     help="pass --int8-unsigned-activations to dlc and dlc-emulate")
+    ap.add_argument("--int8-fallback-fp16", action="store_true",
+                    help="pass --int8-fallback fp16 to dlc and dlc-emulate")
     ap.add_argument("--timeout", type=int, default=900)
     args = ap.parse_args(argv)
+    if args.int8_fallback_fp16:
+        args.int8_flags = args.int8_flags + ["--int8-fallback", "fp16"]
     os.makedirs(args.out, exist_ok=True)
     problems = []
     for name in args.cases:

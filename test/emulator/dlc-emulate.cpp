@@ -1,7 +1,9 @@
 //===- dlc-emulate.cpp - a model's generated CUDA kernels run on the host -===//
 //
 //   dlc-emulate MODEL|FILE.mlir --input X.npy ... --output Y.npy ...
-//               [--precision fp32|fp16|int8 [--calibrate DIR]] [--batch N]
+//               [--precision fp32|fp16|int8 [--calibrate DIR]
+//               [--int8-unsigned-activations] [--int8-fallback fp32|fp16]]
+//               [--batch N]
 //               [--arch sm_XX]
 //               [--weights FILE] [--cache-dir DIR] [--jobs N] [--cxx PATH]
 //               [--reverse] [--copies-at-once] [--check-kernels]
@@ -77,7 +79,7 @@ Args parseArgs(int argc, char **argv) {
   static const char *const kValued[] = {
       "--input", "--output",  "--precision", "--batch",
       "--arch",  "--weights", "--cache-dir", "--jobs",
-      "--cxx",   "--report",  "--calibrate"};
+      "--cxx",   "--report",  "--calibrate", "--int8-fallback"};
   Args args;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -477,6 +479,7 @@ int run(int argc, char **argv) {
   cudaOptions.int8.calibrationDir = args.get("--calibrate", "");
   cudaOptions.int8.unsignedActivations =
       args.has("--int8-unsigned-activations");
+  cudaOptions.int8.fallbackFp16 = args.get("--int8-fallback", "") == "fp16";
   if (args.has("--arch"))
     cudaOptions.archs = driver::parseArchs(args.get("--arch", ""));
   cudaOptions.emit = driver::Emit::Cuda;

@@ -66,6 +66,12 @@ std::vector<CommandSpec> buildCommands() {
             "(default 99.99)"),
       flag("--int8-keep-first-last",
            "Keep the first and the last quantizable layer in fp32"),
+      value("--int8-fallback", "fp32|fp16",
+            "The precision of what int8 leaves in float (the layers kept "
+            "out of int8, the other ops, the quantized layers' results): "
+            "fp32, or fp16 storage with fp32 accumulation, as TensorRT's "
+            "int8 and fp16 builder flags together (default fp32)",
+            {"fp32", "fp16"}),
       flag("--int8-unsigned-activations",
            "Quantize a layer input that is >= 0 by construction (after a "
            "ReLU) to all 256 int8 levels, with a zero point whose term is "
