@@ -62,8 +62,10 @@ TEST(BenchRoofline, KnownGpusByName) {
   EXPECT_DOUBLE_EQ(peakOf(d, "fp32").bandwidth, 4.8e12);
   d.name = "NVIDIA H100 PCIe";
   EXPECT_DOUBLE_EQ(peakOf(d, "fp16").flops, 756e12);
+  EXPECT_DOUBLE_EQ(peakOf(d, "int8").flops, 1513e12);
   d.name = "NVIDIA A100-SXM4-80GB";
   EXPECT_DOUBLE_EQ(peakOf(d, "fp16").flops, 312e12);
+  EXPECT_DOUBLE_EQ(peakOf(d, "int8").flops, 624e12);
   EXPECT_DOUBLE_EQ(peakOf(d, "fp16").bandwidth, 2.039e12);
 }
 
@@ -84,10 +86,13 @@ TEST(BenchRoofline, OtherGpusFromSmsAndClocks) {
   EXPECT_NEAR(fp32.flops, 19.49e12, 0.01e12);
   EXPECT_NEAR(fp16.flops, 311.9e12, 0.1e12);
   EXPECT_NEAR(fp32.bandwidth, 1.555e12, 0.001e12);
+  // INT8 tensor cores: 2048 multiply-adds per SM per clock, 624 TOP/s.
+  EXPECT_NEAR(peakOf(d, "int8").flops, 623.8e12, 0.1e12);
   // Hopper: 128 lanes and 2048 tensor multiply-adds per SM per clock.
   d.major = 9;
   EXPECT_NEAR(peakOf(d, "fp32").flops, 108 * 128 * 2 * 1.41e9, 1e9);
   EXPECT_NEAR(peakOf(d, "fp16").flops, 108 * 2048 * 2 * 1.41e9, 1e9);
+  EXPECT_NEAR(peakOf(d, "int8").flops, 108 * 4096 * 2 * 1.41e9, 1e9);
 }
 
 TEST(BenchRoofline, FloorIsTheSlowerOfComputeAndMemory) {

@@ -46,18 +46,20 @@ bool contains(const std::string &s, const char *part) {
 }
 
 /// Datasheet figures: FP32 SIMT FLOP/s, dense FP16 tensor-core FLOP/s
-/// (FP32 accumulation), DRAM bytes/s.
+/// (FP32 accumulation), dense INT8 tensor-core OP/s, DRAM bytes/s.
 struct Datasheet {
   const char *label;
-  double fp32, fp16, bandwidth;
+  double fp32, fp16, int8, bandwidth;
 };
 
 const Datasheet *datasheetOf(const std::string &name) {
-  static const Datasheet h200{"H200", 67e12, 989e12, 4.8e12};
-  static const Datasheet h100pcie{"H100 PCIe", 51.2e12, 756e12, 2.0e12};
-  static const Datasheet h100{"H100 SXM", 67e12, 989e12, 3.35e12};
-  static const Datasheet a100_80{"A100 80GB", 19.5e12, 312e12, 2.039e12};
-  static const Datasheet a100{"A100 40GB", 19.5e12, 312e12, 1.555e12};
+  static const Datasheet h200{"H200", 67e12, 989e12, 1979e12, 4.8e12};
+  static const Datasheet h100pcie{"H100 PCIe", 51.2e12, 756e12, 1513e12,
+                                  2.0e12};
+  static const Datasheet h100{"H100 SXM", 67e12, 989e12, 1979e12, 3.35e12};
+  static const Datasheet a100_80{"A100 80GB", 19.5e12, 312e12, 624e12,
+                                 2.039e12};
+  static const Datasheet a100{"A100 40GB", 19.5e12, 312e12, 624e12, 1.555e12};
   if (contains(name, "H200"))
     return &h200;
   if (contains(name, "H100"))
@@ -70,10 +72,10 @@ const Datasheet *datasheetOf(const std::string &name) {
 } // namespace
 
 Peak dlc::bench::peakOf(const DeviceDesc &d, const std::string &precision) {
-  const bool fp16 = precision == "fp16";
+  const bool fp16 = precision == "fp16", int8 = precision == "int8";
   Peak p;
   if (const Datasheet *sheet = datasheetOf(d.name)) {
-    p.flops = fp16 ? sheet->fp16 : sheet->fp32;
+    p.flops = int8 ? sheet->int8 : fp16 ? sheet->fp16 : sheet->fp32;
     p.bandwidth = sheet->bandwidth;
     p.source = std::string("table: ") + sheet->label;
     return p;
@@ -88,8 +90,12 @@ Peak dlc::bench::peakOf(const DeviceDesc &d, const std::string &precision) {
     tensor = 512;
   else if (cc >= 90 && cc < 100)
     tensor = 2048;
+  // INT8 tensor cores: twice the FP16 multiply-adds.
+  if (int8)
+    tensor *= 2;
   const double hz = double(d.clockKHz) * 1e3;
-  p.flops = double(d.sms) * 2 * (fp16 && tensor > 0 ? tensor : lanes) * hz;
+  p.flops =
+      double(d.sms) * 2 * ((fp16 || int8) && tensor > 0 ? tensor : lanes) * hz;
   // Double data rate: two transfers per clock over the bus.
   p.bandwidth = double(d.memoryClockKHz) * 1e3 * 2 * d.busWidthBits / 8;
   p.source = "sm-clock";

@@ -53,7 +53,8 @@ struct Peak {
 };
 
 /// The peak FLOP/s of `precision` ("fp32": FP32 SIMT arithmetic; "fp16":
-/// dense FP16 tensor cores with FP32 accumulation) and the DRAM bandwidth:
+/// dense FP16 tensor cores with FP32 accumulation; "int8": dense INT8 tensor
+/// cores, OP/s) and the DRAM bandwidth:
 /// the datasheet figures of H200, H100 (SXM, PCIe) and A100 (40, 80 GB) by
 /// name, else from the SM count, the clock and the compute capability.
 Peak peakOf(const DeviceDesc &device, const std::string &precision);
