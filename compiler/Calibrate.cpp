@@ -54,7 +54,10 @@ std::vector<Operation *> candidatesOf(ModuleOp module) {
 /// open takes each batch's size).
 class Specialized {
 public:
-  explicit Specialized(ModuleOp module) : module_(module) {}
+  /// `prepare` (may be empty) runs on each copy once it is specialized.
+  explicit Specialized(ModuleOp module,
+                       std::function<void(ModuleOp)> prepare = {})
+      : module_(module), prepare_(std::move(prepare)) {}
 
   /// The copy for `batch`, and its inputs as bound (bindInputs).
   std::pair<ModuleOp, std::vector<Tensor>> forBatch(const Batch &batch) {
@@ -62,7 +65,8 @@ public:
     for (const Tensor &t : batch.inputs)
       key += formatShape(t.shape()) + ";";
     auto it = copies_.find(key);
-    if (it == copies_.end()) {
+    const bool fresh = it == copies_.end();
+    if (fresh) {
       OwningOpRef<ModuleOp> copy(cast<ModuleOp>(module_->clone()));
       it = copies_.emplace(key, std::move(copy)).first;
     }
@@ -74,11 +78,14 @@ public:
       throw UserError(std::string(e.what()) + " (calibration batch " +
                       batch.files.front() + ")");
     }
+    if (fresh && prepare_)
+      prepare_(copy);
     return {copy, std::move(inputs)};
   }
 
 private:
   ModuleOp module_;
+  std::function<void(ModuleOp)> prepare_;
   std::map<std::string, OwningOpRef<ModuleOp>> copies_;
 };
 
@@ -86,8 +93,9 @@ private:
 /// input before it runs. Returns the outputs per batch.
 std::vector<std::vector<Tensor>>
 runBatches(ModuleOp module, const std::vector<Batch> &batches,
-           const std::function<void(size_t, const float *, int64_t)> &observe) {
-  Specialized copies(module);
+           const std::function<void(size_t, const float *, int64_t)> &observe,
+           const std::function<void(ModuleOp)> &prepare = {}) {
+  Specialized copies(module, prepare);
   std::vector<std::vector<Tensor>> outputs;
   for (const Batch &batch : batches) {
     auto [copy, inputs] = copies.forBatch(batch);
@@ -559,10 +567,13 @@ Calibration driver::calibrate(ModuleOp module,
   return result;
 }
 
-Accuracy driver::measureAccuracy(ModuleOp fp32, ModuleOp int8,
-                                 const std::vector<Batch> &batches) {
+Accuracy
+driver::measureAccuracy(ModuleOp fp32, ModuleOp int8,
+                        const std::vector<Batch> &batches,
+                        const std::function<void(ModuleOp)> &prepareInt8) {
   return compareRuns(runBatches(fp32, batches, nullptr),
-                     runBatches(int8, batches, nullptr), samplesOf(batches));
+                     runBatches(int8, batches, nullptr, prepareInt8),
+                     samplesOf(batches));
 }
 
 namespace {

@@ -19,6 +19,7 @@
 
 #include "mlir/IR/BuiltinOps.h"
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -142,9 +143,14 @@ struct Accuracy {
 };
 
 /// Runs `fp32` and `int8` (graph dialect modules of one model) on
-/// `batches` and compares their outputs.
-Accuracy measureAccuracy(mlir::ModuleOp fp32, mlir::ModuleOp int8,
-                         const std::vector<Batch> &batches);
+/// `batches` and compares their outputs. `prepareInt8`, if given, runs on
+/// each copy of `int8` once it is specialized to a batch's shapes, before it
+/// runs (the fuse stage's passes: where an fp16 graph rounds is the
+/// kernels').
+Accuracy
+measureAccuracy(mlir::ModuleOp fp32, mlir::ModuleOp int8,
+                const std::vector<Batch> &batches,
+                const std::function<void(mlir::ModuleOp)> &prepareInt8 = {});
 
 /// Writes the report (docs/quantization.md) of `modelPath`'s calibration to
 /// options.reportPath.

@@ -8,6 +8,7 @@
 #include "compiler/Backend.h"
 #include "dialects/exec/ExecDialect.h"
 #include "dialects/graph/GraphDialect.h"
+#include "passes/Passes.h"
 #include "passes/Pipelines.h"
 #include "support/Error.h"
 #include "support/File.h"
@@ -247,15 +248,32 @@ void driver::runPipeline(ModuleOp module, const CompileOptions &options,
     if (stage.name == "simplify")
       applyDebugPerturbation(module, modelPath); // tests only (Compare.h)
     // The report measures the graph int8 leaves: after its fp16 stage with
-    // --int8-fallback fp16.
+    // --int8-fallback fp16, and then on each batch as the fuse stage makes
+    // its kernels (an f16 graph rounds each op's result, a kernel once where
+    // it stores), so that its figures are those of `dlc run`.
     if (fp32 && stage.name == (config.int8Fp16 ? "fp16" : "int8")) {
-      Accuracy onCalibration = measureAccuracy(*fp32, module, batches);
+      std::function<void(ModuleOp)> asKernels;
+      if (config.int8Fp16)
+        asKernels = [&](ModuleOp copy) {
+          PipelineConfig unbound = config;
+          unbound.batch.reset(); // the copy's is bound
+          PassManager fuse(copy.getContext());
+          fuse.addNestedPass<func::FuncOp>(createSimplifyPass());
+          for (const PipelineStage &s : pipelineStages(unbound))
+            if (s.name == "fuse")
+              s.build(fuse);
+          if (failed(fuse.run(copy)))
+            error.raise("the fuse stage failed on a calibration batch");
+        };
+      Accuracy onCalibration =
+          measureAccuracy(*fp32, module, batches, asKernels);
       std::optional<Accuracy> onHoldout;
       if (!options.int8.holdoutDir.empty())
-        onHoldout = measureAccuracy(
-            *fp32, module,
-            readBatches(options.int8.holdoutDir,
-                        mainFunction(module).getNumArguments()));
+        onHoldout =
+            measureAccuracy(*fp32, module,
+                            readBatches(options.int8.holdoutDir,
+                                        mainFunction(module).getNumArguments()),
+                            asKernels);
       writeReport(modelPath, options.int8, calibration, onCalibration,
                   onHoldout);
     }

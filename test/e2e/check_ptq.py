@@ -11,7 +11,7 @@ its own, as two disjoint sets: a calibration set of --calib samples and a held-o
 
 and asserts, for every output, top-1 agreement with fp32 >= --min-agreement (0.99) on the held-out
 set (the report's figure) and at least one int8 layer; --report-only prints it without asserting.
---method, --unsigned-activations, --accuracy-target and --accuracy-margin pass dlc's options
+--method, --unsigned-activations, --accuracy-target, --accuracy-margin and --fallback pass dlc's options
 (the e2e/ptq tests use the documented method: mse, unsigned activations, accuracy target 0.99,
 256 calibration samples; docs/quantization.md). With --cross-check, the held-out set is also run through
 `dlc run --device cpu` in fp32 and in int8 and the agreement is recomputed here from the .npy
@@ -120,6 +120,8 @@ def check_model(args, name, tmp):
         cmd += ["--int8-accuracy-target", str(args.accuracy_target)]
         if args.accuracy_margin:
             cmd += ["--int8-accuracy-margin", str(args.accuracy_margin)]
+    if args.fallback:
+        cmd += ["--int8-fallback", args.fallback]
     secs = run(cmd, args.timeout)
     with open(report_path) as f:
         report = json.load(f)
@@ -165,6 +167,8 @@ def check_model(args, name, tmp):
                     c += ["--int8-accuracy-target", str(args.accuracy_target)]
                     if args.accuracy_margin:
                         c += ["--int8-accuracy-margin", str(args.accuracy_margin)]
+                if args.fallback:
+                    c += ["--int8-fallback", args.fallback]
             run(c, args.timeout)
             outs[prec] = np.load(y).astype(np.float64)
         agree = float(np.mean(outs["fp32"].argmax(-1) == outs["int8"].argmax(-1)))
@@ -210,6 +214,8 @@ def main():
                     help="--int8-accuracy-target (0: off)")
     ap.add_argument("--accuracy-margin", type=float, default=0,
                     help="--int8-accuracy-margin (0: dlc's default)")
+    ap.add_argument("--fallback", choices=["fp32", "fp16"],
+                    help="--int8-fallback (default: dlc's, fp32)")
     ap.add_argument("--min-agreement", type=float, default=0.99)
     ap.add_argument("--report-only", action="store_true",
                     help="print the agreement without asserting --min-agreement (the CI test; "
