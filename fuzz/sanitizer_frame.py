@@ -2,8 +2,9 @@
 """Tells libhdf5's own memory errors from the others in a sanitizer or
 libFuzzer report: the innermost stack frame outside the sanitizer runtime
 (its interceptors: memcpy, malloc, str*...), glibc's string routines
-beneath them (__memcpy_avx512_...) and libFuzzer (`fuzzer::`, atop
-an OOM report) is in libhdf5.
+beneath them (__memcpy_avx512_...), libFuzzer (`fuzzer::`, atop
+an OOM report; and main, whose live allocations an RSS out-of-memory report
+lists first) and glibc's start-up code is in libhdf5.
 
     sanitizer_frame.py REPORT...
 
@@ -19,14 +20,17 @@ import re
 import sys
 
 RUNTIME_FRAME = re.compile(
-    r" in (__interceptor_|__asan|__sanitizer|__ubsan|__lsan|fuzzer::|"
+    # A fuzz target's main is libFuzzer's: an RSS out-of-memory report lists
+    # the largest live allocations, libFuzzer's own (under main) first.
+    r" in (__interceptor_|__asan|__sanitizer|__ubsan|__lsan|fuzzer::|main |"
     r"(malloc|calloc|realloc|free|mem(cpy|move|set|cmp)|str[a-z]*|operator (new|delete))\b|"
     # glibc's own implementations under the interceptors (memcpy is
     # __memcpy_avx512_unaligned_erms, from string/../sysdeps/...).
     r"__(mem|str|wmem|wcs)[a-z0-9_]* )")
 # Any other frame inside glibc (by its file: libc.so, or its sources when it
-# has debug info) is beneath the code that passed it bad arguments.
-LIBC_FRAME = re.compile(r"\(/[^ ]*/libc\.so[.0-9]*\+0x|[ (]string/\.\./sysdeps/|[ (]\.\./sysdeps/")
+# has debug info: string/../sysdeps/..., csu/../sysdeps/nptl/... under main)
+# is beneath the code that passed it bad arguments, or above all of it.
+LIBC_FRAME = re.compile(r"\(/[^ ]*/libc\.so[.0-9]*\+0x|[ (]([a-z]+/)?\.\./sysdeps/")
 
 
 def innermost_frame(report):

@@ -2,15 +2,29 @@
 
 #include "support/Error.h"
 
-#include <algorithm>
+#include <cstdio>
 
 using namespace dlc;
 
 namespace {
-std::string oneLine(std::string s) {
-  std::replace(s.begin(), s.end(), '\n', ' ');
-  std::replace(s.begin(), s.end(), '\r', ' ');
-  return s;
+/// `s` on one line, with nothing a terminal acts on: newlines, carriage
+/// returns and tabs become spaces, the other control characters (a name in
+/// a corrupt file may hold any byte: \x1d, an escape sequence) \xHH.
+std::string oneLine(const std::string &s) {
+  std::string out;
+  out.reserve(s.size());
+  for (unsigned char c : s) {
+    if (c == '\n' || c == '\r' || c == '\t') {
+      out += ' ';
+    } else if (c < 0x20 || c == 0x7f) {
+      char escaped[5];
+      std::snprintf(escaped, sizeof escaped, "\\x%02x", c);
+      out += escaped;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
 }
 } // namespace
 

@@ -30,8 +30,9 @@ public:
   UserError inLayer(const std::string &layer,
                     const std::string &layerClass) const;
 
-  /// `dlc: error: FILE[: layer 'NAME' (CLASS)]: REASON`, one line: newlines
-  /// in the parts are replaced by spaces. `kind` replaces "error" for
+  /// `dlc: error: FILE[: layer 'NAME' (CLASS)]: REASON`, one line: newlines,
+  /// carriage returns and tabs in the parts are replaced by spaces, other
+  /// control characters by \xHH escapes. `kind` replaces "error" for
   /// warnings and remarks in the same format.
   std::string format(const char *kind = "error") const;
 

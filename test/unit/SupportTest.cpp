@@ -383,6 +383,11 @@ TEST(Error, FormatsTheOneLine) {
             "class");
   EXPECT_EQ(UserError("bad\nthing").inFile("f").format(),
             "dlc: error: f: bad thing");
+  // Names from corrupt files: no byte a terminal acts on (the hdf5_weights
+  // fuzz target found a weight name holding \x1d, a line separator to
+  // Python's splitlines; an escape sequence would recolour a terminal).
+  EXPECT_EQ(UserError("weight 'a\x1d/b' \x1b[31mred\x7f\t!", "m.json").format(),
+            "dlc: error: m.json: weight 'a\\x1d/b' \\x1b[31mred\\x7f !");
 }
 
 } // namespace
