@@ -58,13 +58,15 @@ dlc::pipelineStages(const PipelineConfig &config) {
                       pm.addNestedPass<func::FuncOp>(createSimplifyPass());
                     },
                     true});
+  const PipelineStage fp16{
+      "fp16",
+      [](OpPassManager &pm) {
+        pm.addNestedPass<func::FuncOp>(createLowerToFP16Pass());
+        pm.addNestedPass<func::FuncOp>(createSimplifyPass());
+      },
+      true, /*kernelNumerics=*/false};
   if (config.fp16)
-    stages.push_back({"fp16",
-                      [](OpPassManager &pm) {
-                        pm.addNestedPass<func::FuncOp>(createLowerToFP16Pass());
-                        pm.addNestedPass<func::FuncOp>(createSimplifyPass());
-                      },
-                      true, /*kernelNumerics=*/false});
+    stages.push_back(fp16);
   if (config.int8 && !config.fp16) {
     bool keep = config.int8KeepFirstLast;
     bool zeroPoint = config.int8UnsignedActivations;
@@ -86,13 +88,7 @@ dlc::pipelineStages(const PipelineConfig &config) {
     // --int8-fallback fp16: the float ops int8 leaves (and the quantized
     // ops' results) store f16, as under --precision fp16.
     if (config.int8Fp16)
-      stages.push_back({"fp16",
-                        [](OpPassManager &pm) {
-                          pm.addNestedPass<func::FuncOp>(
-                              createLowerToFP16Pass());
-                          pm.addNestedPass<func::FuncOp>(createSimplifyPass());
-                        },
-                        true, /*kernelNumerics=*/false});
+      stages.push_back(fp16);
   }
   bool report = config.reportFusion;
   std::optional<int64_t> late =

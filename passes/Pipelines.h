@@ -21,7 +21,8 @@ namespace dlc {
 struct PipelineConfig {
   std::optional<int64_t> batch; ///< fix the batch dim first
   bool fp16 = false;            ///< run dlc-lower-to-fp16
-  /// Run dlc-quantize-int8 (on the ops calibration marked; not with fp16).
+  /// Run dlc-quantize-int8 (on the ops calibration marked; not with fp16,
+  /// which int8Fp16 replaces).
   bool int8 = false;
   bool int8KeepFirstLast = false;       ///< its keep-first-last
   bool int8UnsignedActivations = false; ///< dlc-quantize-int8's option
@@ -51,7 +52,7 @@ struct PipelineStage {
 };
 
 /// The stages in order: import (batch, canonicalize), simplify, layout,
-/// fp16 or int8, fuse, exec, plan.
+/// fp16 or int8 (int8 then fp16 with int8Fp16), fuse, exec, plan.
 std::vector<PipelineStage> pipelineStages(const PipelineConfig &config);
 
 /// Every stage name, fp16 and int8 included, in order.
