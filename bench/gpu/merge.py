@@ -35,10 +35,10 @@ def summary(table, max_failed=30):
         if isinstance(v, float) and (g[2] is None or v != v or v > g[2]) and g[2] == g[2]:
             g[2] = v  # NaN, once seen, stays the worst
     lines = [table.format_head(),
-             "%-5s %-15s %-9s %6s %6s  %s" % ("prec", "kernels", "check", "rows", "failed",
+             "%-9s %-15s %-9s %6s %6s  %s" % ("prec", "kernels", "check", "rows", "failed",
                                              "worst")]
     for (p, k, c), (n, bad, worst) in sorted(groups.items()):
-        lines.append("%-5s %-15s %-9s %6d %6d  %s" % (
+        lines.append("%-9s %-15s %-9s %6d %6d  %s" % (
             p, k, c, n, bad, "%.3g" % worst if worst is not None else "-"))
     failed = [r for r in table.rows if not r["ok"]]
     if failed:

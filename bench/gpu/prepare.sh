@@ -33,6 +33,11 @@
 #                    float8 tensor-core GEMM, or cuBLASLt's float8 GEMM under
 #                    library; int8 Dense takes the int8 tensor-core GEMM in
 #                    all); QUANT=0 leaves it out (skipped when missing)
+#   INT8=1           also dlc's post-training int8 (check_gpu.py's int8 and
+#                    int8-fp16: calibrated on each fixture's inputs) of
+#                    INT8_MODELS (default "mnist_cnn mobilenet_v2": the int8
+#                    tensor-core, per-element and depthwise convolutions,
+#                    about 5 MB); INT8=0 leaves it out
 #   CARRY            where the batches go (default carry/: CARRY/gpu/N)
 #   CAPACITY         bytes per batch (default: 64 MiB less the working tree;
 #                    campaign.sh gives what its first call leaves)
@@ -64,7 +69,7 @@ python=$root/.venv/bin/python
 
 commit=$(git -C "$root" rev-parse HEAD)
 git -C "$root" diff --quiet HEAD -- || commit=$commit-dirty
-rm -rf "$stage" "$stage.json" "$stage.attn.json" "$stage.quant.json"
+rm -rf "$stage" "$stage.json" "$stage.attn.json" "$stage.quant.json" "$stage.int8.json"
 # shellcheck disable=SC2086
 "$python" "$root/test/e2e/check_gpu.py" --dlc "$build/bin/dlc" --fixtures "$fixtures" \
   --out "$stage" --models $models --precision $precisions --kernels $kernels --no-device \
@@ -96,6 +101,15 @@ if [ "${QUANT:-1}" = 1 ] && [ -d "$quant_fixtures" ]; then
   echo "quantized set: $(tail -1 "$stage.quant.log")"
 elif [ "${QUANT:-1}" = 1 ]; then
   echo "prepare.sh: no quantized set in $quant_fixtures (ctest -R e2e/quant/generate writes it): left out"
+fi
+if [ "${INT8:-1}" = 1 ]; then
+  # shellcheck disable=SC2086
+  "$python" "$root/test/e2e/check_gpu.py" --dlc "$build/bin/dlc" --fixtures "$fixtures" \
+    --out "$stage" --models ${INT8_MODELS:-mnist_cnn mobilenet_v2} --precision int8 int8-fp16 \
+    --kernels generated --no-device --jobs "${JOBS:-2}" --commit "$commit" \
+    --json "$stage.int8.json" >"$stage.int8.log" 2>&1 ||
+    { grep -v ' ok$' "$stage.int8.log" >&2; echo "prepare.sh: error: see $stage.int8.log" >&2; exit 1; }
+  echo "int8 set: $(tail -1 "$stage.int8.log")"
 fi
 
 # nlohmann-json as an install prefix (its CMake package finds the headers

@@ -2,7 +2,8 @@
 """Run compiled fixture models on the GPU and compare with the CPU reference executor.
 
     check_gpu.py --dlc BUILD/bin/dlc --out DIR (--fixtures FIXTURES | --carried DIR)
-                 [--models M ...] [--precision fp32 fp16] [--kernels generated library]
+                 [--models M ...] [--precision fp32 fp16 int8 int8-fp16]
+                 [--kernels generated library]
                  [--checks compare memcheck stress] [--memcheck-models M ...]
                  [--stress BUILD/bin/dlc-stress] [--stress-models M ...] [--threads 8] [--runs 100]
                  [--compute-sanitizer PATH] [--no-device] [--json FILE] [--jobs N] [--keep]
@@ -15,7 +16,9 @@ every arch (`dlc run --device cpu`, dlc's default targets: Keras's arithmetic).
 With --fixtures (the full build) the script makes them: `dlc compile FIXTURES/MODEL/model.keras
 --precision P --batch B --kernels K` at the fixture's batch, and the references with `dlc run
 model.keras --device cpu --precision P` (the CPU reference executor, once per model and
-precision) on the fixture's inputs. With --carried (the device machine's runtime-only build,
+precision) on the fixture's inputs. int8 is `--precision int8`, int8-fp16 the same with
+`--int8-fallback fp16`: both compile and reference calibrate on the fixture's inputs (one batch,
+DIR/MODEL.calib/), so they quantize alike. With --carried (the device machine's runtime-only build,
 see bench/gpu/) they are read from DIR: MODEL.P.K.dlcm, MODEL.input_I.npy, MODEL.P.ref_I.npy,
 as `--no-device` wrote them.
 
@@ -23,7 +26,9 @@ Checks, each one row of the table:
   compare   `dlc run ART --device cuda` on the inputs; every output against the reference by
             relative L2 error ||gpu - ref|| / ||ref||: fp32 artifacts <= 1e-4 (SIMT kernels;
             cuBLASLt runs CUBLAS_COMPUTE_32F and cuDNN engines with tensor-core notes are
-            refused for float data, so no TF32 anywhere), fp16 artifacts <= 1e-2 (tensor cores).
+            refused for float data, so no TF32 anywhere), fp16 artifacts <= 1e-2 (tensor cores),
+            int8 and int8-fp16 <= 1e-2 (the int32 sums are exact, but an f32 value the GPU
+            rounds an ulp apart (FMA contraction) may quantize to the next int8 step).
             NaN or Inf fails.
   memcheck  the same run under `compute-sanitizer --tool memcheck` (models of
             --memcheck-models only); clean means 0 errors and exit status 0.
@@ -52,7 +57,16 @@ import subprocess
 import sys
 import threading
 
-LIMITS = {"fp32": 1e-4, "fp16": 1e-2}
+LIMITS = {"fp32": 1e-4, "fp16": 1e-2, "int8": 1e-2, "int8-fp16": 1e-2}
+PRECISIONS = list(LIMITS)
+
+
+def precision_args(precision, calib):
+    """dlc's options for a precision of this script's."""
+    if precision.startswith("int8"):
+        return ["--precision", "int8", "--calibrate", calib] + (
+            ["--int8-fallback", "fp16"] if precision == "int8-fp16" else [])
+    return ["--precision", precision]
 CHECK_ORDER = {"prepared": 0, "compare": 1, "memcheck": 2, "stress": 3}
 
 
@@ -163,7 +177,7 @@ class Table:
         return "%.3g" % v if isinstance(v, float) else str(v)
 
     def format_row(self, r):
-        line = "%-36s %-5s %-15s %-9s %-12s %-8s %s" % (
+        line = "%-36s %-9s %-15s %-9s %-12s %-8s %s" % (
             r["model"], r["precision"], r["kernels"], r["check"], self.format_value(r["value"]),
             self.format_value(r["limit"]), "ok" if r["ok"] else "FAIL")
         return line + ("  " + r["detail"] if r["detail"] and not r["ok"] else "")
@@ -178,7 +192,7 @@ class Table:
         return head
 
     def print(self):
-        lines = [self.format_head(), "%-36s %-5s %-15s %-9s %-12s %-8s %s" % (
+        lines = [self.format_head(), "%-36s %-9s %-15s %-9s %-12s %-8s %s" % (
             "model", "prec", "kernels", "check", "result", "limit", "ok")]
         lines += [self.format_row(r) for r in self.rows]
         bad = sum(not r["ok"] for r in self.rows)
@@ -225,6 +239,15 @@ class Work:
     def input_args(self):
         return [a for f in self.inputs for a in ("--input", f)]
 
+    def calibration(self):
+        """The int8 calibration folder: the fixture's inputs as one batch."""
+        calib = os.path.join(self.args.out, self.model + ".calib")
+        os.makedirs(calib, exist_ok=True)
+        for i, f in enumerate(self.inputs):
+            name = "b0.npy" if len(self.inputs) == 1 else "b0.%d.npy" % i
+            shutil.copyfile(f, os.path.join(calib, name))
+        return calib
+
     def compile(self, precision, kernels):
         """None, or why the artifact is missing."""
         art = self.artifact(precision, kernels)
@@ -239,8 +262,8 @@ class Work:
             return "no artifact %s" % art
         choice, _, arch = kernels.partition("_sm_")
         rc, text = run([self.args.dlc, "compile", os.path.join(self.dir, "model.keras"),
-                        "--precision", precision, "--batch", str(self.batch),
-                        "--kernels", choice, "-o", art] +
+                        "--batch", str(self.batch), "--kernels", choice, "-o", art] +
+                       precision_args(precision, self.calibration()) +
                        (["--arch", "sm_" + arch] if arch else []), 1800)
         return None if rc == 0 else "compile: " + first_line(text)
 
@@ -250,7 +273,8 @@ class Work:
         if self.args.carried:
             return None if refs else "no %s.%s.ref_*.npy" % (self.model, precision)
         rc, text = run([self.args.dlc, "run", os.path.join(self.dir, "model.keras"),
-                        "--device", "cpu", "--precision", precision] + self.input_args() +
+                        "--device", "cpu"] + precision_args(precision, self.calibration()) +
+                       self.input_args() +
                        [a for r in refs for a in ("--output", r)], 1800)
         return None if rc == 0 else "reference: " + first_line(text)
 
@@ -386,7 +410,7 @@ def main(argv=None):
     src.add_argument("--fixtures", help="compile from FIXTURES/MODEL/model.keras")
     src.add_argument("--carried", help="read MODEL.P.K.dlcm and references from this folder")
     ap.add_argument("--models", nargs="+", help="default: every fixture / every artifact")
-    ap.add_argument("--precision", nargs="+", choices=["fp32", "fp16"],
+    ap.add_argument("--precision", nargs="+", choices=PRECISIONS,
                     help="default: fp32 fp16; with --carried, every precision the batch names")
     ap.add_argument("--kernels", nargs="+", type=kernels_choice,
                     help="auto, generated, library, each optionally with a target arch: "
@@ -433,7 +457,7 @@ def main(argv=None):
                  glob.glob(os.path.join(args.carried, "*.dlcm")) + expected]
         named = [n for n in named if len(n) == 4]
         if args.precision is None:
-            args.precision = sorted({n[1] for n in named} & {"fp32", "fp16"}) or ["fp32", "fp16"]
+            args.precision = sorted({n[1] for n in named} & set(PRECISIONS)) or ["fp32", "fp16"]
         if args.kernels is None:
             args.kernels = sorted({n[2].partition("_sm_")[0] for n in named}) or [
                 "generated", "library"]
