@@ -21,6 +21,7 @@ fuzz/regressions/TARGET) once instead, as CI does; exits 1 when one fails.
 
 import argparse
 import datetime
+import fcntl
 import glob
 import os
 import re
@@ -113,6 +114,13 @@ def fuzz(binary, target, build, seconds, jobs):
 
 
 def record(target, r):
+    # Campaigns of several targets run side by side: one rewrite at a time.
+    with open(CAMPAIGN + ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        record_locked(target, r)
+
+
+def record_locked(target, r):
     with open(CAMPAIGN) as f:
         text = f.read()
     date = datetime.datetime.utcnow().strftime("%Y-%m-%d %H:%M")
