@@ -253,18 +253,23 @@ void driver::runPipeline(ModuleOp module, const CompileOptions &options,
     // it stores), so that its figures are those of `dlc run`.
     if (fp32 && stage.name == (config.int8Fp16 ? "fp16" : "int8")) {
       std::function<void(ModuleOp)> asKernels;
-      if (config.int8Fp16)
-        asKernels = [&](ModuleOp copy) {
-          PipelineConfig unbound = config;
-          unbound.batch.reset(); // the copy's is bound
+      if (config.int8Fp16) {
+        // The stage without its batch (each copy's is bound already).
+        PipelineConfig unbound = config;
+        unbound.batch.reset();
+        std::vector<PipelineStage> unboundStages = pipelineStages(unbound);
+        auto fuseStage =
+            llvm::find_if(unboundStages, [](const PipelineStage &s) {
+              return s.name == "fuse";
+            });
+        asKernels = [&error, build = fuseStage->build](ModuleOp copy) {
           PassManager fuse(copy.getContext());
           fuse.addNestedPass<func::FuncOp>(createSimplifyPass());
-          for (const PipelineStage &s : pipelineStages(unbound))
-            if (s.name == "fuse")
-              s.build(fuse);
+          build(fuse);
           if (failed(fuse.run(copy)))
             error.raise("the fuse stage failed on a calibration batch");
         };
+      }
       Accuracy onCalibration =
           measureAccuracy(*fp32, module, batches, asKernels);
       std::optional<Accuracy> onHoldout;

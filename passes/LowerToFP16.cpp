@@ -91,16 +91,6 @@ bool isQuantizedProduct(Operation *op) {
   return isa<QuantizedMatmulOp, QuantizedConv2DOp>(op);
 }
 
-/// A graph.add of a value and a constant: the value's operand index.
-std::optional<unsigned> constantAdded(Operation *op) {
-  if (!isa<AddOp>(op))
-    return std::nullopt;
-  for (unsigned i = 0; i < 2; ++i)
-    if (op->getOperand(1 - i).getDefiningOp<ConstantOp>())
-      return i;
-  return std::nullopt;
-}
-
 FloatType floatElement(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   return tensor ? dyn_cast<FloatType>(tensor.getElementType()) : FloatType();
@@ -207,16 +197,28 @@ Value Lowering::convert(Value value, FloatType element) {
   return result;
 }
 
-/// A graph.mul of a value by a rank-0 constant: the value's operand index.
-std::optional<unsigned> scalarScaled(Operation *op) {
-  if (!isa<MulOp>(op))
+/// An OpTy of a value and a constant (of rank 0 with `scalar`): the value's
+/// operand index.
+template <class OpTy>
+std::optional<unsigned> withConstant(Operation *op, bool scalar) {
+  if (!isa<OpTy>(op))
     return std::nullopt;
   for (unsigned i = 0; i < 2; ++i) {
     auto constant = op->getOperand(1 - i).getDefiningOp<ConstantOp>();
-    if (constant && constant.getType().getRank() == 0)
+    if (constant && (!scalar || constant.getType().getRank() == 0))
       return i;
   }
   return std::nullopt;
+}
+
+/// A graph.mul of a value by a rank-0 constant: the value's operand index.
+std::optional<unsigned> scalarScaled(Operation *op) {
+  return withConstant<MulOp>(op, /*scalar=*/true);
+}
+
+/// A graph.add of a value and a constant: the value's operand index.
+std::optional<unsigned> constantAdded(Operation *op) {
+  return withConstant<AddOp>(op, /*scalar=*/false);
 }
 
 void Lowering::findLogits() {

@@ -77,11 +77,13 @@ prepare() {
   for m in $models; do
     cp "$models_dir/$m/model.json" "$stage/$m.json"
     # int8's calibration set: gen_models.py's batches, or a fixture's input.
-    mkdir -p "$stage/calib/$m"
-    if [ -d "$models_dir/$m/calib" ]; then
-      cp "$models_dir/$m/calib/"*.npy "$stage/calib/$m/"
-    elif [ -f "$models_dir/$m/input_0.npy" ]; then
-      cp "$models_dir/$m/input_0.npy" "$stage/calib/$m/b0000.npy"
+    if [[ " $precisions " == *" int8"* ]]; then
+      mkdir -p "$stage/calib/$m"
+      if [ -d "$models_dir/$m/calib" ]; then
+        cp "$models_dir/$m/calib/"*.npy "$stage/calib/$m/"
+      elif [ -f "$models_dir/$m/input_0.npy" ]; then
+        cp "$models_dir/$m/input_0.npy" "$stage/calib/$m/b0000.npy"
+      fi
     fi
     for p in $precisions; do for b in $batches; do for k in $kernels; do
       # int8 has no library path (its ops stay generated under any KERNELS).

@@ -95,7 +95,7 @@ std::string readingObject(const ReadingNote *note) {
 }
 
 UserError memoryExceeded(const IsolationLimits &limits,
-                         const std::string &object) {
+                         const std::string &object = "the model") {
   return UserError("reading " + object + " needed more than " +
                    formatBytes(limits.memoryBytes) + " of memory, the limit (" +
                    limits.memorySource + ")");
@@ -428,18 +428,17 @@ KerasModel readMessage(ChildStream &in) {
       if (limits.memoryBytes &&
           e.reason().find("memory allocation failed") != std::string::npos)
         ok = writeError(
-            fd, UserError(
-                    memoryExceeded(limits, readingObject(gChildNote)).reason() +
-                        ": " + e.reason(),
-                    e.file(), e.layer(), e.layerClass()));
+            fd, UserError(memoryExceeded(limits).reason() + ": " + e.reason(),
+                          e.file(), e.layer(), e.layerClass()));
       else
         ok = writeError(fd, e);
     } catch (const std::bad_alloc &) {
-      ok =
-          writeError(fd, limits.memoryBytes
-                             ? memoryExceeded(limits, readingObject(gChildNote))
-                             : UserError("reading the model needs more "
-                                         "memory than is available"));
+      // (A ReadingScope has cleared the note while the exception unwound:
+      // errors caught here name the model, and libhdf5's say which file.)
+      ok = writeError(fd, limits.memoryBytes
+                              ? memoryExceeded(limits)
+                              : UserError("reading the model needs more "
+                                          "memory than is available"));
     } catch (const std::exception &e) {
       ok = writeError(fd, UserError(e.what()));
     }
