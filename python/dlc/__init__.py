@@ -27,6 +27,12 @@ from ._compare import Comparison, LayerError, compare
 
 __version__ = "0.1.0"
 
+# Model files are read in an isolated process (a corrupt HDF5 file can crash libhdf5): a fresh one
+# of the dlc-read-model program installed beside this module, not a fork of this interpreter,
+# whose other threads (a BLAS pool, JAX's) a fork would disturb (docs/security.md).
+_READER_PROGRAM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dlc-read-model")
+_dlc._set_reader_program(_READER_PROGRAM)
+
 Error = _dlc.Error
 Error.__doc__ = "A bad model, bad input or unusable option: str(e) is dlc's one-line message."
 

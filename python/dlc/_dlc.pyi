@@ -7,6 +7,8 @@ import numpy as np
 class Error(Exception):
     """dlc's one-line error: `dlc: error: FILE[: layer 'NAME' (CLASS)]: REASON`."""
 
+def _set_reader_program(path: str) -> None: ...
+
 class Model:
     @property
     def inputs(self) -> list[tuple[str, tuple[int | None, ...], str]]: ...

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "artifact/Artifact.h"
+#include "frontends/keras/reader/Isolation.h"
 #include "python/src/Gpu.h"
 #include "python/src/Model.h"
 #include "support/Error.h"
@@ -171,6 +172,12 @@ NB_MODULE(_dlc, m) {
     } catch (const UserError &e) {
       PyErr_SetString(error.ptr(), e.format().c_str());
     }
+  });
+
+  // The package gives its dlc-read-model: model files are read in a fresh
+  // process of it, never in a fork of the (multi-threaded) interpreter.
+  m.def("_set_reader_program", [](const std::string &path) {
+    keras::setReaderProgram(path);
   });
 
   nb::class_<Model>(m, "Model")

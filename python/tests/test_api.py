@@ -9,6 +9,8 @@ import pytest
 
 import dlc
 
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
 # The seed models (docs/keras.md section 4; ResNet50, MobileNetV2 and VGG16 at the fixtures'
 # reduced sizes, 1-2 s each on the reference executor) and small models with several inputs and
 # outputs, an Embedding and SAME padding.
@@ -201,6 +203,57 @@ def test_bad_model(tmp_path):
     one_line(e)
     with pytest.raises(TypeError):
         dlc.compile(42)
+
+
+# pthread_atfork handlers cannot be removed: the one test_reader_does_not_fork_the_interpreter
+# registers stays alive (and counting) for the rest of the session.
+_FORK_HANDLERS = []
+
+
+def test_reader_does_not_fork_the_interpreter(fixture):
+    """Model files are read in a fresh process of the package's dlc-read-model, not a fork of this
+    interpreter: no fork handler of a library loaded here runs (OpenBLAS's stops its thread pool,
+    and a BLAS call on another thread then waits forever: the suite hung so once in CI)."""
+    import ctypes
+
+    libc = ctypes.CDLL(None)
+    forks = []
+    prepare = ctypes.CFUNCTYPE(None)(lambda: forks.append(1))
+    _FORK_HANDLERS.append(prepare)
+    # glibc's pthread_atfork is a static stub around __register_atfork (NULL: no DSO).
+    assert libc.__register_atfork(prepare, None, None, None) == 0
+    pid = os.fork()  # the handler sees a fork
+    if pid == 0:
+        os._exit(0)
+    os.waitpid(pid, 0)
+    assert len(forks) == 1
+    f = fixture("mnist_cnn")
+    bad = os.path.join(ROOT, "fuzz", "regressions", "cli", "weights-libhdf5-global-heap-1")
+    dlc.compile(f.keras_file)
+    with pytest.raises(dlc.Error) as e:  # libhdf5 crashes in the reader
+        dlc.compile(os.path.join(bad, "model.json"), weights=os.path.join(bad, "model.h5"))
+    assert "weights file '%s' is corrupt: the reader crashed on it" % os.path.join(
+        bad, "model.h5") in one_line(e)
+    assert len(forks) == 1
+    # The handler would have seen the reader's fork (the dlc command's way).
+    dlc._dlc._set_reader_program("")
+    try:
+        dlc.compile(f.keras_file)
+    finally:
+        dlc._dlc._set_reader_program(dlc._READER_PROGRAM)
+    assert len(forks) == 2
+
+
+def test_reader_program_missing(fixture):
+    f = fixture("mnist_cnn")
+    dlc._dlc._set_reader_program("/nonexistent/dlc-read-model")
+    try:
+        with pytest.raises(dlc.Error) as e:
+            dlc.compile(f.keras_file)
+    finally:
+        dlc._dlc._set_reader_program(dlc._READER_PROGRAM)
+    assert one_line(e) == ("dlc: error: %s: cannot start the model reader program "
+                           "'/nonexistent/dlc-read-model': No such file or directory" % f.keras_file)
 
 
 def test_bad_options(fixture):

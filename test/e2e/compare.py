@@ -21,9 +21,10 @@ carry its own "tolerance" and "precision" (mixed_float16's `keras_fp32`: the mod
 --verify-stages passes the flag to dlc run: the reference executor checks every pipeline stage
 against the imported model (dlc fails when a stage moves an output too far).
 
-The model's conditioning, when meta.json's "checks" has it (gen_fixtures.measure_conditioning:
-how far rounding every weight by float32's, resp. float16's unit roundoff moves the outputs;
-measured for the apps sets), is the least error demanded: an fp32 output outside rtol/atol
+The model's conditioning, when meta.json's "checks" has it (gen_apps.measure_conditioning: how
+far perturbing every weight and every layer's output by float32's, resp. float16's unit
+roundoff moves the outputs, the largest of five draws; measured for the apps sets), is the least
+error demanded: an fp32 output outside rtol/atol
 passes when its conditioning exceeds 1e-5 and its relative L2 error is within it; the fp16 limit
 becomes max(--l2, conditioning fp16); --verify-stages gets --verify-limit with both.
 
@@ -132,9 +133,10 @@ def check_run(args, meta, fdir, entry, rtol, atol, tmp):
     if weights:
         cmd += ["--weights", os.path.join(fdir, weights)]
     cmd += ["--device", "cpu"]
-    # The model's conditioning (gen_fixtures.measure_conditioning, the apps sets): how far
-    # rounding the weights alone moves the outputs. No implementation can be asked to do
-    # better, so it raises the relative L2 limits where it exceeds them.
+    # The model's conditioning (gen_apps.measure_conditioning, the apps sets): how far rounding
+    # the weights and the layers' outputs at the precision moves the outputs. An implementation
+    # storing them at that precision errs this much, so it raises the relative L2 limits where
+    # it exceeds them.
     cond = (meta.get("checks") or {}).get("conditioning") or {}
     l2_fp32 = max(FP32_L2, cond.get("fp32", 0.0))
     l2_fp16 = max(args.l2, cond.get("fp16", 0.0))

@@ -14,7 +14,8 @@ normalization betas are centred at 0.5 (most units after a ReLU active: far bett
 random networks); the softmax head is scaled until every row's top probability is 0.55 rather
 than 0.75; a classifier that is a 1x1 Conv2D followed by Flatten and Activation("softmax")
 (MobileNet, MobileNetV3) is scaled as a Dense softmax head is; each model's conditioning is
-measured and recorded in meta.json's "checks" (measure_conditioning), for compare.py; and the
+measured (weights and every layer's output perturbed by the unit roundoff, the largest of
+five draws) and recorded in meta.json's "checks" (measure_conditioning), for compare.py; and the
 legacy .h5 of the models in fixture_apps.NO_LEGACY_H5 is not kept (Keras itself cannot reload
 it; dlc refuses it), with the reason in meta.json's "skipped".
 """
@@ -139,8 +140,10 @@ def gen_k2_only(spec, outdir, keras, tf_keras, tfjs, verify):
         calibrate_bn_fast(m, tf_keras, inputs(np.random.default_rng(seed + 1), 16), rng)
     ys = gen_fixtures.run_k2(m, xs)
     gen_fixtures.check_outputs(spec.name, ys)
-    conditioning = measure_conditioning(m, lambda model, x: gen_fixtures.run_k2(model, x), xs,
-                                        seed)
+    import tensorflow as tf
+
+    conditioning = measure_conditioning(m, lambda model, x: gen_fixtures.run_k2(model, x),
+                                        tf.convert_to_tensor, xs, seed)
     for i, x in enumerate(xs):
         np.save(os.path.join(d, "input_%d.npy" % i), x)
     exp = gen_fixtures.save_outputs(d, "expected_k2", ys)
@@ -189,39 +192,76 @@ def gen_k2_only(spec, outdir, keras, tf_keras, tfjs, verify):
 # The mean of the normalization betas (draw_weight in install; gen_fixtures draws them around 0).
 BETA_MEAN = 0.5
 
-# The relative weight perturbations of measure_conditioning: the unit roundoff of float32
-# (2^-24) and of float16 (2^-11).
+# The relative perturbations of measure_conditioning: the unit roundoff of float32 (2^-24) and
+# of float16 (2^-11).
 CONDITIONING_EPS = {"fp32": 2.0 ** -24, "fp16": 2.0 ** -11}
+CONDITIONING_DRAWS = 5
 
 
-def measure_conditioning(model, run, xs, seed, draws=3):
-    """How far rounding the weights alone moves the outputs: every float variable of the model
-    (kernels, biases, normalization statistics) multiplied by 1 + eps·r, r = ±1 at random per
-    element, eps the unit roundoff of float32 and of float16 (CONDITIONING_EPS); the outputs'
-    relative L2 change ||y' - y|| / ||y|| over all outputs, the median of `draws` draws. An
-    implementation that rounds its weights (and its intermediate values) to that precision
-    differs from Keras by errors of this size, so compare.py and `dlc run --verify-stages` take
-    it as the least error they demand (docs/keras.md section 7). The weights are restored."""
+def measure_conditioning(model, run, to_tensor, xs, seed, draws=CONDITIONING_DRAWS):
+    """How far the rounding that a computation at a precision does moves the outputs: every float
+    variable of the model (kernels, biases, normalization statistics) and every output of every
+    layer of the model (its `call` wrapped for the measurement) multiplied by 1 + eps·r, r = ±1 at
+    random per element, eps the unit roundoff of float32 and of float16 (CONDITIONING_EPS); the
+    outputs' relative L2 change ||y' - y|| / ||y|| over all outputs, the largest of `draws`
+    draws. `run(model, xs)` runs the model eagerly (a compiled predict would fix one draw of the
+    layers' perturbations), `to_tensor` turns a perturbed NumPy array back into the framework's
+    tensor (Keras 3 or tf_keras).
+
+    Those are the two places where an implementation that stores its weights and activations at
+    that precision rounds, whatever it accumulates in (dlc's fp16: f16 storage, f32
+    accumulation); a correct one differs from Keras by errors of this size. The draws spread
+    widely on the deep random networks (EfficientNetB7 fp16: 0.003 to 0.031 over five), so the
+    limit is the largest draw, not a typical one: an error within it is one that rounding at
+    that precision produces. compare.py and `dlc run --verify-stages` take it as the least error
+    they demand (docs/keras.md section 7). The weights and the layers are restored."""
     import numpy as np
+
+    rng = np.random.default_rng(seed + 7)
+    eps_now = [None]
 
     def flat(ys):
         return np.concatenate([np.ravel(np.asarray(y, dtype=np.float64)) for y in ys])
 
+    def perturbed(y, eps):
+        y = np.asarray(y)
+        if y.dtype.kind != "f":
+            return y
+        r = rng.choice(np.array([-1.0, 1.0]), size=y.shape)
+        return (y.astype(np.float64) * (1.0 + eps * r)).astype(y.dtype)
+
+    def perturb_output(y):
+        if isinstance(y, (list, tuple)):
+            return type(y)(perturb_output(t) for t in y)
+        a = np.asarray(y)
+        return to_tensor(perturbed(a, eps_now[0])) if a.dtype.kind == "f" else y
+
+    def wrapped(orig):
+        def call(*a, **k):
+            y = orig(*a, **k)
+            return y if eps_now[0] is None else perturb_output(y)
+        return call
+
+    layers = [l for l in model.layers if type(l).__name__ != "InputLayer"]
     saved = [(v, v.numpy()) for v in model.weights]
     y0 = flat(run(model, xs))
-    rng = np.random.default_rng(seed + 7)
     out = {}
+    for l in layers:
+        object.__setattr__(l, "call", wrapped(l.call))
     try:
         for name, eps in CONDITIONING_EPS.items():
             errs = []
             for _ in range(draws):
                 for v, w in saved:
                     if w.dtype.kind == "f":
-                        r = rng.choice(np.array([-1.0, 1.0]), size=w.shape)
-                        v.assign((w.astype(np.float64) * (1.0 + eps * r)).astype(w.dtype))
+                        v.assign(perturbed(w, eps))
+                eps_now[0] = eps
                 errs.append(float(np.linalg.norm(flat(run(model, xs)) - y0) / np.linalg.norm(y0)))
-            out[name] = float("%.3g" % np.median(errs))
+                eps_now[0] = None
+            out[name] = float("%.3g" % max(errs))
     finally:
+        for l in layers:
+            object.__delattr__(l, "call")
         for v, w in saved:
             v.assign(w)
     return out
@@ -233,8 +273,9 @@ def conditioning_k3(d, meta, keras):
 
     m = keras.saving.load_model(os.path.join(d, "model.keras"), compile=False)
     xs = [np.load(os.path.join(d, i["file"])) for i in meta["inputs"]]
-    return measure_conditioning(m, lambda model, x: gen_fixtures.run_k3(model, keras, x), xs,
-                                gen_fixtures.seed_of(meta["name"]))
+    return measure_conditioning(
+        m, lambda model, x: gen_fixtures.to_list(model(x if len(x) > 1 else x[0], training=False)),
+        keras.ops.convert_to_tensor, xs, gen_fixtures.seed_of(meta["name"]))
 
 
 def calibrate_bn_fast(model, keras, xs, rng):

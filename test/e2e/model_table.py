@@ -16,8 +16,9 @@ generators) this measures, on this machine:
   element-wise absolute error and the worst relative L2 error over the formats) and
   `dlc run --device cpu --precision fp16` on the first format (relative L2);
 - the model's conditioning, where the generator measured it (meta.json checks.conditioning:
-  the output's relative L2 change when every weight is perturbed by float32's / float16's unit
-  roundoff; compare.py's least demanded error).
+  the output's relative L2 change when every weight and every layer's output is perturbed by
+  float32's / float16's unit roundoff, the largest of five draws; compare.py's least demanded
+  error).
 
 Prints a Markdown table (sizes in KiB/MiB, times in seconds of wall time, which the machine's
 load inflates) and writes the rows as JSON with --json. Exit status 0; the tests (compare.py,

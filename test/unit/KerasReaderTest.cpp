@@ -33,6 +33,7 @@
 #include <regex>
 #include <sstream>
 #include <sys/file.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 using namespace dlc;
@@ -563,6 +564,92 @@ TEST(KerasIsolation, MemoryLimitStopsARunawayReader) {
   });
   EXPECT_EQ(error, "dlc: error: reading the model needed more than 64 MiB of "
                    "memory, the limit (test)");
+}
+
+/// Sets the reader program for its lifetime (readKerasModel then spawns it
+/// instead of forking), and restores the fork.
+struct ProgramScope {
+  explicit ProgramScope(const std::string &program) {
+    setReaderProgram(program);
+  }
+  ~ProgramScope() { setReaderProgram(""); }
+};
+
+// The reader program (runIsolatedProgram, the Python module's way) reads
+// every valid model of the corpus as Keras wrote it, and refuses every
+// malformed file with the line the fork gives.
+TEST(KerasIsolation, ProgramReadsTheCorpusAsTheForkDoes) {
+  json cases = loadJson(corpus() + "/cases.json")["cases"];
+  std::vector<std::string> forked;
+  for (const json &c : cases)
+    forked.push_back(errorOf([&] {
+      read(c["model"],
+           c["weights"].is_string() ? c["weights"].get<std::string>() : "");
+    }));
+  ProgramScope program(DLC_READ_MODEL);
+  for (const json &entry : loadJson(corpus() + "/valid.json"))
+    checkAgainstKeras(entry);
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const json &c = cases[i];
+    SCOPED_TRACE(c["name"].get<std::string>());
+    EXPECT_EQ(errorOf([&] {
+                read(c["model"], c["weights"].is_string()
+                                     ? c["weights"].get<std::string>()
+                                     : "");
+              }),
+              forked[i]);
+  }
+}
+
+// A crash, a hang and a runaway allocation of libhdf5 in the reader program
+// (fuzz regressions): the same one-line messages as the fork's, naming the
+// weights file where the program was reading it (its note, shared through a
+// memfd).
+TEST(KerasIsolation, ProgramCrashesAndLimits) {
+  ProgramScope program(DLC_READ_MODEL);
+  const std::string reg = DLC_CLI_REGRESSIONS;
+  std::string crashModel = reg + "/weights-libhdf5-global-heap-1/model.json";
+  std::string crashWeights = reg + "/weights-libhdf5-global-heap-1/model.h5";
+  EXPECT_EQ(errorOf([&] { readKerasModel(crashModel, crashWeights); }),
+            "dlc: error: " + crashModel + ": weights file '" + crashWeights +
+                "' is corrupt: the reader crashed on it (signal 11, "
+                "Segmentation fault)");
+  ::setenv("DLC_READ_TIMEOUT", "1", 1);
+  std::string hang = reg + "/h5-hang-1/k2_seq.h5";
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(errorOf([&] { readKerasModel(hang); }),
+            "dlc: error: " + hang +
+                ": reading the model took longer than 1 s, the time limit "
+                "(DLC_READ_TIMEOUT)");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+  ::unsetenv("DLC_READ_TIMEOUT");
+  ::setenv("DLC_READ_MEMORY", "64M", 1);
+  std::string alloc = reg + "/weights-alloc-1/model.json";
+  EXPECT_EQ(errorOf([&] {
+              readKerasModel(alloc, reg + "/weights-alloc-1/model.h5");
+            }),
+            "dlc: error: " + alloc +
+                ": reading the model needed more than 64 MiB of memory, the "
+                "limit (DLC_READ_MEMORY): weights file '" + reg +
+                "/weights-alloc-1/model.h5': cannot read attribute "
+                "'layer_names' of '/' (HDF5: memory allocation failed for "
+                "chunk)");
+  ::unsetenv("DLC_READ_MEMORY");
+}
+
+// A missing program is one line; the program run by hand refuses to start.
+TEST(KerasIsolation, ProgramMissingOrRunByHand) {
+  {
+    ProgramScope program("/nonexistent/dlc-read-model");
+    EXPECT_EQ(errorOf([] { readKerasModel(DLC_CLI_REGRESSIONS
+                                          "/h5-hang-1/k2_seq.h5"); }),
+              "dlc: error: " DLC_CLI_REGRESSIONS
+              "/h5-hang-1/k2_seq.h5: cannot start the model reader program "
+              "'/nonexistent/dlc-read-model': No such file or directory");
+  }
+  int status = std::system("'" DLC_READ_MODEL "' model.keras 2>/dev/null");
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 64);
 }
 
 TEST(KerasIsolation, LimitsScaleWithTheInputAndComeFromTheEnvironment) {

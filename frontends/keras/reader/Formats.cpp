@@ -260,6 +260,12 @@ KerasModel dlc::keras::readKerasModel(const std::string &path,
       if (::stat(file.c_str(), &st) == 0 && S_ISREG(st.st_mode))
         inputBytes += static_cast<uint64_t>(st.st_size);
     }
+    IsolationLimits limits = readerLimits(inputBytes);
+    // A host that gave a reader program (dlc's Python module) gets a fresh
+    // process of it rather than a fork of itself (Isolation.h says why).
+    std::string program = readerProgram();
+    if (!program.empty())
+      return runIsolatedProgram(program, {path, weightsPath}, limits);
     return runIsolated(
         [&] {
           try {
@@ -271,7 +277,7 @@ KerasModel dlc::keras::readKerasModel(const std::string &path,
             throw UserError(std::string("malformed model config: ") + e.what());
           }
         },
-        readerLimits(inputBytes));
+        limits);
   } catch (const UserError &e) {
     // Errors name the model as given, whatever file they arose in.
     throw UserError(e.reason(), path, e.layer(), e.layerClass());

@@ -22,8 +22,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
+#include <mutex>
 #include <new>
 #include <poll.h>
+#include <spawn.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
@@ -40,6 +42,10 @@ constexpr char kMagic[8] = {'D', 'L', 'C', 'K', 'M', '0', '0', '1'};
 constexpr uint64_t kMaxHeaderBytes = uint64_t(1) << 30;
 constexpr uint64_t kMaxWeightBytes = uint64_t(64) << 30;
 constexpr int kMaxDepth = 64;
+/// The reader program's exit status when it was started wrongly (not by
+/// runIsolatedProgram, or its parent already gone); the child's own exits are
+/// 0 and 1.
+constexpr int kProgramUsageExit = 64;
 
 // AddressSanitizer reserves terabytes of address space: RLIMIT_AS cannot
 // bound a sanitized child, whose memory the parent's polling bounds alone.
@@ -449,26 +455,112 @@ KerasModel readMessage(ChildStream &in) {
   ::_exit(ok ? 0 : 1);
 }
 
+/// The child's note of what it reads, in a page shared with it: an anonymous
+/// one for a fork, a memfd for a spawned program (its descriptor passed on);
+/// none if the page cannot be had (the messages then name the model).
+struct SharedNote {
+  ReadingNote *note = nullptr;
+  int fd = -1;
+  explicit SharedNote(bool forProgram) {
+    void *page = MAP_FAILED;
+    if (!forProgram) {
+      page = ::mmap(nullptr, sizeof(ReadingNote), PROT_READ | PROT_WRITE,
+                    MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    } else if ((fd = ::memfd_create("dlc-reading-note", MFD_CLOEXEC)) >= 0) {
+      if (::ftruncate(fd, sizeof(ReadingNote)) == 0)
+        page = ::mmap(nullptr, sizeof(ReadingNote), PROT_READ | PROT_WRITE,
+                      MAP_SHARED, fd, 0);
+    }
+    if (page != MAP_FAILED)
+      note = new (page) ReadingNote();
+  }
+  ~SharedNote() {
+    if (note)
+      ::munmap(note, sizeof(ReadingNote));
+    if (fd >= 0)
+      ::close(fd);
+  }
+  SharedNote(const SharedNote &) = delete;
+  SharedNote &operator=(const SharedNote &) = delete;
+};
+
+/// The parent's side of both ways of starting the reader: reads the child's
+/// message from `fd` (which it closes) under the limits, reaps the child (or
+/// kills it), and turns how it ended into the result or a UserError.
+/// `baseResident`: the resident memory the child started with, not counted
+/// against the limit (a fork shares the parent's pages).
+KerasModel superviseChild(pid_t pid, int fd, const IsolationLimits &limits,
+                          uint64_t baseResident, const ReadingNote *note) {
+  // Reap the child on every path out; kill it if the parent gives up first.
+  struct Reaper {
+    pid_t pid;
+    int fd;
+    bool done = false;
+    ~Reaper() {
+      if (fd >= 0)
+        ::close(fd);
+      if (!done) {
+        ::kill(pid, SIGKILL);
+        while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
+        }
+      }
+    }
+  } reaper{pid, fd};
+
+  ChildStream in(fd, pid, limits, baseResident, note);
+  KerasModel result;
+  std::string failure;
+  int status = 0;
+  try {
+    try {
+      result = readMessage(in);
+    } catch (const UserError &) {
+      throw;
+    } catch (const std::exception &e) {
+      failure = e.what();
+    }
+    ::close(fd);
+    reaper.fd = -1;
+    status = in.wait();
+    reaper.done = true;
+  } catch (const LimitExceeded &e) {
+    throw UserError(e.message);
+  }
+  if (failure.empty() && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+    return result;
+  const std::string object = readingObject(note);
+  const std::string subject = object == "the model" ? "the file" : object;
+  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
+    throw UserError("reading " + object + " took longer than " +
+                    std::to_string(limits.seconds) + " s, the time limit (" +
+                    limits.timeSource + ")");
+  if (WIFSIGNALED(status))
+    throw UserError(subject + " is corrupt: the reader crashed on it (signal " +
+                    std::to_string(WTERMSIG(status)) + ", " +
+                    strsignal(WTERMSIG(status)) + ")");
+  if (WIFEXITED(status) && WEXITSTATUS(status) == kProgramUsageExit)
+    throw UserError("the model reader program could not start: it was not "
+                    "given what it needs (a dlc installation of mixed "
+                    "versions?)");
+  throw UserError(subject + " is corrupt: the reader stopped without a result");
+}
+
+// The reader program's command line: a marker of this protocol's version,
+// the parent's pid, the limits, then the arguments of the read. Its pipe is
+// descriptor 3, its note descriptor 4.
+constexpr const char *kProgramProtocol = "--dlc-isolated-reader-1";
+constexpr int kProgramPipeFd = 3;
+constexpr int kProgramNoteFd = 4;
+
+std::mutex gProgramMutex;
+std::string gProgram;
+
 } // namespace
 
 KerasModel dlc::keras::runIsolated(const std::function<KerasModel()> &read,
                                    const IsolationLimits &limits) {
   uint64_t baseResident = residentBytes("/proc/self/statm");
-  // The child's note of what it reads, shared with it; none if the page
-  // cannot be had (the messages then name the model).
-  struct SharedNote {
-    ReadingNote *note = nullptr;
-    SharedNote() {
-      void *page = ::mmap(nullptr, sizeof(ReadingNote), PROT_READ | PROT_WRITE,
-                          MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-      if (page != MAP_FAILED)
-        note = new (page) ReadingNote();
-    }
-    ~SharedNote() {
-      if (note)
-        ::munmap(note, sizeof(ReadingNote));
-    }
-  } shared;
+  SharedNote shared(false);
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0)
     throw UserError(std::string("cannot create a pipe: ") +
@@ -486,55 +578,120 @@ KerasModel dlc::keras::runIsolated(const std::function<KerasModel()> &read,
     child(fds[1], read, limits, shared.note);
   }
   ::close(fds[1]);
+  return superviseChild(pid, fds[0], limits, baseResident, shared.note);
+}
 
-  // Reap the child on every path out; kill it if the parent gives up first.
-  struct Reaper {
-    pid_t pid;
-    int fd;
-    bool done = false;
-    ~Reaper() {
-      if (fd >= 0)
-        ::close(fd);
-      if (!done) {
-        ::kill(pid, SIGKILL);
-        while (::waitpid(pid, nullptr, 0) < 0 && errno == EINTR) {
-        }
-      }
-    }
-  } reaper{pid, fds[0]};
+KerasModel dlc::keras::runIsolatedProgram(const std::string &program,
+                                          const std::vector<std::string> &args,
+                                          const IsolationLimits &limits) {
+  SharedNote shared(true);
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0)
+    throw UserError(std::string("cannot create a pipe: ") +
+                    std::strerror(errno));
+  std::vector<std::string> argv = {program,
+                                   kProgramProtocol,
+                                   std::to_string(::getpid()),
+                                   std::to_string(limits.seconds),
+                                   std::to_string(limits.memoryBytes),
+                                   limits.timeSource,
+                                   limits.memorySource};
+  argv.insert(argv.end(), args.begin(), args.end());
+  std::vector<char *> cargv;
+  for (std::string &a : argv)
+    cargv.push_back(a.data());
+  cargv.push_back(nullptr);
 
-  ChildStream in(fds[0], pid, limits, baseResident, shared.note);
-  KerasModel result;
-  std::string failure;
-  int status = 0;
+  // The pipe's write end becomes descriptor 3 and the note 4 (dup2 clears
+  // close-on-exec); every other descriptor of this process is closed. Both
+  // are first moved above 4, so that neither dup2 overwrites the other's
+  // source (the note's memfd may well be descriptor 3 here).
+  auto above = [](int fd) {
+    int moved = ::fcntl(fd, F_DUPFD_CLOEXEC, kProgramNoteFd + 1);
+    if (moved < 0)
+      throw UserError(std::string("cannot start the model reader: ") +
+                      std::strerror(errno));
+    ::close(fd);
+    return moved;
+  };
   try {
-    try {
-      result = readMessage(in);
-    } catch (const UserError &) {
-      throw;
-    } catch (const std::exception &e) {
-      failure = e.what();
-    }
+    fds[1] = above(fds[1]);
+    if (shared.note)
+      shared.fd = above(shared.fd);
+  } catch (const UserError &) {
     ::close(fds[0]);
-    reaper.fd = -1;
-    status = in.wait();
-    reaper.done = true;
-  } catch (const LimitExceeded &e) {
-    throw UserError(e.message);
+    ::close(fds[1]);
+    throw;
   }
-  if (failure.empty() && WIFEXITED(status) && WEXITSTATUS(status) == 0)
-    return result;
-  const std::string object = readingObject(shared.note);
-  const std::string subject = object == "the model" ? "the file" : object;
-  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM)
-    throw UserError("reading " + object + " took longer than " +
-                    std::to_string(limits.seconds) + " s, the time limit (" +
-                    limits.timeSource + ")");
-  if (WIFSIGNALED(status))
-    throw UserError(subject + " is corrupt: the reader crashed on it (signal " +
-                    std::to_string(WTERMSIG(status)) + ", " +
-                    strsignal(WTERMSIG(status)) + ")");
-  throw UserError(subject + " is corrupt: the reader stopped without a result");
+  posix_spawn_file_actions_t actions;
+  posix_spawnattr_t attr;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawnattr_init(&attr);
+  posix_spawn_file_actions_adddup2(&actions, fds[1], kProgramPipeFd);
+  if (shared.note)
+    posix_spawn_file_actions_adddup2(&actions, shared.fd, kProgramNoteFd);
+  posix_spawn_file_actions_addclosefrom_np(
+      &actions, shared.note ? kProgramNoteFd + 1 : kProgramPipeFd + 1);
+  // A clean signal state: the host may block signals or ignore some.
+  sigset_t none, all;
+  sigemptyset(&none);
+  sigfillset(&all);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &all);
+  posix_spawnattr_setflags(&attr,
+                           POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  pid_t pid = -1;
+  int err = ::posix_spawn(&pid, program.c_str(), &actions, &attr,
+                          cargv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  ::close(fds[1]);
+  if (err != 0) {
+    ::close(fds[0]);
+    throw UserError("cannot start the model reader program '" + program +
+                    "': " + std::strerror(err));
+  }
+  return superviseChild(pid, fds[0], limits, 0, shared.note);
+}
+
+void dlc::keras::serveIsolatedRead(
+    int argc, char **argv,
+    const std::function<KerasModel(const std::vector<std::string> &)> &read) {
+  if (argc < 7 || std::strcmp(argv[1], kProgramProtocol) != 0) {
+    std::fprintf(stderr,
+                 "%s: the model reader of dlc's Python module and library, "
+                 "started by them; not a command\n",
+                 argc ? argv[0] : "dlc-read-model");
+    ::_exit(kProgramUsageExit);
+  }
+  // Die with the parent, and do not start if it is already gone.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  if (std::to_string(::getppid()) != argv[2])
+    ::_exit(kProgramUsageExit);
+  IsolationLimits limits;
+  limits.seconds = static_cast<unsigned>(std::strtoul(argv[3], nullptr, 10));
+  limits.memoryBytes = std::strtoull(argv[4], nullptr, 10);
+  limits.timeSource = argv[5];
+  limits.memorySource = argv[6];
+  std::vector<std::string> args(argv + 7, argv + argc);
+  ReadingNote *note = nullptr;
+  void *page = ::mmap(nullptr, sizeof(ReadingNote), PROT_READ | PROT_WRITE,
+                      MAP_SHARED, kProgramNoteFd, 0);
+  if (page != MAP_FAILED)
+    note = static_cast<ReadingNote *>(page);
+  ::close(kProgramNoteFd);
+  child(
+      kProgramPipeFd, [&] { return read(args); }, limits, note);
+}
+
+void dlc::keras::setReaderProgram(const std::string &path) {
+  std::lock_guard<std::mutex> lock(gProgramMutex);
+  gProgram = path;
+}
+
+std::string dlc::keras::readerProgram() {
+  std::lock_guard<std::mutex> lock(gProgramMutex);
+  return gProgram;
 }
 
 dlc::keras::ReadingScope::ReadingScope(const std::string &what) {

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace dlc::keras {
 
@@ -64,6 +65,34 @@ std::string formatBytes(uint64_t bytes);
 /// file is corrupt: ...", "reading the model took longer than ...").
 KerasModel runIsolated(const std::function<KerasModel()> &read,
                        const IsolationLimits &limits = IsolationLimits());
+
+/// runIsolated in a fresh process of `program` (posix_spawn), not a fork of
+/// this one: no fork handler of this process runs and none of its threads'
+/// state is copied, which a multi-threaded host needs (a Python process with
+/// a BLAS thread pool: OpenBLAS's fork handler stops its pool, hanging a BLAS
+/// call that another thread is in). The program's main calls
+/// serveIsolatedRead, which passes `args` to its read function; the limits,
+/// messages and result are runIsolated's. Its descriptors 3 (the pipe) and 4
+/// (the note) are set up here; no other descriptor of this process reaches it.
+KerasModel runIsolatedProgram(const std::string &program,
+                              const std::vector<std::string> &args,
+                              const IsolationLimits &limits);
+
+/// The reader program's side of runIsolatedProgram: checks that its command
+/// line is the one runIsolatedProgram gives, runs `read` on the arguments as
+/// runIsolated's child runs its function, writes the result to its parent
+/// and exits. A command line of another kind gets one line on stderr and
+/// exit status 64.
+[[noreturn]] void serveIsolatedRead(
+    int argc, char **argv,
+    const std::function<KerasModel(const std::vector<std::string> &)> &read);
+
+/// The reader program that readKerasModel starts for each read
+/// (runIsolatedProgram), instead of forking this process (runIsolated);
+/// empty (the default): fork. dlc's Python module sets its package's
+/// dlc-read-model. Thread-safe.
+void setReaderProgram(const std::string &path);
+std::string readerProgram();
 
 /// While alive, in runIsolated's child, tells the parent that the child is
 /// reading `what` (a file other than the model: "weights file 'w.h5'"), for

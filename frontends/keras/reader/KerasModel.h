@@ -124,7 +124,8 @@ KerasModel readKerasModel(const std::string &path,
 
 /// readKerasModel in this process, without the child process and its
 /// limits: for the fuzz targets (fuzz/), which run the readers under
-/// sanitizers and their own limits. dlc itself never calls it.
+/// sanitizers and their own limits, and for the reader program
+/// (dlc-read-model), which is that child process.
 KerasModel readKerasModelInProcess(const std::string &path,
                                    const std::string &weightsPath = "");
 
