@@ -39,7 +39,9 @@
 //    user it is), and an epilogue of elementwise ops as above.
 // 3. Elementwise ops left over: maximal trees of ops of one shape, grown from
 //    the last op back through producers whose results are used only inside
-//    the tree. The per-element quantization ops (dequantize,
+//    the tree; a pad producer of the tree's shape joins it as a prologue,
+//    without fusing through it (dlc-quantize-int8's channel padding before
+//    a quantize_static). The per-element quantization ops (dequantize,
 //    dequantize_grouped, unpack_int4, fake_quantize, float8_quantize) count
 //    as elementwise, and so does a quantize_static whose scale result has no
 //    use: it joins epilogues (conv -> bias -> relu -> quantize_static stores
@@ -597,6 +599,20 @@ void Fuser::growProducers(unsigned group, ValueRange roots,
   while (!queue.empty()) {
     Operation *producer = queue.top();
     queue.pop();
+    if (isa<PadOp>(producer) &&
+        classify(groups[group].leader) == Kind::Elementwise) {
+      // A pad joins a tree as its prologue: the tree computes the padded
+      // shape's elements, the pad reads its input (a kernel input) by
+      // index. Nothing fuses through it.
+      std::string veto = producerVeto(group, producer, shape);
+      if (veto.empty())
+        join(group, producer);
+      else
+        for (Operation *user : usersOf(producer))
+          if (inGroup(user, group))
+            reject(producer, user, veto);
+      continue;
+    }
     if (classify(producer) != Kind::Elementwise)
       continue;
     std::string veto = producerVeto(group, producer, shape);

@@ -274,6 +274,26 @@ std::vector<float> dlc::int8WeightScales(Operation *op) {
 
 namespace {
 
+/// The input channels an int8 tensor-core convolution reads per 16-byte
+/// chunk: a convolution's channels are padded to a multiple of this.
+constexpr int64_t kChannelGroup = 16;
+
+/// `values` (row-major, of `shape`) with dim `dim` grown to `size`, the new
+/// elements 0.
+std::vector<int8_t> padDim(ArrayRef<int8_t> values, ArrayRef<int64_t> shape,
+                           int64_t dim, int64_t size) {
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < dim; ++d)
+    outer *= shape[d];
+  for (int64_t d = dim + 1; d < int64_t(shape.size()); ++d)
+    inner *= shape[d];
+  std::vector<int8_t> out(size_t(outer * size * inner), 0);
+  for (int64_t o = 0; o < outer; ++o)
+    std::copy_n(values.begin() + o * shape[dim] * inner, shape[dim] * inner,
+                out.begin() + o * size * inner);
+  return out;
+}
+
 struct QuantizeInt8Pass
     : public dlc::impl::QuantizeInt8PassBase<QuantizeInt8Pass> {
   using QuantizeInt8PassBase::QuantizeInt8PassBase;
@@ -336,6 +356,35 @@ struct QuantizeInt8Pass
     // groups = C (output channel c*M + m reads input channel c), a matmul
     // rhs as [K, N].
     RankedTensorType type = weightType.clone(i8);
+    std::vector<int8_t> values = q->values;
+    Value input = op->getOperand(0);
+    auto conv = dyn_cast<Conv2DOp>(op);
+    if (conv && conv.getGroups() == 1 &&
+        conv.getDataLayout() == Layout::NHWC &&
+        conv.getFilterLayout() == FilterLayout::OHWI) {
+      // Input channels padded with zeros to a multiple of kChannelGroup (a
+      // first layer on RGB or gray images): the int8 tensor-core implicit
+      // GEMM (NHWC, OHWI: the layout stage's) reads 16 channels of a pixel
+      // per 16-byte chunk, and C % 16 != 0 would leave the convolution to
+      // the per-element kernel. The filter's
+      // padded channels are 0, so whatever the padded input channels hold
+      // (0, or the zero point's -128) adds nothing: the sums are the
+      // unpadded ones exactly.
+      int64_t c = cast<RankedTensorType>(input.getType()).getDimSize(3);
+      int64_t padded = (c + kChannelGroup - 1) / kChannelGroup * kChannelGroup;
+      if (!ShapedType::isDynamic(c) && padded != c) {
+        SmallVector<int64_t> shape(weightType.getShape());
+        values = padDim(values, shape, /*dim=*/3, padded); // OHWI's I
+        shape[3] = padded;
+        type = RankedTensorType::get(shape, i8);
+        int64_t rank = cast<RankedTensorType>(input.getType()).getRank();
+        SmallVector<int64_t> low(rank, 0), high(rank, 0);
+        high[3] = padded - c;
+        input = b.create<PadOp>(loc, input, b.getDenseI64ArrayAttr(low),
+                                b.getDenseI64ArrayAttr(high),
+                                b.getF64FloatAttr(0.0));
+      }
+    }
     if (isa<DepthwiseConv2DOp>(op)) {
       ArrayRef<int64_t> f = weightType.getShape();
       type = RankedTensorType::get({f[0], f[1], 1, f[2] * f[3]}, i8);
@@ -343,8 +392,7 @@ struct QuantizeInt8Pass
       int64_t n = int64_t(q->scales.size());
       type = RankedTensorType::get({weightType.getNumElements() / n, n}, i8);
     }
-    auto qweight = b.create<ConstantOp>(loc, makeInt8s(type, q->values, hint));
-    Value input = op->getOperand(0);
+    auto qweight = b.create<ConstantOp>(loc, makeInt8s(type, values, hint));
     auto f32 = b.getF32Type();
     if (zeroPoint) {
       auto offset = b.create<ConstantOp>(
@@ -356,7 +404,7 @@ struct QuantizeInt8Pass
         loc, input, b.getF32FloatAttr(inputScale),
         b.getI64IntegerAttr(zeroPoint ? -128 : -127), b.getI64IntegerAttr(127));
     Value result;
-    if (auto conv = dyn_cast<Conv2DOp>(op)) {
+    if (conv) {
       result = b.create<QuantizedConv2DOp>(
           loc, x.getOutput(), qweight, scales, b.getF32FloatAttr(inputScale),
           conv.getStridesAttr(), conv.getDilationsAttr(), conv.getPadsAttr(),

@@ -648,3 +648,28 @@ func.func @widened(%x: tensor<1x4x4x8xf16>, %r: tensor<1x4x4x8xf16>, %w: tensor<
   %3 = graph.activation <relu> %2 : tensor<1x4x4x8xf16>
   return %3 : tensor<1x4x4x8xf16>
 }
+
+// -----
+
+// A pad joins an elementwise tree as its prologue (dlc-quantize-int8 pads a
+// small-C convolution's input channels before the quantize_static): one
+// kernel computes the padded elements, reading the pad's input by index;
+// nothing fuses through the pad (the relu before it is a kernel of its
+// own), and a pad with another user stays outside.
+// CHECK-LABEL: func.func @pad_prologue_of_a_tree
+// CHECK: %[[R:.+]] = graph.activation <relu> %arg0
+// CHECK-NEXT: %[[F:.+]] = graph.fusion(%[[R]]) : (tensor<1x4x4x3xf32>) -> tensor<1x4x4x16xi8> {
+// CHECK-NEXT: ^bb0(%[[A:.+]]: tensor<1x4x4x3xf32>):
+// CHECK-NEXT: %[[P:.+]] = graph.pad %[[A]] low [0, 0, 0, 0] high [0, 0, 0, 13]
+// CHECK-NEXT: %[[Q:.+]], %{{.+}} = graph.quantize_static %[[P]]
+// CHECK-NEXT: graph.yield %[[Q]]
+// CHECK: %[[SHARED:.+]] = graph.pad %arg0
+// CHECK-NEXT: graph.add %[[SHARED]], %[[SHARED]]
+func.func @pad_prologue_of_a_tree(%x: tensor<1x4x4x3xf32>) -> (tensor<1x4x4x16xi8>, tensor<1x4x4x16xf32>, tensor<1x4x4x16xf32>) {
+  %r = graph.activation <relu> %x : tensor<1x4x4x3xf32>
+  %p = graph.pad %r low [0, 0, 0, 0] high [0, 0, 0, 13] : tensor<1x4x4x3xf32> -> tensor<1x4x4x16xf32>
+  %q, %s = graph.quantize_static %p {scale = 2.0 : f32} : (tensor<1x4x4x16xf32>) -> (tensor<1x4x4x16xi8>, tensor<1x4x4x1xf32>)
+  %p2 = graph.pad %x low [0, 0, 0, 0] high [0, 0, 0, 13] : tensor<1x4x4x3xf32> -> tensor<1x4x4x16xf32>
+  %a = graph.add %p2, %p2 : (tensor<1x4x4x16xf32>, tensor<1x4x4x16xf32>) -> tensor<1x4x4x16xf32>
+  return %q, %p2, %a : tensor<1x4x4x16xi8>, tensor<1x4x4x16xf32>, tensor<1x4x4x16xf32>
+}

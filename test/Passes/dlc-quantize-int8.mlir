@@ -27,12 +27,17 @@ func.func @conv(%x: tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xf32> {
 // -----
 
 // OHWI (the layout stage's): the output channel is dim 0; strides, pads and
-// the layouts carry over.
+// the layouts carry over. C = 2 is not a multiple of 16, the channels the
+// int8 tensor-core implicit GEMM reads per 16-byte chunk: the input is
+// padded to 16 channels before it is quantized (one kernel: the pad fuses
+// into the quantize_static's, test/Passes/dlc-fuse.mlir) and the filter's 14
+// new input channels are 0, so the sums are the unpadded ones.
 // CHECK-LABEL: func.func @conv_ohwi
-// CHECK-DAG: %[[W:.+]] = graph.constant dense<{{\[}}[{{\[}}[127, 64]]], {{\[}}[{{\[}}-127, 0]]]]> : tensor<2x1x1x2xi8>
+// CHECK-DAG: %[[W:.+]] = graph.constant dense<{{\[}}[{{\[}}[127, 64, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]]], {{\[}}[{{\[}}-127, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]]]]> : tensor<2x1x1x16xi8>
 // CHECK-DAG: %[[S:.+]] = graph.constant dense<[1.270000e+02, 6.350000e+01]> : tensor<2xf32>
-// CHECK: %[[Q:.+]], %{{.+}} = graph.quantize_static %arg0 {{.+}}scale = 1.270000e+02 : f32}
-// CHECK: graph.quantized_conv2d %[[Q]], %[[W]], %[[S]] {filter_layout = #graph.filter_layout<ohwi>, input_scale = 1.270000e+02 : f32, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x4x4x2xi8>, tensor<2x1x1x2xi8>, tensor<2xf32>) -> tensor<1x3x3x2xf32>
+// CHECK-DAG: %[[P:.+]] = graph.pad %arg0 low [0, 0, 0, 0] high [0, 0, 0, 14] : tensor<1x4x4x2xf32> -> tensor<1x4x4x16xf32>
+// CHECK: %[[Q:.+]], %{{.+}} = graph.quantize_static %[[P]] {{.+}}scale = 1.270000e+02 : f32}
+// CHECK: graph.quantized_conv2d %[[Q]], %[[W]], %[[S]] {filter_layout = #graph.filter_layout<ohwi>, input_scale = 1.270000e+02 : f32, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x4x4x16xi8>, tensor<2x1x1x16xi8>, tensor<2xf32>) -> tensor<1x3x3x2xf32>
 func.func @conv_ohwi(%x: tensor<1x4x4x2xf32>) -> tensor<1x3x3x2xf32> {
   %w = graph.constant dense<[[[[1.0, 0.5]]], [[[-2.0, 0.0]]]]> : tensor<2x1x1x2xf32>
   %0 = graph.conv2d %x, %w {dlc.calibrated_amax = 1.0 : f32, filter_layout = #graph.filter_layout<ohwi>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x4x4x2xf32>, tensor<2x1x1x2xf32>) -> tensor<1x3x3x2xf32>

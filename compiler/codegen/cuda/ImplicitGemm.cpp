@@ -31,7 +31,8 @@
 // filter (dlc-assign-layout's) and C % 16 == 0, its input and filter in
 // memory: a_ptr addresses 16 channels of one input pixel, b_ptr 16 of the
 // filter row [O, kh*kw*C]; the epilogue de-scales f32(sum) / (input_scale *
-// filter_scale[o]) first, as the reference does. Other quantized_conv2d
+// filter_scale[o]) first, as the reference does (dlc-quantize-int8 pads a
+// smaller C, a first layer's, to a multiple of 16). Other quantized_conv2d
 // shapes (grouped and depthwise ones, C % 16 != 0) fail here and take the
 // per-element kernel, an exact int32 sum per output element
 // (ElementEmitter::emitQuantizedConv2D).
