@@ -359,8 +359,7 @@ struct QuantizeInt8Pass
     std::vector<int8_t> values = q->values;
     Value input = op->getOperand(0);
     auto conv = dyn_cast<Conv2DOp>(op);
-    if (conv && conv.getGroups() == 1 &&
-        conv.getDataLayout() == Layout::NHWC &&
+    if (conv && conv.getGroups() == 1 && conv.getDataLayout() == Layout::NHWC &&
         conv.getFilterLayout() == FilterLayout::OHWI) {
       // Input channels padded with zeros to a multiple of kChannelGroup (a
       // first layer on RGB or gray images): the int8 tensor-core implicit

@@ -176,9 +176,8 @@ NB_MODULE(_dlc, m) {
 
   // The package gives its dlc-read-model: model files are read in a fresh
   // process of it, never in a fork of the (multi-threaded) interpreter.
-  m.def("_set_reader_program", [](const std::string &path) {
-    keras::setReaderProgram(path);
-  });
+  m.def("_set_reader_program",
+        [](const std::string &path) { keras::setReaderProgram(path); });
 
   nb::class_<Model>(m, "Model")
       .def_prop_ro("inputs",

@@ -630,7 +630,8 @@ TEST(KerasIsolation, ProgramCrashesAndLimits) {
             }),
             "dlc: error: " + alloc +
                 ": reading the model needed more than 64 MiB of memory, the "
-                "limit (DLC_READ_MEMORY): weights file '" + reg +
+                "limit (DLC_READ_MEMORY): weights file '" +
+                reg +
                 "/weights-alloc-1/model.h5': cannot read attribute "
                 "'layer_names' of '/' (HDF5: memory allocation failed for "
                 "chunk)");
@@ -641,8 +642,9 @@ TEST(KerasIsolation, ProgramCrashesAndLimits) {
 TEST(KerasIsolation, ProgramMissingOrRunByHand) {
   {
     ProgramScope program("/nonexistent/dlc-read-model");
-    EXPECT_EQ(errorOf([] { readKerasModel(DLC_CLI_REGRESSIONS
-                                          "/h5-hang-1/k2_seq.h5"); }),
+    EXPECT_EQ(errorOf([] {
+                readKerasModel(DLC_CLI_REGRESSIONS "/h5-hang-1/k2_seq.h5");
+              }),
               "dlc: error: " DLC_CLI_REGRESSIONS
               "/h5-hang-1/k2_seq.h5: cannot start the model reader program "
               "'/nonexistent/dlc-read-model': No such file or directory");

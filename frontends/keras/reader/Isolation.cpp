@@ -641,8 +641,8 @@ KerasModel dlc::keras::runIsolatedProgram(const std::string &program,
   posix_spawnattr_setflags(&attr,
                            POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
   pid_t pid = -1;
-  int err = ::posix_spawn(&pid, program.c_str(), &actions, &attr,
-                          cargv.data(), environ);
+  int err = ::posix_spawn(&pid, program.c_str(), &actions, &attr, cargv.data(),
+                          environ);
   posix_spawn_file_actions_destroy(&actions);
   posix_spawnattr_destroy(&attr);
   ::close(fds[1]);
