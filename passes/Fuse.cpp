@@ -40,13 +40,13 @@
 // 3. Elementwise ops left over: maximal trees of ops of one shape, grown from
 //    the last op back through producers whose results are used only inside
 //    the tree; a pad producer of the tree's shape joins it as a prologue,
-//    without fusing through it (dlc-quantize-int8's channel padding before
-//    a quantize_static). The per-element quantization ops (dequantize,
-//    dequantize_grouped, unpack_int4, fake_quantize, float8_quantize) count
-//    as elementwise, and so does a quantize_static whose scale result has no
-//    use: it joins epilogues (conv -> bias -> relu -> quantize_static stores
-//    int8) and trees, and the kernel stores its int8 result only
-//    (storedResults).
+//    with a chain of casts before it but nothing else through it
+//    (dlc-quantize-int8's channel padding before a quantize_static). The
+//    per-element quantization ops (dequantize, dequantize_grouped,
+//    unpack_int4, fake_quantize, float8_quantize) count as elementwise, and
+//    so does a quantize_static whose scale result has no use: it joins
+//    epilogues (conv -> bias -> relu -> quantize_static stores int8) and
+//    trees, and the kernel stores its int8 result only (storedResults).
 //
 // So every group has one sink, its last op, whose result is the only value
 // that leaves the group (the fusion has one result), and every other member
@@ -602,15 +602,33 @@ void Fuser::growProducers(unsigned group, ValueRange roots,
     if (isa<PadOp>(producer) &&
         classify(groups[group].leader) == Kind::Elementwise) {
       // A pad joins a tree as its prologue: the tree computes the padded
-      // shape's elements, the pad reads its input (a kernel input) by
-      // index. Nothing fuses through it.
+      // shape's elements, the pad reads its input by index, through a chain
+      // of casts that join with it (as an anchor's prologue does). Nothing
+      // else fuses through it.
       std::string veto = producerVeto(group, producer, shape);
-      if (veto.empty())
-        join(group, producer);
-      else
+      if (!veto.empty()) {
         for (Operation *user : usersOf(producer))
           if (inGroup(user, group))
             reject(producer, user, veto);
+        continue;
+      }
+      join(group, producer);
+      Operation *consumer = producer;
+      Operation *cast = producer->getOperand(0).getDefiningOp();
+      while (cast && cast->getBlock() == &block && isa<CastOp>(cast)) {
+        size_t users = usersOf(cast).size();
+        if (users != 1) {
+          reject(cast, consumer, hasUsers(users));
+          break;
+        }
+        if (groupOf.count(cast)) {
+          reject(cast, consumer, "producer is " + fusedWith(cast));
+          break;
+        }
+        join(group, cast);
+        consumer = cast;
+        cast = cast->getOperand(0).getDefiningOp();
+      }
       continue;
     }
     if (classify(producer) != Kind::Elementwise)

@@ -17,7 +17,11 @@
 // quantization ops too: graph.quantize_static keeps its f32 input and scale
 // result (a cast before it), graph.quantized_conv2d its f32 filter scales and
 // result (a cast after it); dlc-fuse puts those casts in the kernels of the
-// ops they join, so what is stored between kernels is f16 or int8. The
+// ops they join, so what is stored between kernels is f16 or int8. Each
+// quantize_static gets a cast of its own: a value that two of them read (a
+// ResNet stage's output, read by the next stage's two convolutions) is then
+// stored f16 and widened in each quantize kernel, where one shared cast would
+// have joined the producer's kernel and been stored f32. The
 // logits rule above also walks back through a quantized product and a
 // constant add; and the constant zero-point term dlc-quantize-int8 adds to a
 // quantized product (--int8-unsigned-activations) is added in f32: the two
@@ -83,6 +87,13 @@ Precision precisionOf(Operation *op) {
           FakeQuantizeOp, Float8QuantizeOp, Float8MatmulOp, QuantizeStaticOp,
           QuantizedConv2DOp>(op))
     return Precision::F32;
+  // dlc-quantize-int8's channel padding of a quantize_static's input is part
+  // of that quantization: f32 with it (the model input it often pads is not
+  // rounded to f16 and back first).
+  if (isa<PadOp>(op) && !op->use_empty() &&
+      llvm::all_of(op->getUsers(),
+                   [](Operation *user) { return isa<QuantizeStaticOp>(user); }))
+    return Precision::F32;
   return Precision::F16;
 }
 
@@ -135,6 +146,9 @@ private:
   /// `value` with element type `element`: itself, a converted constant or a
   /// cast right after its definition.
   Value convert(Value value, FloatType element);
+  /// `value` as `element` for `user` alone: a cast of its own before `user`
+  /// (convert's, shared by every user, for a constant or the same type).
+  Value convertFor(Operation *user, Value value, FloatType element);
   /// Collects the logits ops and the quantized products with their
   /// zero-point adds (see the file comment): they compute in f32.
   void findLogits();
@@ -195,6 +209,15 @@ Value Lowering::convert(Value value, FloatType element) {
     lastArgumentCast = castOp;
   result = castOp;
   return result;
+}
+
+Value Lowering::convertFor(Operation *user, Value value, FloatType element) {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (type.getElementType() == element || value.getDefiningOp<ConstantOp>())
+    return convert(value, element);
+  OpBuilder::InsertionGuard guard(builder);
+  builder.setInsertionPoint(user);
+  return builder.create<CastOp>(value.getLoc(), type.clone(element), value);
 }
 
 /// An OpTy of a value and a constant (of rank 0 with `scalar`): the value's
@@ -298,10 +321,13 @@ void Lowering::run() {
     }
     FloatType element = precision == Precision::F16 ? f16 : f32;
     // A cast's operand is whatever it converts from (int to float here).
+    // A quantize_static gets a cast of its own (see the file comment).
     if (!isa<CastOp>(op))
       for (OpOperand &operand : op.getOpOperands())
         if (floatElement(operand.get().getType()))
-          operand.set(convert(operand.get(), element));
+          operand.set(isa<QuantizeStaticOp>(op)
+                          ? convertFor(&op, operand.get(), element)
+                          : convert(operand.get(), element));
     for (Value result : op.getResults())
       if (floatElement(result.getType()))
         result.setType(cast<RankedTensorType>(result.getType()).clone(element));

@@ -673,3 +673,24 @@ func.func @pad_prologue_of_a_tree(%x: tensor<1x4x4x3xf32>) -> (tensor<1x4x4x16xi
   %a = graph.add %p2, %p2 : (tensor<1x4x4x16xf32>, tensor<1x4x4x16xf32>) -> tensor<1x4x4x16xf32>
   return %q, %p2, %a : tensor<1x4x4x16xi8>, tensor<1x4x4x16xf32>, tensor<1x4x4x16xf32>
 }
+
+// -----
+
+// Under --int8-fallback fp16 the padded value is an f16 one widened for the
+// quantize_static: the cast joins the pad's prologue, so the kernel reads
+// the f16 values (nothing stores them f32 first).
+// CHECK-LABEL: func.func @pad_prologue_casts
+// CHECK: %[[F:.+]] = graph.fusion(%arg0) : (tensor<1x4x4x3xf16>) -> tensor<1x4x4x16xi8> {
+// CHECK-NEXT: ^bb0(%[[A:.+]]: tensor<1x4x4x3xf16>):
+// CHECK-NEXT: %[[C:.+]] = graph.cast %[[A]] : tensor<1x4x4x3xf16> -> tensor<1x4x4x3xf32>
+// CHECK-NEXT: %[[P:.+]] = graph.pad %[[C]]
+// CHECK-NEXT: %[[Q:.+]], %{{.+}} = graph.quantize_static %[[P]]
+// CHECK-NEXT: graph.yield %[[Q]]
+// CHECK-NEXT: }
+// CHECK-NEXT: return %[[F]]
+func.func @pad_prologue_casts(%x: tensor<1x4x4x3xf16>) -> tensor<1x4x4x16xi8> {
+  %c = graph.cast %x : tensor<1x4x4x3xf16> -> tensor<1x4x4x3xf32>
+  %p = graph.pad %c low [0, 0, 0, 0] high [0, 0, 0, 13] : tensor<1x4x4x3xf32> -> tensor<1x4x4x16xf32>
+  %q, %s = graph.quantize_static %p {scale = 2.0 : f32} : (tensor<1x4x4x16xf32>) -> (tensor<1x4x4x16xi8>, tensor<1x4x4x1xf32>)
+  return %q : tensor<1x4x4x16xi8>
+}

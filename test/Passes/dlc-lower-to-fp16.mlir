@@ -365,3 +365,37 @@ func.func @int8_zero_point(%x: tensor<4x2xf32>) -> tensor<4x2xf32> {
   %p = graph.softmax %lb : tensor<4x2xf32>
   return %p : tensor<4x2xf32>
 }
+
+// -----
+
+// A value that two quantize_statics read (a ResNet stage's output, read by
+// the next stage's two convolutions) stays f16: each quantize_static gets a
+// cast of its own, which dlc-fuse puts in its kernel. One shared cast would
+// have joined the add's kernel, which would then store f32.
+// CHECK-LABEL: func.func @two_quantize_readers
+// CHECK: %[[A:.+]] = graph.add %{{.+}}, %{{.+}} : (tensor<1x4x4x2xf16>, tensor<1x4x4x2xf16>) -> tensor<1x4x4x2xf16>
+// CHECK-NEXT: %[[C1:.+]] = graph.cast %[[A]] : tensor<1x4x4x2xf16> -> tensor<1x4x4x2xf32>
+// CHECK-NEXT: %[[Q1:.+]], %{{.+}} = graph.quantize_static %[[C1]] {scale = 6.350000e+01 : f32}
+// CHECK-NEXT: %[[C2:.+]] = graph.cast %[[A]] : tensor<1x4x4x2xf16> -> tensor<1x4x4x2xf32>
+// CHECK-NEXT: %[[Q2:.+]], %{{.+}} = graph.quantize_static %[[C2]] {scale = 3.175000e+01 : f32}
+// CHECK-NEXT: return %[[Q1]], %[[Q2]]
+func.func @two_quantize_readers(%x: tensor<1x4x4x2xf32>, %y: tensor<1x4x4x2xf32>) -> (tensor<1x4x4x2xi8>, tensor<1x4x4x2xi8>) {
+  %a = graph.add %x, %y : (tensor<1x4x4x2xf32>, tensor<1x4x4x2xf32>) -> tensor<1x4x4x2xf32>
+  %q1, %s1 = graph.quantize_static %a {scale = 63.5 : f32} : (tensor<1x4x4x2xf32>) -> (tensor<1x4x4x2xi8>, tensor<1x4x4x1xf32>)
+  %q2, %s2 = graph.quantize_static %a {scale = 31.75 : f32} : (tensor<1x4x4x2xf32>) -> (tensor<1x4x4x2xi8>, tensor<1x4x4x1xf32>)
+  return %q1, %q2 : tensor<1x4x4x2xi8>, tensor<1x4x4x2xi8>
+}
+
+// -----
+
+// dlc-quantize-int8's channel padding before a quantize_static stays f32
+// with it: the model input it pads is not rounded to f16 and back.
+// CHECK-LABEL: func.func @int8_channel_pad
+// CHECK-NOT: graph.cast
+// CHECK: %[[P:.+]] = graph.pad %arg0 low [0, 0, 0, 0] high [0, 0, 0, 13] : tensor<1x4x4x3xf32> -> tensor<1x4x4x16xf32>
+// CHECK-NEXT: graph.quantize_static %[[P]]
+func.func @int8_channel_pad(%x: tensor<1x4x4x3xf32>) -> tensor<1x4x4x16xi8> {
+  %p = graph.pad %x low [0, 0, 0, 0] high [0, 0, 0, 13] : tensor<1x4x4x3xf32> -> tensor<1x4x4x16xf32>
+  %q, %s = graph.quantize_static %p {scale = 2.0 : f32} : (tensor<1x4x4x16xf32>) -> (tensor<1x4x4x16xi8>, tensor<1x4x4x1xf32>)
+  return %q : tensor<1x4x4x16xi8>
+}
