@@ -72,7 +72,9 @@ DEPENDS = {
     "runtime-tools": {"cli", "runtime-api", "artifact", "support"},
     "tools": {"driver", "codegen-cuda", "graph-dialect", "exec-dialect", "passes", "support"},
     "example": {"runtime-api"},
-    "python": {"driver", "graph-dialect", "runtime-api", "cli", "artifact", "support"},
+    # keras-reader: Isolation.h, to name the package's reader program.
+    "python": {"driver", "graph-dialect", "runtime-api", "cli", "keras-reader", "artifact",
+               "support"},
     "tests": None,  # anything
 }
 
