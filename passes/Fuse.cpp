@@ -282,6 +282,12 @@ private:
   void growReduction(Operation *reduction);
   void growEpilogue(unsigned group);
   void growProducers(unsigned group, ValueRange roots, ArrayRef<int64_t> shape);
+  /// Joins to `group` the chain of producers from `producer` back that
+  /// `accepts` takes, each the only user of the next (`consumer`, a member,
+  /// uses the first); at one with other users or in a group already, the
+  /// chain stops there and the reason is recorded.
+  void joinChain(unsigned group, Operation *consumer, Operation *producer,
+                 function_ref<bool(Operation *)> accepts);
   std::string epilogueVeto(unsigned group, Operation *op, bool pooled,
                            bool closed) const;
   std::string producerVeto(unsigned group, Operation *producer,
@@ -452,31 +458,33 @@ void Fuser::growAttention(MatmulOp pv) {
 
 void Fuser::growAnchor(Operation *anchor) {
   unsigned group = newGroup(anchor);
-  for (Value operand : anchor->getOperands()) {
-    Operation *consumer = anchor;
-    Operation *producer = operand.getDefiningOp();
-    // A quantized_matmul's rhs may be a transpose (its int8 weight stored
-    // [N, K] by dlc-assign-layout), which the GEMM reads in place.
-    auto prologue = [&](Operation *op) {
-      return isa<PadOp, CastOp>(op) ||
-             (isa<TransposeOp>(op) && isa<QuantizedMatmulOp>(anchor));
-    };
-    while (producer && producer->getBlock() == &block && prologue(producer)) {
-      size_t users = usersOf(producer).size();
-      if (users != 1) {
-        reject(producer, consumer, hasUsers(users));
-        break;
-      }
-      if (groupOf.count(producer)) {
-        reject(producer, consumer, "producer is " + fusedWith(producer));
-        break;
-      }
-      join(group, producer);
-      consumer = producer;
-      producer = producer->getOperand(0).getDefiningOp();
-    }
-  }
+  // A quantized_matmul's rhs may be a transpose (its int8 weight stored
+  // [N, K] by dlc-assign-layout), which the GEMM reads in place.
+  auto prologue = [&](Operation *op) {
+    return isa<PadOp, CastOp>(op) ||
+           (isa<TransposeOp>(op) && isa<QuantizedMatmulOp>(anchor));
+  };
+  for (Value operand : anchor->getOperands())
+    joinChain(group, anchor, operand.getDefiningOp(), prologue);
   growEpilogue(group);
+}
+
+void Fuser::joinChain(unsigned group, Operation *consumer, Operation *producer,
+                      function_ref<bool(Operation *)> accepts) {
+  while (producer && producer->getBlock() == &block && accepts(producer)) {
+    size_t users = usersOf(producer).size();
+    if (users != 1) {
+      reject(producer, consumer, hasUsers(users));
+      return;
+    }
+    if (groupOf.count(producer)) {
+      reject(producer, consumer, "producer is " + fusedWith(producer));
+      return;
+    }
+    join(group, producer);
+    consumer = producer;
+    producer = producer->getOperand(0).getDefiningOp();
+  }
 }
 
 void Fuser::growReduction(Operation *reduction) {
@@ -599,39 +607,13 @@ void Fuser::growProducers(unsigned group, ValueRange roots,
   while (!queue.empty()) {
     Operation *producer = queue.top();
     queue.pop();
-    if (isa<PadOp>(producer) &&
-        classify(groups[group].leader) == Kind::Elementwise) {
-      // A pad joins a tree as its prologue: the tree computes the padded
-      // shape's elements, the pad reads its input by index, through a chain
-      // of casts that join with it (as an anchor's prologue does). Nothing
-      // else fuses through it.
-      std::string veto = producerVeto(group, producer, shape);
-      if (!veto.empty()) {
-        for (Operation *user : usersOf(producer))
-          if (inGroup(user, group))
-            reject(producer, user, veto);
-        continue;
-      }
-      join(group, producer);
-      Operation *consumer = producer;
-      Operation *cast = producer->getOperand(0).getDefiningOp();
-      while (cast && cast->getBlock() == &block && isa<CastOp>(cast)) {
-        size_t users = usersOf(cast).size();
-        if (users != 1) {
-          reject(cast, consumer, hasUsers(users));
-          break;
-        }
-        if (groupOf.count(cast)) {
-          reject(cast, consumer, "producer is " + fusedWith(cast));
-          break;
-        }
-        join(group, cast);
-        consumer = cast;
-        cast = cast->getOperand(0).getDefiningOp();
-      }
-      continue;
-    }
-    if (classify(producer) != Kind::Elementwise)
+    // A pad joins a tree as its prologue: the tree computes the padded
+    // shape's elements, the pad reads its input by index, through a chain of
+    // casts that join with it (as an anchor's prologue does). Nothing else
+    // fuses through it.
+    bool pad = isa<PadOp>(producer) &&
+               classify(groups[group].leader) == Kind::Elementwise;
+    if (!pad && classify(producer) != Kind::Elementwise)
       continue;
     std::string veto = producerVeto(group, producer, shape);
     if (!veto.empty()) {
@@ -641,7 +623,11 @@ void Fuser::growProducers(unsigned group, ValueRange roots,
       continue;
     }
     join(group, producer);
-    enqueue(producer->getOperands());
+    if (pad)
+      joinChain(group, producer, producer->getOperand(0).getDefiningOp(),
+                [](Operation *op) { return isa<CastOp>(op); });
+    else
+      enqueue(producer->getOperands());
   }
 }
 
