@@ -2,6 +2,7 @@
 
 import os
 import subprocess
+import sys
 import tempfile
 
 import numpy as np
@@ -242,6 +243,38 @@ def test_reader_does_not_fork_the_interpreter(fixture):
     finally:
         dlc._dlc._set_reader_program(dlc._READER_PROGRAM)
     assert len(forks) == 2
+
+
+# Reads from four threads at once while another thread runs BLAS: the situation of session 25's
+# CI hang. With the reader forking the interpreter, this script hangs every time (tried: 2 of
+# 2 runs killed at 60 s); with dlc-read-model it finishes in about a second. It runs in a
+# subprocess so that a hang fails the test instead of hanging the suite.
+_THREADS_BESIDE_BLAS = """
+import sys, threading, concurrent.futures
+import numpy as np
+import dlc
+stop = threading.Event()
+def blas():
+    a = np.random.default_rng(0).random((256, 256))
+    while not stop.is_set():
+        a = a @ a
+        a /= np.abs(a).max()
+worker = threading.Thread(target=blas, daemon=True)
+worker.start()
+with concurrent.futures.ThreadPoolExecutor(4) as pool:
+    models = [f.result() for f in [pool.submit(dlc.compile, sys.argv[1]) for _ in range(40)]]
+stop.set()
+worker.join()
+print("read", len(models))
+"""
+
+
+def test_compile_from_threads_beside_blas(fixture):
+    f = fixture("mnist_cnn")
+    p = subprocess.run([sys.executable, "-c", _THREADS_BESIDE_BLAS, f.keras_file],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert p.stdout.strip() == "read 40"
 
 
 def test_reader_program_missing(fixture):
