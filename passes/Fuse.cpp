@@ -223,13 +223,14 @@ std::string poolVeto(Pool2DOp pool, Operation *anchor) {
   // conv+pool kernels took 7.5 ms each that way at batch 1 on an H100, the
   // same convolutions on tensor cores 0.03 ms (bench/NOTES.md, 2026-11-27).
   // The pool is a kernel of its own (with the next quantize_static). The
-  // int8 implicit GEMM needs C % 16 == 0; other int8 shapes run per element.
+  // int8 implicit GEMM needs C % kInt8TensorCoreChannels == 0 (which
+  // dlc-quantize-int8 pads to); other int8 shapes run per element.
   if (auto c = dyn_cast<Conv2DOp>(anchor);
       c && c.getGroups() == 1 && c.getDataLayout() == Layout::NHWC)
     return "the convolution is an implicit GEMM, which cannot pool";
   if (auto q = dyn_cast<QuantizedConv2DOp>(anchor);
       q && q.getGroups() == 1 && q.getDataLayout() == Layout::NHWC &&
-      shapeOf(q.getInput()).back() % 16 == 0)
+      shapeOf(q.getInput()).back() % dlc::kInt8TensorCoreChannels == 0)
     return "the int8 convolution runs on tensor cores, which cannot pool";
   return "";
 }

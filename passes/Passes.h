@@ -23,6 +23,13 @@ namespace dlc {
 /// dlc-quantize-int8 quantizes: set by calibration (compiler/Calibrate.h).
 inline constexpr const char *kCalibratedAmaxAttr = "dlc.calibrated_amax";
 
+/// The int8 tensor-core implicit GEMM (compiler/codegen/cuda/ImplicitGemm.cpp)
+/// reads 16 int8 channels of an input pixel per 16-byte chunk: an ungrouped
+/// NHWC quantized_conv2d takes it when C is a multiple of this.
+/// dlc-quantize-int8 pads smaller channel counts up to it, and dlc-fuse keeps
+/// a pool out of such a convolution's epilogue.
+inline constexpr int64_t kInt8TensorCoreChannels = 16;
+
 /// Whether dlc-quantize-int8 can quantize `op`: a conv2d or
 /// depthwise_conv2d with an f32 input and an f32 constant filter, or a
 /// matmul with an f32 lhs and an f32 constant rank-2 rhs.

@@ -274,10 +274,6 @@ std::vector<float> dlc::int8WeightScales(Operation *op) {
 
 namespace {
 
-/// The input channels an int8 tensor-core convolution reads per 16-byte
-/// chunk: a convolution's channels are padded to a multiple of this.
-constexpr int64_t kChannelGroup = 16;
-
 /// `values` (row-major, of `shape`) with dim `dim` grown to `size`, the new
 /// elements 0.
 std::vector<int8_t> padDim(ArrayRef<int8_t> values, ArrayRef<int64_t> shape,
@@ -361,16 +357,17 @@ struct QuantizeInt8Pass
     auto conv = dyn_cast<Conv2DOp>(op);
     if (conv && conv.getGroups() == 1 && conv.getDataLayout() == Layout::NHWC &&
         conv.getFilterLayout() == FilterLayout::OHWI) {
-      // Input channels padded with zeros to a multiple of kChannelGroup (a
-      // first layer on RGB or gray images): the int8 tensor-core implicit
-      // GEMM (NHWC, OHWI: the layout stage's) reads 16 channels of a pixel
-      // per 16-byte chunk, and C % 16 != 0 would leave the convolution to
-      // the per-element kernel. The filter's
-      // padded channels are 0, so whatever the padded input channels hold
-      // (0, or the zero point's -128) adds nothing: the sums are the
-      // unpadded ones exactly.
+      // Input channels padded with zeros to a multiple of
+      // kInt8TensorCoreChannels (a first layer on RGB or gray images): the
+      // int8 tensor-core implicit GEMM (NHWC, OHWI: the layout stage's) reads
+      // that many channels of a pixel per 16-byte chunk; any other C would
+      // leave the convolution to the per-element kernel. The filter's padded
+      // channels are 0, so whatever the padded input channels hold (0, or
+      // the zero point's -128) adds nothing: the sums are the unpadded ones
+      // exactly.
+      constexpr int64_t group = dlc::kInt8TensorCoreChannels;
       int64_t c = cast<RankedTensorType>(input.getType()).getDimSize(3);
-      int64_t padded = (c + kChannelGroup - 1) / kChannelGroup * kChannelGroup;
+      int64_t padded = (c + group - 1) / group * group;
       if (!ShapedType::isDynamic(c) && padded != c) {
         SmallVector<int64_t> shape(weightType.getShape());
         values = padDim(values, shape, /*dim=*/3, padded); // OHWI's I

@@ -201,7 +201,9 @@ CONDITIONING_DRAWS = 5
 def measure_conditioning(model, run, to_tensor, xs, seed, draws=CONDITIONING_DRAWS):
     """How far the rounding that a computation at a precision does moves the outputs: every float
     variable of the model (kernels, biases, normalization statistics) and every output of every
-    layer of the model (its `call` wrapped for the measurement) multiplied by 1 + eps·r, r = ±1 at
+    top-level layer of the model (its `call` wrapped for the measurement; a nested model, such as
+    ConvNeXt's stem, counts as one layer: fewer roundings, so a smaller, stricter limit)
+    multiplied by 1 + eps·r, r = ±1 at
     random per element, eps the unit roundoff of float32 and of float16 (CONDITIONING_EPS); the
     outputs' relative L2 change ||y' - y|| / ||y|| over all outputs, the largest of `draws`
     draws. `run(model, xs)` runs the model eagerly (a compiled predict would fix one draw of the
@@ -246,6 +248,8 @@ def measure_conditioning(model, run, to_tensor, xs, seed, draws=CONDITIONING_DRA
     saved = [(v, v.numpy()) for v in model.weights]
     y0 = flat(run(model, xs))
     out = {}
+    # A layer's own `call` attribute, if it had one, to put back (None: the class's).
+    own_calls = [(l, vars(l).get("call")) for l in layers]
     for l in layers:
         object.__setattr__(l, "call", wrapped(l.call))
     try:
@@ -260,8 +264,11 @@ def measure_conditioning(model, run, to_tensor, xs, seed, draws=CONDITIONING_DRA
                 eps_now[0] = None
             out[name] = float("%.3g" % max(errs))
     finally:
-        for l in layers:
-            object.__delattr__(l, "call")
+        for l, own in own_calls:
+            if own is None:
+                object.__delattr__(l, "call")
+            else:
+                object.__setattr__(l, "call", own)
         for v, w in saved:
             v.assign(w)
     return out

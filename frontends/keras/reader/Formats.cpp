@@ -243,6 +243,7 @@ KerasModel dlc::keras::readKerasModelInProcess(const std::string &path,
     model.path = path;
     return model;
   } catch (const json::exception &e) {
+    // A config value of an unexpected type that no check caught.
     throw UserError(std::string("malformed model config: ") + e.what(), path);
   } catch (const UserError &e) {
     throw UserError(e.reason(), path, e.layer(), e.layerClass());
@@ -267,17 +268,7 @@ KerasModel dlc::keras::readKerasModel(const std::string &path,
     if (!program.empty())
       return runIsolatedProgram(program, {path, weightsPath}, limits);
     return runIsolated(
-        [&] {
-          try {
-            KerasModel model = readAny(path, weightsPath);
-            model.path = path;
-            return model;
-          } catch (const json::exception &e) {
-            // A config value of an unexpected type that no check caught.
-            throw UserError(std::string("malformed model config: ") + e.what());
-          }
-        },
-        limits);
+        [&] { return readKerasModelInProcess(path, weightsPath); }, limits);
   } catch (const UserError &e) {
     // Errors name the model as given, whatever file they arose in.
     throw UserError(e.reason(), path, e.layer(), e.layerClass());

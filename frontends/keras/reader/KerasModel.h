@@ -123,9 +123,9 @@ KerasModel readKerasModel(const std::string &path,
                           const std::string &weightsPath = "");
 
 /// readKerasModel in this process, without the child process and its
-/// limits: for the fuzz targets (fuzz/), which run the readers under
-/// sanitizers and their own limits, and for the reader program
-/// (dlc-read-model), which is that child process.
+/// limits: what that child runs (a fork, or the dlc-read-model program), and
+/// the fuzz targets (fuzz/), which run the readers under sanitizers and
+/// their own limits.
 KerasModel readKerasModelInProcess(const std::string &path,
                                    const std::string &weightsPath = "");
 
