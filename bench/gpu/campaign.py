@@ -32,6 +32,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -142,13 +143,21 @@ def run_item(cmd, env, timeout, log):
     return rc, time.time() - t0
 
 
-def last_line(path):
+EXCEPTION_LINE = re.compile(r"^[A-Za-z_][\w.]*(Error|Exception|Interrupt|Exit)\b")
+
+
+def error_line(path):
+    """What a failed item's log says went wrong: the last Python exception
+    line (a traceback's last line can be a note, as JAX's "For simplicity,
+    JAX has removed its internal frames" is), else the last line (dlc's
+    one-line error)."""
     try:
-        with open(path) as f:
+        with open(path, errors="replace") as f:
             lines = [ln.strip() for ln in f if ln.strip()]
-        return lines[-1] if lines else ""
     except OSError:
         return ""
+    raised = [ln for ln in lines if EXCEPTION_LINE.match(ln)]
+    return raised[-1] if raised else (lines[-1] if lines else "")
 
 
 def cmd_device(args):
@@ -201,7 +210,7 @@ def cmd_device(args):
             row["status"] = "ok"
         else:
             row["status"] = "timeout" if rc == 124 else "error"
-            row["error"] = last_line(log)[:300]
+            row["error"] = error_line(log)[:300]
     doc = {"schema": "dlc-campaign/1", "batch": n, "commit": manifest.get("commit", ""),
            "no_device": args.no_device, "seconds": round(time.time() - start, 1), "rows": rows}
     path = os.path.join(args.out, "campaign.b%d.json" % n)
@@ -239,7 +248,16 @@ def cmd_report(args):
         for r in doc["rows"]:
             rows.append(r)
             if r["status"] == "ok" and r["kind"] == "dlc" and not device:
-                device = r["result"].get("device", {})
+                device = dict(r["result"].get("device", {}))
+    # dlc before 2026-11-27 wrote the CUDA version the driver supports as its
+    # "driver" (13.0); the baselines the release nvidia-smi prints.
+    if device and device.get("driver", "").count(".") < 2:
+        release = next((r["result"]["device"]["driver"] for r in rows
+                        if r["status"] == "ok" and r["kind"] != "dlc"
+                        and str(r["result"].get("device", {}).get("driver", "")).count(".") >= 2),
+                       None)
+        if release:
+            device["cuda_driver"], device["driver"] = device.get("driver"), release
     table = {}
     for r in rows:
         key = (r["model"], r["precision"], int(r["batch"]))

@@ -213,6 +213,8 @@ device() {
   left=$((${BUDGET_S:-540} - ($(date +%s) - start)))
   python3 "$root/bench/gpu/campaign.py" device "$batch" --dlc "$build_gpu/bin/dlc" --out "$out" \
     --budget "$left" --python python3 >"$logs/campaign.log" 2>&1 || true
+  # Each item's own log (a failed baseline's traceback) travels with the rest.
+  mkdir -p "$logs/items" && cp "$out/b$n/"*.log "$logs/items/" 2>/dev/null || true
   tar czf "$out/campaign-logs.b$n.tar.gz" -C "$build_gpu/work" "campaign-b$n" 2>/dev/null || true
   rm -rf "$out/b$n"
   tail -n +1 "$logs/campaign.log" | tail -60

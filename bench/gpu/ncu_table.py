@@ -35,7 +35,8 @@ COLUMNS = [
 ]
 STALL_PREFIX = "smsp__average_warps_issue_stalled_"
 STALL_SUFFIX = "_per_issue_active.ratio"
-TIME_UNITS = {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3, "second": 1e6}
+TIME_UNITS = {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3, "second": 1e6,
+              "ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}  # ncu 2025+ writes the short forms
 
 
 def number(text):

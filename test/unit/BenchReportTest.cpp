@@ -127,6 +127,23 @@ BenchResult sample() {
   return r;
 }
 
+TEST(BenchReport, DriverReleaseFromProc) {
+  // The first line of /proc/driver/nvidia/version, proprietary and open
+  // modules (as the H100 and H200 machines print it).
+  EXPECT_EQ(driverReleaseOf("NVRM version: NVIDIA UNIX x86_64 Kernel Module  "
+                            "580.159.04  Tue Oct  7 21:43:19 UTC 2025\n"
+                            "GCC version:  gcc version 12.2.0\n"),
+            "580.159.04");
+  EXPECT_EQ(driverReleaseOf("NVRM version: NVIDIA UNIX Open Kernel Module for "
+                            "x86_64  570.86.15  Release Build\n"),
+            "570.86.15");
+  EXPECT_EQ(driverReleaseOf("NVRM version: NVIDIA UNIX Open Kernel Module "
+                            "570.86.15  Release Build\n"),
+            "570.86.15");
+  EXPECT_EQ(driverReleaseOf(""), "");
+  EXPECT_EQ(driverReleaseOf("garbage Kernel Module x86"), "");
+}
+
 TEST(BenchReport, Json) {
   BenchResult r = sample();
   EXPECT_EQ(r.kernels, "mixed");
@@ -136,8 +153,15 @@ TEST(BenchReport, Json) {
   EXPECT_EQ(j["batch"], 32);
   EXPECT_EQ(j["device"]["name"], "NVIDIA H100 80GB HBM3");
   EXPECT_EQ(j["device"]["compute_capability"], "9.0");
+  // Without the kernel module's release the driver is the CUDA version it
+  // supports; with it, the release (as nvidia-smi and the baselines say).
   EXPECT_EQ(j["device"]["driver"], "13.0");
+  EXPECT_EQ(j["device"]["cuda_driver"], "13.0");
   EXPECT_EQ(j["device"]["cuda_runtime"], "13.0");
+  r.device.driverRelease = "580.159.04";
+  nlohmann::json withRelease = nlohmann::json::parse(toJson(r));
+  EXPECT_EQ(withRelease["device"]["driver"], "580.159.04");
+  EXPECT_EQ(withRelease["device"]["cuda_driver"], "13.0");
   EXPECT_DOUBLE_EQ(j["device"]["peak_tflops"].get<double>(), 1000);
   EXPECT_EQ(j["dlc"]["commit"], "abc123");
   EXPECT_DOUBLE_EQ(j["latency_ms"]["median"].get<double>(), 1.5);

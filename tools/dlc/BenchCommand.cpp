@@ -23,8 +23,10 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdlib>
+#include <fstream>
 #include <iostream>
 #include <random>
+#include <sstream>
 
 using namespace dlc;
 
@@ -99,6 +101,11 @@ bench::DeviceDesc describeDevice() {
                                    cudaDevAttrGlobalMemoryBusWidth, device),
             "cudaDeviceGetAttribute");
   cudaCheck(cudaDriverGetVersion(&d.driverVersion), "cudaDriverGetVersion");
+  if (std::ifstream proc{"/proc/driver/nvidia/version"}) {
+    std::ostringstream text;
+    text << proc.rdbuf();
+    d.driverRelease = bench::driverReleaseOf(text.str());
+  }
   cudaCheck(cudaRuntimeGetVersion(&d.runtimeVersion), "cudaRuntimeGetVersion");
   return d;
 }

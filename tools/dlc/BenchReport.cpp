@@ -122,12 +122,36 @@ std::string dlc::bench::kernelsOf(const std::vector<StepResult> &steps) {
   return libraryShaped ? "mixed" : "library";
 }
 
+std::string dlc::bench::driverReleaseOf(const std::string &text) {
+  const std::string key = "Kernel Module";
+  const size_t at = text.find(key);
+  if (at == std::string::npos)
+    return "";
+  // The first token of the line after it made of digits and dots, with a
+  // dot ("580.159.04"; the open module writes "for x86_64" before it).
+  const size_t end = text.find('\n', at);
+  std::istringstream rest(text.substr(
+      at + key.size(),
+      end == std::string::npos ? std::string::npos : end - at - key.size()));
+  for (std::string token; rest >> token;)
+    if (token.find('.') != std::string::npos &&
+        token.find_first_not_of("0123456789.") == std::string::npos)
+      return token;
+  return "";
+}
+
 namespace {
 
 using Json = nlohmann::ordered_json;
 
 std::string version(int v) {
   return std::to_string(v / 1000) + "." + std::to_string(v % 1000 / 10);
+}
+
+/// The driver as nvidia-smi names it, else the CUDA version the driver
+/// supports (all cudaDriverGetVersion tells).
+std::string driverOf(const DeviceDesc &d) {
+  return d.driverRelease.empty() ? version(d.driverVersion) : d.driverRelease;
 }
 
 /// A rate or fraction, or null when the step has no cost or no time.
@@ -182,7 +206,8 @@ std::string dlc::bench::toJson(const BenchResult &r) {
                  {"compute_capability", std::to_string(r.device.major) + "." +
                                             std::to_string(r.device.minor)},
                  {"sms", r.device.sms},
-                 {"driver", version(r.device.driverVersion)},
+                 {"driver", driverOf(r.device)},
+                 {"cuda_driver", version(r.device.driverVersion)},
                  {"cuda_runtime", version(r.device.runtimeVersion)},
                  {"peak_tflops", r.peak.flops / 1e12},
                  {"peak_gbps", r.peak.bandwidth / 1e9},
@@ -224,8 +249,8 @@ std::string dlc::bench::formatReport(const BenchResult &r) {
   os << r.model << " (" << r.artifact << "): " << r.precision << ", "
      << r.kernels << " kernels, batch " << r.batch << "\n"
      << "GPU: " << r.device.name << " (sm_" << r.device.major << r.device.minor
-     << ", " << r.device.sms << " SMs), driver "
-     << version(r.device.driverVersion) << ", CUDA runtime "
+     << ", " << r.device.sms << " SMs), driver " << driverOf(r.device)
+     << " (CUDA " << version(r.device.driverVersion) << "), CUDA runtime "
      << version(r.device.runtimeVersion) << "; peak "
      << fixed(r.peak.flops / 1e12, 1) << " TFLOP/s " << r.precision << ", "
      << fixed(r.peak.bandwidth / 1e9, 0) << " GB/s (" << r.peak.source << ")\n"

@@ -39,9 +39,18 @@ struct DeviceDesc {
   int clockKHz = 0;       ///< the SMs' peak clock
   int memoryClockKHz = 0; ///< the memory's peak clock
   int busWidthBits = 0;
-  int driverVersion = 0;  ///< cudaDriverGetVersion: 13000 for 13.0
+  int driverVersion = 0; ///< cudaDriverGetVersion: 13000 for 13.0
+  /// The kernel module's release ("580.159.04", what nvidia-smi calls the
+  /// driver version; driverReleaseOf), empty where it cannot be read.
+  std::string driverRelease;
   int runtimeVersion = 0; ///< cudaRuntimeGetVersion
 };
+
+/// The NVIDIA kernel module's release from the text of
+/// /proc/driver/nvidia/version ("NVRM version: NVIDIA UNIX x86_64 Kernel
+/// Module  580.159.04  Tue ..."): the first token of digits and dots after
+/// "Kernel Module" on its line, empty when there is none.
+std::string driverReleaseOf(const std::string &procVersionText);
 
 /// A GPU's peak rates for one precision.
 struct Peak {
