@@ -18,7 +18,9 @@
 //    quantized_matmul, quantized_conv2d.
 //    Prologue: a pad or cast whose only user is the anchor (or a chain of
 //    them); for quantized_matmul also a transpose (its int8 weight stored
-//    [N, K]).
+//    [N, K]). Not on the input of a 16-bit conv2d that the tensor-core
+//    implicit GEMM runs (ungrouped, NHWC, OHWI, C % 8 == 0): it reads that
+//    input as stored (readsStoredHalfInput).
 //    Epilogue: a chain of ops, each the only user of the previous result:
 //    bias_add, batch_norm, activation, cast and the elementwise binary ops
 //    (add, sub, mul, div, maximum, minimum, prelu, compare) whose result has
@@ -41,7 +43,9 @@
 //    the last op back through producers whose results are used only inside
 //    the tree; a pad producer of the tree's shape joins it as a prologue,
 //    with a chain of casts before it but nothing else through it
-//    (dlc-quantize-int8's channel padding before a quantize_static). The
+//    (dlc-quantize-int8's channel padding before a quantize_static). A pad
+//    that no tree takes, after a chain of casts (dlc-lower-to-fp16's channel
+//    padding of a 16-bit convolution's input), is a kernel with them. The
 //    per-element quantization ops (dequantize, dequantize_grouped,
 //    unpack_int4, fake_quantize, float8_quantize) count as elementwise, and
 //    so does a quantize_static whose scale result has no use: it joins
@@ -165,6 +169,29 @@ bool isCompute(Operation *op) {
   default:
     return true;
   }
+}
+
+/// Whether `type` is a tensor of 16-bit floats.
+bool isHalfTensor(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor &&
+         (tensor.getElementType().isF16() || tensor.getElementType().isBF16());
+}
+
+/// Whether `op` is a convolution that the tensor-core implicit GEMM runs on a
+/// stored 16-bit input (compiler/codegen/cuda/ImplicitGemm.cpp: ungrouped,
+/// NHWC, OHWI, C % kHalfTensorCoreChannels == 0): a pad or cast fused before
+/// it would make it read a computed operand, which only the per-element
+/// SIMT kernel can (ResNet50's first convolution ran there, its input's f32
+/// to f16 cast and dlc-lower-to-fp16's channel padding fused into it).
+bool readsStoredHalfInput(Operation *op) {
+  auto conv = dyn_cast<Conv2DOp>(op);
+  if (!conv || conv.getGroups() != 1 || conv.getDataLayout() != Layout::NHWC ||
+      conv.getFilterLayout() != FilterLayout::OHWI ||
+      !isHalfTensor(conv.getInput().getType()))
+    return false;
+  const int64_t c = conv.getInput().getType().getShape().back();
+  return !ShapedType::isDynamic(c) && c % dlc::kHalfTensorCoreChannels == 0;
 }
 
 /// The layout of a convolution's activations; none for other ops.
@@ -465,8 +492,16 @@ void Fuser::growAnchor(Operation *anchor) {
     return isa<PadOp, CastOp>(op) ||
            (isa<TransposeOp>(op) && isa<QuantizedMatmulOp>(anchor));
   };
-  for (Value operand : anchor->getOperands())
-    joinChain(group, anchor, operand.getDefiningOp(), prologue);
+  for (OpOperand &operand : anchor->getOpOperands()) {
+    if (operand.getOperandNumber() == 0 && readsStoredHalfInput(anchor)) {
+      if (Operation *def = operand.get().getDefiningOp();
+          def && def->getBlock() == &block && prologue(def))
+        reject(def, anchor,
+               "the implicit GEMM reads its 16-bit input as stored");
+      continue;
+    }
+    joinChain(group, anchor, operand.get().getDefiningOp(), prologue);
+  }
   growEpilogue(group);
 }
 
@@ -797,13 +832,6 @@ void Fuser::emitRemarks() {
 // Driver
 //===----------------------------------------------------------------------===//
 
-/// Whether `type` is a tensor of 16-bit floats.
-bool isHalfTensor(Type type) {
-  auto tensor = dyn_cast<RankedTensorType>(type);
-  return tensor &&
-         (tensor.getElementType().isF16() || tensor.getElementType().isBF16());
-}
-
 RankedTensorType widened(Type type) {
   auto tensor = cast<RankedTensorType>(type);
   return RankedTensorType::get(tensor.getShape(),
@@ -879,6 +907,15 @@ void Fuser::run() {
     if (classify(&op) == Kind::Reduction && !groupOf.count(&op))
       growReduction(&op);
   for (Operation &op : llvm::reverse(block)) {
+    // A pad that no tree took (a 16-bit convolution's channel padding)
+    // leads a kernel of its own with the chain of casts before it.
+    if (auto pad = dyn_cast<PadOp>(op);
+        pad && !groupOf.count(&op) && pad.getInput().getDefiningOp<CastOp>()) {
+      unsigned group = newGroup(&op);
+      joinChain(group, &op, pad.getInput().getDefiningOp(),
+                [](Operation *def) { return isa<CastOp>(def); });
+      continue;
+    }
     if (classify(&op) != Kind::Elementwise || groupOf.count(&op))
       continue;
     unsigned group = newGroup(&op);

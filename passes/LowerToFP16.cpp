@@ -38,6 +38,19 @@
 // where the rules above need them, so the pass is idempotent and never casts
 // twice.
 //
+// An ungrouped NHWC convolution (OHWI filter) whose f16 or bf16 input has a
+// channel count that is not a multiple of kHalfTensorCoreChannels (8: an
+// RGB or gray first layer) gets its input padded with zero channels
+// (graph.pad) and its constant filter with zero input channels: the
+// tensor-core implicit GEMM reads 8 channels of a pixel per 16-byte chunk,
+// and any other C leaves the convolution to the SIMT kernel (ResNet50's
+// 7x7 first convolution: 19 TFLOP/s there, 20 % of the model's time at
+// batch 256 on an H200, where the 3x3 tensor-core convolutions reach 200;
+// bench/NOTES.md). The padded filter channels are 0, so the sums are the
+// unpadded ones exactly; the MACs grow by up to 3x (C >= 3; a gray image's
+// C = 1 or 2 stays on the SIMT kernel, where 8x or 4x the MACs would eat
+// the gain).
+//
 // Weight constants are converted at compile time. A weight that f16 cannot
 // hold is kept in f32 with a warning at its user, and that user computes in
 // f32: a finite element is above 65504 in magnitude (the largest f16), or a
@@ -339,13 +352,65 @@ void Lowering::run() {
       constant.erase();
 }
 
+/// The channel padding of the file comment, on every convolution of `block`
+/// it applies to.
+void padHalfConvChannels(Block &block) {
+  constexpr int64_t group = dlc::kHalfTensorCoreChannels;
+  // Padding C = 3 to 8 multiplies the MACs by 2.7 for a kernel about 10x
+  // faster per MAC (19 vs 200 TFLOP/s on an H200); C = 1 or 2 (gray images)
+  // would multiply them by 8 or 4 for little or nothing, plus the pad
+  // kernel, so those stay on the SIMT kernel.
+  constexpr int64_t kMaxChannelGrowth = 3;
+  for (Operation &op : llvm::make_early_inc_range(block)) {
+    auto conv = dyn_cast<Conv2DOp>(op);
+    if (!conv || conv.getGroups() != 1 ||
+        conv.getDataLayout() != Layout::NHWC ||
+        conv.getFilterLayout() != FilterLayout::OHWI)
+      continue;
+    auto inputType = cast<RankedTensorType>(conv.getInput().getType());
+    FloatType element = floatElement(inputType);
+    const int64_t c = inputType.getDimSize(3);
+    if (!element || !(element.isF16() || element.isBF16()) ||
+        ShapedType::isDynamic(c) || c % group == 0 ||
+        (c + group - 1) / group * group > kMaxChannelGrowth * c)
+      continue;
+    auto filter = conv.getFilter().getDefiningOp<ConstantOp>();
+    if (!filter || floatElement(filter.getType()) != element)
+      continue;
+    FailureOr<std::vector<float>> values = readFloats(filter.getValue());
+    if (failed(values))
+      continue;
+    const int64_t padded = (c + group - 1) / group * group;
+    SmallVector<int64_t> shape(filter.getType().getShape());
+    std::vector<float> grown =
+        padDim<float>(*values, shape, /*dim=*/3, padded); // OHWI's I
+    shape[3] = padded;
+    OpBuilder b(conv);
+    auto newFilter = b.create<ConstantOp>(
+        filter.getLoc(),
+        makeFloats(RankedTensorType::get(shape, element), grown,
+                   derivedWeightHint(filter.getValue(), "_cpad")));
+    SmallVector<int64_t> low(4, 0), high(4, 0);
+    high[3] = padded - c;
+    auto pad = b.create<PadOp>(
+        conv.getLoc(), conv.getInput(), b.getDenseI64ArrayAttr(low),
+        b.getDenseI64ArrayAttr(high), b.getF64FloatAttr(0.0));
+    conv->setOperand(0, pad);
+    conv->setOperand(1, newFilter);
+    if (filter.use_empty())
+      filter.erase();
+  }
+}
+
 struct LowerToFP16Pass
     : public dlc::impl::LowerToFP16PassBase<LowerToFP16Pass> {
   using LowerToFP16PassBase::LowerToFP16PassBase;
 
   void runOnOperation() override {
-    for (Block &block : getOperation().getBody())
+    for (Block &block : getOperation().getBody()) {
       Lowering(block).run();
+      padHalfConvChannels(block);
+    }
   }
 };
 

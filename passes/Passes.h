@@ -30,6 +30,11 @@ inline constexpr const char *kCalibratedAmaxAttr = "dlc.calibrated_amax";
 /// a pool out of such a convolution's epilogue.
 inline constexpr int64_t kInt8TensorCoreChannels = 16;
 
+/// The f16/bf16 tensor-core implicit GEMM reads 8 channels of an input pixel
+/// per 16-byte chunk: an ungrouped NHWC conv2d takes it when C is a multiple
+/// of this. dlc-lower-to-fp16 pads smaller channel counts up to it.
+inline constexpr int64_t kHalfTensorCoreChannels = 8;
+
 /// Whether dlc-quantize-int8 can quantize `op`: a conv2d or
 /// depthwise_conv2d with an f32 input and an f32 constant filter, or a
 /// matmul with an f32 lhs and an f32 constant rank-2 rhs.

@@ -104,6 +104,10 @@ def LowerToFP16Pass : Pass<"dlc-lower-to-fp16", "mlir::func::FuncOp"> {
     while it is at least 2^-11 of the weight's largest magnitude) is kept in
     f32 with a warning, and its consumer runs in f32. Float-to-float casts
     already in the IR are dropped and re-derived, so the pass is idempotent.
+    An ungrouped NHWC convolution whose f16/bf16 input has a channel count
+    of 3 or more that is not a multiple of 8 (an RGB image's) gets zero channels
+    padded onto its input (graph.pad) and its constant OHWI filter, so that
+    it runs on the tensor-core implicit GEMM; the sums are unchanged.
     The function's signature is unchanged.
   }];
   let dependentDialects = ["::dlc::graph::GraphDialect"];
@@ -190,7 +194,8 @@ def FusePass : Pass<"dlc-fuse", "mlir::func::FuncOp"> {
   let summary = "Group ops into graph.fusion kernels";
   let description = [{
     Forms `graph.fusion` regions: an anchor (conv2d, depthwise_conv2d,
-    conv2d_transpose, matmul) with its prologue (pad, cast) and epilogue
+    conv2d_transpose, matmul) with its prologue (pad, cast; none on the
+    stored 16-bit input of a tensor-core conv2d) and epilogue
     (bias_add, batch_norm, activation, elementwise ops with a residual or
     constant operand, cast, pooling whose windows tile the output, softmax
     over a matmul's rows); a reduction (softmax, layer_norm, global_pool,

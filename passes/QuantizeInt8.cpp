@@ -274,22 +274,6 @@ std::vector<float> dlc::int8WeightScales(Operation *op) {
 
 namespace {
 
-/// `values` (row-major, of `shape`) with dim `dim` grown to `size`, the new
-/// elements 0.
-std::vector<int8_t> padDim(ArrayRef<int8_t> values, ArrayRef<int64_t> shape,
-                           int64_t dim, int64_t size) {
-  int64_t outer = 1, inner = 1;
-  for (int64_t d = 0; d < dim; ++d)
-    outer *= shape[d];
-  for (int64_t d = dim + 1; d < int64_t(shape.size()); ++d)
-    inner *= shape[d];
-  std::vector<int8_t> out(size_t(outer * size * inner), 0);
-  for (int64_t o = 0; o < outer; ++o)
-    std::copy_n(values.begin() + o * shape[dim] * inner, shape[dim] * inner,
-                out.begin() + o * size * inner);
-  return out;
-}
-
 struct QuantizeInt8Pass
     : public dlc::impl::QuantizeInt8PassBase<QuantizeInt8Pass> {
   using QuantizeInt8PassBase::QuantizeInt8PassBase;
@@ -370,7 +354,7 @@ struct QuantizeInt8Pass
       int64_t padded = (c + group - 1) / group * group;
       if (!ShapedType::isDynamic(c) && padded != c) {
         SmallVector<int64_t> shape(weightType.getShape());
-        values = padDim(values, shape, /*dim=*/3, padded); // OHWI's I
+        values = padDim<int8_t>(values, shape, /*dim=*/3, padded); // OHWI's I
         shape[3] = padded;
         type = RankedTensorType::get(shape, i8);
         int64_t rank = cast<RankedTensorType>(input.getType()).getRank();

@@ -16,6 +16,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/Support/LogicalResult.h"
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,24 @@ llvm::StringRef resourceKey(mlir::ElementsAttr value);
 /// without the "w<N>_" / "w_" prefix the importer and makeFloats add, then
 /// `suffix` ("conv2d_kernel" + "_ohwi").
 std::string derivedWeightHint(mlir::ElementsAttr value, llvm::StringRef suffix);
+
+/// `values` (row-major, of `shape`) with dim `dim` grown to `size`, the new
+/// elements 0: a filter's input channels padded with zero channels
+/// (dlc-quantize-int8, dlc-lower-to-fp16).
+template <typename T>
+std::vector<T> padDim(llvm::ArrayRef<T> values, llvm::ArrayRef<int64_t> shape,
+                      int64_t dim, int64_t size) {
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < dim; ++d)
+    outer *= shape[d];
+  for (int64_t d = dim + 1; d < int64_t(shape.size()); ++d)
+    inner *= shape[d];
+  std::vector<T> out(size_t(outer * size * inner), T(0));
+  for (int64_t o = 0; o < outer; ++o)
+    std::copy_n(values.begin() + o * shape[dim] * inner, shape[dim] * inner,
+                out.begin() + o * size * inner);
+  return out;
+}
 
 } // namespace dlc::graph
 

@@ -694,3 +694,48 @@ func.func @pad_prologue_casts(%x: tensor<1x4x4x3xf16>) -> tensor<1x4x4x16xi8> {
   %q, %s = graph.quantize_static %p {scale = 2.0 : f32} : (tensor<1x4x4x16xf32>) -> (tensor<1x4x4x16xi8>, tensor<1x4x4x1xf32>)
   return %q : tensor<1x4x4x16xi8>
 }
+
+// -----
+
+// A 16-bit ungrouped NHWC convolution with an OHWI filter and C % 8 == 0 is
+// a tensor-core implicit GEMM that reads its input as stored: neither
+// dlc-lower-to-fp16's channel pad nor the input's f32 -> f16 cast joins it
+// (either would make it compute its operand, which only the SIMT kernel
+// can). The pad leads a kernel of its own with the casts before it: the
+// input read once, padded and stored f16.
+// CHECK-LABEL: func.func @half_conv_reads_stored_input
+// CHECK: %[[P:.+]] = graph.fusion(%arg0) : (tensor<1x4x4x3xf32>) -> tensor<1x4x4x8xf16> {
+// CHECK-NEXT: ^bb0(%[[A:.+]]: tensor<1x4x4x3xf32>):
+// CHECK-NEXT: %[[H:.+]] = graph.cast %[[A]] : tensor<1x4x4x3xf32> -> tensor<1x4x4x3xf16>
+// CHECK-NEXT: %[[W:.+]] = graph.cast %[[H]] : tensor<1x4x4x3xf16> -> tensor<1x4x4x3xf32>
+// CHECK-NEXT: %[[PAD:.+]] = graph.pad %[[W]]
+// CHECK-NEXT: %[[S:.+]] = graph.cast %[[PAD]] : tensor<1x4x4x8xf32> -> tensor<1x4x4x8xf16>
+// CHECK-NEXT: graph.yield %[[S]]
+// CHECK: %[[C:.+]] = graph.fusion(%[[P]], %{{.+}}) : (tensor<1x4x4x8xf16>, tensor<2x1x1x8xf16>) -> tensor<1x4x4x2xf16> {
+// CHECK-NEXT: ^bb0(%[[B:.+]]: tensor<1x4x4x8xf16>, %{{.+}}: tensor<2x1x1x8xf16>):
+// CHECK-NEXT: graph.cast %[[B]] : tensor<1x4x4x8xf16> -> tensor<1x4x4x8xf32>
+// CHECK-NOT: graph.pad
+// CHECK: graph.conv2d
+// CHECK: graph.activation <relu>
+// A cast of an f32 value with 8 channels stays outside too (a kernel of its
+// own); the f32 convolution takes its cast as before.
+// CHECK: %[[H8:.+]] = graph.cast %arg1 : tensor<1x4x4x8xf32> -> tensor<1x4x4x8xf16>
+// CHECK-NEXT: %[[C8:.+]] = graph.fusion(%[[H8]]
+// CHECK: %[[F32:.+]] = graph.fusion(%arg1
+// CHECK-NEXT: ^bb0
+// CHECK: graph.pad
+// CHECK: graph.conv2d
+func.func @half_conv_reads_stored_input(%x: tensor<1x4x4x3xf32>, %y: tensor<1x4x4x8xf32>) -> (tensor<1x4x4x2xf16>, tensor<1x4x4x2xf16>, tensor<1x4x4x2xf32>) {
+  %w = graph.constant dense<0.5> : tensor<2x1x1x8xf16>
+  %wf = graph.constant dense<0.5> : tensor<2x3x3x8xf32>
+  %0 = graph.cast %x : tensor<1x4x4x3xf32> -> tensor<1x4x4x3xf16>
+  %1 = graph.pad %0 low [0, 0, 0, 0] high [0, 0, 0, 5] : tensor<1x4x4x3xf16> -> tensor<1x4x4x8xf16>
+  %2 = graph.conv2d %1, %w {filter_layout = #graph.filter_layout<ohwi>} : (tensor<1x4x4x8xf16>, tensor<2x1x1x8xf16>) -> tensor<1x4x4x2xf16>
+  %3 = graph.activation <relu> %2 : tensor<1x4x4x2xf16>
+  %4 = graph.cast %y : tensor<1x4x4x8xf32> -> tensor<1x4x4x8xf16>
+  %5 = graph.conv2d %4, %w {filter_layout = #graph.filter_layout<ohwi>} : (tensor<1x4x4x8xf16>, tensor<2x1x1x8xf16>) -> tensor<1x4x4x2xf16>
+  %6 = graph.activation <relu> %5 : tensor<1x4x4x2xf16>
+  %7 = graph.pad %y low [0, 1, 1, 0] high [0, 1, 1, 0] : tensor<1x4x4x8xf32> -> tensor<1x6x6x8xf32>
+  %8 = graph.conv2d %7, %wf {filter_layout = #graph.filter_layout<ohwi>} : (tensor<1x6x6x8xf32>, tensor<2x3x3x8xf32>) -> tensor<1x4x4x2xf32>
+  return %3, %6, %8 : tensor<1x4x4x2xf16>, tensor<1x4x4x2xf16>, tensor<1x4x4x2xf32>
+}

@@ -399,3 +399,37 @@ func.func @int8_channel_pad(%x: tensor<1x4x4x3xf32>) -> tensor<1x4x4x16xi8> {
   %q, %s = graph.quantize_static %p {scale = 2.0 : f32} : (tensor<1x4x4x16xf32>) -> (tensor<1x4x4x16xi8>, tensor<1x4x4x1xf32>)
   return %q : tensor<1x4x4x16xi8>
 }
+
+// -----
+
+// An RGB input (C = 3) of an ungrouped NHWC convolution with an OHWI filter
+// is padded with zero channels to 8, and so is the filter's input axis (the
+// tensor-core implicit GEMM reads 8 channels of a pixel per 16-byte chunk):
+// the padded filter channels are 0, the sums unchanged. A gray input (C = 1:
+// 8x the MACs) and an HWIO filter are left as they are.
+// CHECK-LABEL: func.func @rgb_conv_padded
+// CHECK: %[[XH:.+]] = graph.cast %{{.+}} : tensor<1x4x4x3xf32> -> tensor<1x4x4x3xf16>
+// CHECK-DAG: %[[W:.+]] = graph.constant dense<{{\[}}[{{\[}}[1.000000e+00, 2.000000e+00, 3.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00]]], {{\[}}[{{\[}}4.000000e+00, 5.000000e+00, 6.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00, 0.000000e+00]]]]> : tensor<2x1x1x8xf16>
+// CHECK-DAG: %[[P:.+]] = graph.pad %[[XH]] low [0, 0, 0, 0] high [0, 0, 0, 5] : tensor<1x4x4x3xf16> -> tensor<1x4x4x8xf16>
+// CHECK: graph.conv2d %[[P]], %[[W]] {filter_layout = #graph.filter_layout<ohwi>} : (tensor<1x4x4x8xf16>, tensor<2x1x1x8xf16>) -> tensor<1x4x4x2xf16>
+// CHECK-LABEL: func.func @gray_or_hwio_kept
+// CHECK-NOT: graph.pad
+// CHECK: graph.conv2d %{{.+}}, %{{.+}} {filter_layout = #graph.filter_layout<ohwi>} : (tensor<1x4x4x1xf16>, tensor<2x1x1x1xf16>)
+// CHECK: graph.conv2d %{{.+}}, %{{.+}} : (tensor<1x4x4x3xf16>, tensor<1x1x3x2xf16>)
+// CHECK-NOT: graph.pad
+// CHECK: return
+func.func @rgb_conv_padded(%x: tensor<1x4x4x3xf32>) -> tensor<1x4x4x2xf32> {
+  %w = graph.constant dense<[[[[1.0, 2.0, 3.0]]], [[[4.0, 5.0, 6.0]]]]> : tensor<2x1x1x3xf32>
+  %0 = graph.conv2d %x, %w {filter_layout = #graph.filter_layout<ohwi>} : (tensor<1x4x4x3xf32>, tensor<2x1x1x3xf32>) -> tensor<1x4x4x2xf32>
+  %1 = graph.activation <relu> %0 : tensor<1x4x4x2xf32>
+  return %1 : tensor<1x4x4x2xf32>
+}
+func.func @gray_or_hwio_kept(%x: tensor<1x4x4x1xf32>, %y: tensor<1x4x4x3xf32>) -> (tensor<1x4x4x2xf32>, tensor<1x4x4x2xf32>) {
+  %w = graph.constant dense<[[[[1.0]]], [[[4.0]]]]> : tensor<2x1x1x1xf32>
+  %0 = graph.conv2d %x, %w {filter_layout = #graph.filter_layout<ohwi>} : (tensor<1x4x4x1xf32>, tensor<2x1x1x1xf32>) -> tensor<1x4x4x2xf32>
+  %v = graph.constant dense<[[[[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]]]> : tensor<1x1x3x2xf32>
+  %1 = graph.conv2d %y, %v : (tensor<1x4x4x3xf32>, tensor<1x1x3x2xf32>) -> tensor<1x4x4x2xf32>
+  %2 = graph.activation <relu> %0 : tensor<1x4x4x2xf32>
+  %3 = graph.activation <relu> %1 : tensor<1x4x4x2xf32>
+  return %2, %3 : tensor<1x4x4x2xf32>, tensor<1x4x4x2xf32>
+}
