@@ -278,6 +278,43 @@ func.func @main(%x: memref<1x8x8x4xf32>, %f: memref<6x3x3x4xf32>, %y: memref<1x8
 }
 )mlir";
 
+// A 1x1 convolution [2, 64, 64, C] * [64, 1, 1, C]: 2 * 64 * 64 * 64 * C
+// multiply-adds, 2^27 (kAutoConvMacs) at C = 256.
+std::string conv1x1(int c) {
+  std::string x = "2x64x64x" + std::to_string(c),
+              f = "64x1x1x" + std::to_string(c);
+  return "func.func @main(%x: memref<" + x + "xf32>, %f: memref<" + f +
+         "xf32>, %y: memref<2x64x64x64xf32>) {\n"
+         "  exec.kernel \"k0_conv2d\" ins(%x, %f : memref<" +
+         x + "xf32>, memref<" + f +
+         "xf32>) outs(%y : memref<2x64x64x64xf32>) {\n"
+         "  ^bb0(%a: tensor<" +
+         x + "xf32>, %b: tensor<" + f +
+         "xf32>):\n"
+         "    %c = graph.conv2d %a, %b {filter_layout = "
+         "#graph.filter_layout<ohwi>} : (tensor<" +
+         x + "xf32>, tensor<" + f +
+         "xf32>) -> tensor<2x64x64x64xf32>\n"
+         "    exec.yield %c : tensor<2x64x64x64xf32>\n"
+         "  }\n"
+         "  return\n"
+         "}\n";
+}
+
+TEST_F(LibraryCallsTest, AutoTakesCudnnForLargeConvolutions) {
+  static_assert(kAutoConvMacs == int64_t(1) << 27);
+  // 2^27 multiply-adds: cuDNN under auto (the H200 measured it faster).
+  std::optional<LibraryCallPlan> p = plan(conv1x1(256), KernelChoice::Auto);
+  ASSERT_TRUE(p);
+  EXPECT_STREQ(artifact::opOf(p->descriptor), "conv2d");
+  EXPECT_EQ(descriptor(*p).getInteger("c"), 256);
+  // 8 channels fewer, below the threshold: generated under auto, cuDNN
+  // under library.
+  EXPECT_FALSE(plan(conv1x1(248), KernelChoice::Auto));
+  EXPECT_TRUE(plan(conv1x1(248), KernelChoice::Library));
+  EXPECT_FALSE(plan(conv1x1(256), KernelChoice::Generated));
+}
+
 TEST_F(LibraryCallsTest, ConvBiasActivationIsOneCudnnGraph) {
   EXPECT_FALSE(plan(kConv, KernelChoice::Auto));
   std::optional<LibraryCallPlan> p = plan(kConv, KernelChoice::Library);

@@ -431,6 +431,17 @@ FailureOr<LibraryCallPlan> planFloat8Gemm(KernelMatcher &matcher,
 // cuDNN: conv2d [+ bias] [+ relu | relu6 | gelu | gelu_tanh], pool2d
 //===----------------------------------------------------------------------===//
 
+/// The multiply-adds of `conv` (N*P*Q*K*R*S*C/groups); 0 for a dynamic
+/// shape.
+int64_t convMacs(graph::Conv2DOp conv) {
+  auto w = cast<RankedTensorType>(conv.getFilter().getType());
+  auto y = cast<RankedTensorType>(conv.getType());
+  if (!w.hasStaticShape() || !y.hasStaticShape())
+    return 0;
+  // Every filter element (K*R*S*C/groups) meets every output pixel (N*P*Q).
+  return y.getNumElements() / y.getShape()[3] * w.getNumElements();
+}
+
 FailureOr<LibraryCallPlan> planConv(KernelMatcher &matcher,
                                     graph::Conv2DOp conv, Chain chain) {
   auto x = cast<RankedTensorType>(conv.getInput().getType());
@@ -879,12 +890,14 @@ std::optional<LibraryCallPlan> driver::planLibraryCall(exec::KernelOp kernel,
     plan = planGemm(matcher, mm, *chain, choice);
   else if (auto f8 = dyn_cast<graph::Float8MatmulOp>(chain->anchor))
     plan = planFloat8Gemm(matcher, f8, *chain, choice);
-  else if (choice == KernelChoice::Auto)
-    return std::nullopt; // cuDNN only when asked for
+  else if (auto conv = dyn_cast<graph::Conv2DOp>(chain->anchor)) {
+    if (choice == KernelChoice::Auto && convMacs(conv) < kAutoConvMacs)
+      return std::nullopt;
+    plan = planConv(matcher, conv, *chain);
+  } else if (choice == KernelChoice::Auto)
+    return std::nullopt; // other cuDNN calls only when asked for
   else if (attention)
     plan = planSdpa(matcher, kernel, mm, *chain);
-  else if (auto conv = dyn_cast<graph::Conv2DOp>(chain->anchor))
-    plan = planConv(matcher, conv, *chain);
   else if (auto pool = dyn_cast<graph::Pool2DOp>(chain->anchor))
     plan = planPool(matcher, pool, *chain);
   else if (auto softmax = dyn_cast<graph::SoftmaxOp>(chain->anchor))

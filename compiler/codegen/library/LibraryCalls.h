@@ -58,12 +58,15 @@
 // cuDNN has an engine for a graph on a given GPU is only known at run time:
 // the runtime then fails cleanly (DLC_STATUS_UNSUPPORTED_DEVICE).
 //
-// The auto rule (a fixed threshold, not a measurement): cuBLASLt for a GEMM
-// pattern of at least 2^24 multiply-adds (batch*M*N*K), where its tuned
-// kernels and split-K pay off, generated below it; convolution, pooling,
-// softmax, attention and the float8 GEMM stay generated under auto (no
-// measurement shows cuDNN or cuBLASLt's float8 GEMM faster than dlc's
-// generated kernels yet: no GPU has run the SDPA or float8 calls). Keras's
+// The auto rule (fixed thresholds, not a per-model measurement): cuBLASLt
+// for a GEMM pattern of at least 2^24 multiply-adds (batch*M*N*K), where its
+// tuned kernels and split-K pay off, generated below it; cuDNN for a
+// convolution pattern of at least 2^27 multiply-adds (kAutoConvMacs: the
+// H200 campaign measured cuDNN faster above it, the generated kernels below
+// it); pooling, softmax, attention and the float8 GEMM stay generated under
+// auto (no measurement shows cuDNN or cuBLASLt's float8 GEMM faster than
+// dlc's generated kernels: cuDNN's pooling was slower on the H200, and no
+// GPU has run the SDPA or float8 calls). Keras's
 // int8 Dense has no library call: its epilogue divides by a scale per row
 // and per column, which cuBLASLt cannot do exactly. `library` takes every
 // match, `generated` none.
@@ -93,6 +96,17 @@ constexpr uint64_t kLibraryWorkspaceBytes = uint64_t(32) << 20;
 
 /// GEMMs of at least this many multiply-adds go to cuBLASLt under auto.
 constexpr int64_t kAutoGemmMacs = int64_t(1) << 24;
+
+/// Convolutions of at least this many multiply-adds (N*P*Q*K*R*S*C/groups)
+/// go to cuDNN under auto. Measured on an H200 (bench/NOTES.md, 2026-11-27:
+/// the 222 convolutions of the five seed models at batch 1, 32 and 256 that
+/// ran both as a generated kernel and as a cuDNN call): of the 155 at or
+/// above 2^27, cuDNN took 0.32x to 0.93x the generated kernel's time in 150
+/// (1.13x to 1.44x in 5: VGG16's 14x14 block5 at batch 1, two MobileNetV2
+/// 1x1s); of the 67 below, the generated kernel was faster in 60, by up to
+/// 2.65x (cuDNN's per-call floor is about 6-10 us, a small generated
+/// kernel's 5), and cuDNN by at most 1.27x in the other 7.
+constexpr int64_t kAutoConvMacs = int64_t(1) << 27;
 
 /// One operand of a library call: a buffer of the plan or constant bytes
 /// that the backend places in the weight region.
