@@ -136,6 +136,8 @@ Json toObject(const Conv2dDescriptor &c) {
             {"activation", nameOf(kActivations, c.activation)}};
   if (c.bias)
     j["bias_dtype"] = nameOf(kDtypes, *c.bias);
+  if (c.residual)
+    j["residual_dtype"] = nameOf(kDtypes, *c.residual);
   return j;
 }
 
@@ -412,6 +414,10 @@ Conv2dDescriptor parseConv2d(const DescriptorReader &r) {
   if (r.has("bias_dtype")) {
     c.bias = r.dtype("bias_dtype");
     need.push_back(r.bytes({c.k}, *c.bias));
+  }
+  if (r.has("residual_dtype")) {
+    c.residual = r.dtype("residual_dtype");
+    need.push_back(r.bytes({c.n, c.p, c.q, c.k}, *c.residual));
   }
   need.push_back(r.bytes({c.n, c.p, c.q, c.k}, c.y));
   r.checkParams(need);

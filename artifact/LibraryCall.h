@@ -25,13 +25,14 @@
 //     d_dtype float32, compute, epilogue (as gemm's), bias_dtype bfloat16
 //     with a bias (and only then); params A, B, a_scale, b_scale (one
 //     float32 each, read by the device), [bias [N],] D.
-//   cudnn conv2d   Y = activation(conv(X, W) + bias), NHWC, W is KRSC (OHWI):
-//     n, h, w, c, k, r, s, groups (divides c and k), p, q (output height,
-//     width: what the geometry gives), pads [top, bottom, left, right] (each
-//     >= 0), strides, dilations, x_dtype = w_dtype, y_dtype (x_dtype or
-//     float32), compute, activation (none, relu, relu6: min(max(x, 0), 6),
-//     gelu, gelu_tanh),
-//     bias_dtype with a bias; params X, W, [bias [K],] Y.
+//   cudnn conv2d   Y = activation(conv(X, W) + bias + Z), NHWC, W is KRSC
+//     (OHWI): n, h, w, c, k, r, s, groups (divides c and k), p, q (output
+//     height, width: what the geometry gives), pads [top, bottom, left,
+//     right] (each >= 0), strides, dilations, x_dtype = w_dtype, y_dtype
+//     (x_dtype or float32), compute, activation (none, relu, relu6:
+//     min(max(x, 0), 6), gelu, gelu_tanh), bias_dtype with a bias,
+//     residual_dtype with a residual Z (a tensor of Y's shape: a ResNet
+//     block's shortcut); params X, W, [bias [K],] [Z [N, P, Q, K],] Y.
 //   cudnn pool2d   NHWC resample: n, h, w, c, p, q, mode (max,
 //     avg_include_padding, avg_exclude_padding), window, strides, pads
 //     [top, bottom, left, right] (each smaller than the window), dtype,
@@ -123,8 +124,8 @@ struct Float8GemmDescriptor {
   }
 };
 
-/// cuDNN "conv2d": Y = activation(conv(X, W) + bias), X NHWC, W KRSC (OHWI),
-/// Y NPQK.
+/// cuDNN "conv2d": Y = activation(conv(X, W) + bias + Z), X NHWC, W KRSC
+/// (OHWI), Y and the residual Z NPQK.
 struct Conv2dDescriptor {
   static constexpr const char *kLibrary = kCudnn;
   static constexpr const char *kOp = "conv2d";
@@ -134,9 +135,10 @@ struct Conv2dDescriptor {
   int64_t p = 0, q = 0;
   std::array<int64_t, 4> pads{}; ///< top, bottom, left, right
   std::array<int64_t, 2> strides{1, 1}, dilations{1, 1};
-  ElementType x = ElementType::F32; ///< x_dtype = w_dtype
-  ElementType y = ElementType::F32; ///< x or F32
-  std::optional<ElementType> bias;  ///< the bias's dtype, if it has one
+  ElementType x = ElementType::F32;    ///< x_dtype = w_dtype
+  ElementType y = ElementType::F32;    ///< x or F32
+  std::optional<ElementType> bias;     ///< the bias's dtype, if it has one
+  std::optional<ElementType> residual; ///< Z's dtype, if it has one
   Activation activation = Activation::None;
 
   friend bool operator==(const Conv2dDescriptor &a, const Conv2dDescriptor &b) {
@@ -144,7 +146,8 @@ struct Conv2dDescriptor {
            a.r == b.r && a.s == b.s && a.groups == b.groups && a.p == b.p &&
            a.q == b.q && a.pads == b.pads && a.strides == b.strides &&
            a.dilations == b.dilations && a.x == b.x && a.y == b.y &&
-           a.bias == b.bias && a.activation == b.activation;
+           a.bias == b.bias && a.residual == b.residual &&
+           a.activation == b.activation;
   }
 };
 

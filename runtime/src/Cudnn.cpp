@@ -381,7 +381,8 @@ GraphPlan::GraphPlan(cudnnHandle_t handle, const artifact::Conv2dDescriptor &c,
   using Activation = artifact::Conv2dDescriptor::Activation;
   GraphBuilder b;
   const int64_t cg = c.c / c.groups, out = int64_t(alignments.size());
-  const bool epilogue = c.bias || c.activation != Activation::None;
+  const bool epilogue =
+      c.bias || c.residual || c.activation != Activation::None;
   const Descriptor &x = b.nhwc(1, c.x, c.n, c.c, c.h, c.w, alignments[0]);
   const Descriptor &w =
       b.tensor(2, c.x, {c.k, cg, c.r, c.s}, {c.r * c.s * cg, 1, c.s * cg, cg},
@@ -421,14 +422,30 @@ GraphPlan::GraphPlan(cudnnHandle_t handle, const artifact::Conv2dDescriptor &c,
   b.operation(std::move(op));
 
   const Descriptor *last = &conv;
+  int64_t param = 3; // the next parameter's unique id: bias, then Z
   if (c.bias) {
     const Descriptor &bias =
-        b.tensor(3, *c.bias, {1, c.k, 1, 1}, {c.k, 1, c.k, c.k}, alignments[2]);
+        b.tensor(param, *c.bias, {1, c.k, 1, 1}, {c.k, 1, c.k, c.k},
+                 alignments[param - 1]);
+    ++param;
+    const Descriptor &sum =
+        c.activation == Activation::None && !c.residual
+            ? y
+            : b.nhwc(0, ElementType::F32, c.n, c.k, c.p, c.q, 16);
+    b.pointwise(CUDNN_POINTWISE_ADD, *last, &bias, sum);
+    last = &sum;
+  }
+  if (c.residual) {
+    // The residual Z, of Y's shape, added after the bias (a ResNet block's
+    // shortcut), in float.
+    const Descriptor &z =
+        b.nhwc(param, *c.residual, c.n, c.k, c.p, c.q, alignments[param - 1]);
+    ++param;
     const Descriptor &sum =
         c.activation == Activation::None
             ? y
             : b.nhwc(0, ElementType::F32, c.n, c.k, c.p, c.q, 16);
-    b.pointwise(CUDNN_POINTWISE_ADD, *last, &bias, sum);
+    b.pointwise(CUDNN_POINTWISE_ADD, *last, &z, sum);
     last = &sum;
   }
   if (c.activation == Activation::Relu6)

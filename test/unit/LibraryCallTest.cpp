@@ -137,7 +137,17 @@ TEST(LibraryCallSchema, Conv2dRoundTrip) {
   ASSERT_TRUE(std::holds_alternative<Conv2dDescriptor>(back));
   EXPECT_EQ(std::get<Conv2dDescriptor>(back), c);
 
+  // A residual Z of Y's shape: after the bias, before Y ([2, 4, 8, 6] f32:
+  // 1536 bytes).
+  c.residual = ElementType::F32;
+  c.activation = Conv2dDescriptor::Activation::Relu;
+  EXPECT_EQ(
+      std::get<Conv2dDescriptor>(roundTrip(c, {1008, 144, 24, 1536, 768})), c);
+  EXPECT_NE(toJson(c).find("\"residual_dtype\":\"float32\""),
+            std::string::npos);
+
   c.bias.reset();
+  c.residual.reset();
   c.activation = Conv2dDescriptor::Activation::None;
   EXPECT_EQ(std::get<Conv2dDescriptor>(roundTrip(c, {1008, 144, 768})), c);
 }
@@ -432,6 +442,13 @@ TEST(LibraryCallSchema, Conv2dRejections) {
       {R"("activation": "relu")",
        R"("activation": "relu", "bias_dtype": "float32")",
        "params: 3 parameters, the descriptor needs 4"},
+      {R"("activation": "relu")",
+       R"("activation": "relu", "residual_dtype": "int8")",
+       "descriptor.residual_dtype: expected one of float32, float16, "
+       "bfloat16"},
+      {R"("activation": "relu")",
+       R"("activation": "relu", "residual_dtype": "float32")",
+       "params: 3 parameters, the descriptor needs 4"},
   };
   const std::string prefix = "library call l2_conv2d (cudnn conv2d): ";
   for (const Case &c : cases)
@@ -439,6 +456,13 @@ TEST(LibraryCallSchema, Conv2dRejections) {
               prefix + c.message)
         << c.to;
   EXPECT_EQ(errorOf("cudnn", "conv2d", kConv, {40, 12, 31}),
+            prefix + "params[2]: 31 bytes, the descriptor needs 32");
+  // Z comes before Y and holds Y's shape.
+  const std::string residual = edit(kConv, R"("activation": "relu")",
+                                    R"("activation": "relu", )"
+                                    R"("residual_dtype": "float32")");
+  EXPECT_EQ(errorOf("cudnn", "conv2d", residual, {40, 12, 32, 32}), "");
+  EXPECT_EQ(errorOf("cudnn", "conv2d", residual, {40, 12, 31, 32}),
             prefix + "params[2]: 31 bytes, the descriptor needs 32");
 }
 

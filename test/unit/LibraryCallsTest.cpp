@@ -315,6 +315,70 @@ TEST_F(LibraryCallsTest, AutoTakesCudnnForLargeConvolutions) {
   EXPECT_FALSE(plan(conv1x1(256), KernelChoice::Generated));
 }
 
+// A ResNet block's last 1x1 convolution in a 16-bit body: conv, the add of
+// the shortcut (a kernel input read through a widening cast), relu, the
+// store.
+constexpr const char *kResidualConv = R"mlir(
+func.func @main(%x: memref<2x8x8x16xf16>, %f: memref<32x1x1x16xf16>, %z: memref<2x8x8x32xf16>, %y: memref<2x8x8x32xf16>) {
+  exec.kernel "k0_conv2d" ins(%x, %f, %z : memref<2x8x8x16xf16>, memref<32x1x1x16xf16>, memref<2x8x8x32xf16>) outs(%y : memref<2x8x8x32xf16>) {
+  ^bb0(%a: tensor<2x8x8x16xf16>, %b: tensor<32x1x1x16xf16>, %r: tensor<2x8x8x32xf16>):
+    %a32 = graph.cast %a : tensor<2x8x8x16xf16> -> tensor<2x8x8x16xf32>
+    %b32 = graph.cast %b : tensor<32x1x1x16xf16> -> tensor<32x1x1x16xf32>
+    %r32 = graph.cast %r : tensor<2x8x8x32xf16> -> tensor<2x8x8x32xf32>
+    %c = graph.conv2d %a32, %b32 {filter_layout = #graph.filter_layout<ohwi>} : (tensor<2x8x8x16xf32>, tensor<32x1x1x16xf32>) -> tensor<2x8x8x32xf32>
+    %bias = graph.constant dense<0.5> : tensor<32xf32>
+    %s = graph.bias_add %c, %bias : (tensor<2x8x8x32xf32>, tensor<32xf32>) -> tensor<2x8x8x32xf32>
+    %sum = graph.add %s, %r32 : (tensor<2x8x8x32xf32>, tensor<2x8x8x32xf32>) -> tensor<2x8x8x32xf32>
+    %act = graph.activation <relu> %sum : tensor<2x8x8x32xf32>
+    %o = graph.cast %act : tensor<2x8x8x32xf32> -> tensor<2x8x8x32xf16>
+    exec.yield %o : tensor<2x8x8x32xf16>
+  }
+  return
+}
+)mlir";
+
+TEST_F(LibraryCallsTest, ResidualConvIsOneCudnnGraphUnderLibrary) {
+  exec::KernelOp k = kernel(kResidualConv);
+  std::optional<LibraryCallPlan> p = planLibraryCall(k, KernelChoice::Library);
+  ASSERT_TRUE(p);
+  json::Object d = descriptor(*p);
+  EXPECT_EQ(d.getString("residual_dtype"), "float16");
+  EXPECT_EQ(d.getString("bias_dtype"), "float32");
+  EXPECT_EQ(d.getString("activation"), "relu");
+  // X, W, the bias bytes, Z (the kernel's third input), Y.
+  ASSERT_EQ(p->operands.size(), 5u);
+  EXPECT_FALSE(p->operands[2].constant.empty());
+  EXPECT_EQ(p->operands[3].buffer, k.getIns()[2]);
+  EXPECT_EQ(p->operands[4].buffer, k.getOuts()[0]);
+  // The add commutes: the shortcut first is the same call.
+  std::string swapped = kResidualConv;
+  const std::string from = "graph.add %s, %r32", to = "graph.add %r32, %s";
+  swapped.replace(swapped.find(from), from.size(), to);
+  std::optional<LibraryCallPlan> q = plan(swapped, KernelChoice::Library);
+  ASSERT_TRUE(q);
+  EXPECT_EQ(descriptor(*q).getString("residual_dtype"), "float16");
+  // Not under auto until a GPU has run the graph.
+  EXPECT_FALSE(plan(kResidualConv, KernelChoice::Auto));
+  // A broadcast operand is no residual: the add stays generated.
+  std::string broadcast = kResidualConv;
+  for (auto [f, t] :
+       {std::pair<std::string, std::string>{"%z: memref<2x8x8x32xf16>",
+                                            "%z: memref<1x8x8x32xf16>"},
+        {"memref<2x8x8x32xf16>) outs", "memref<1x8x8x32xf16>) outs"},
+        {"%r: tensor<2x8x8x32xf16>", "%r: tensor<1x8x8x32xf16>"},
+        {"%r : tensor<2x8x8x32xf16> -> tensor<2x8x8x32xf32>",
+         "%r : tensor<1x8x8x32xf16> -> tensor<1x8x8x32xf32>"},
+        {"(tensor<2x8x8x32xf32>, tensor<2x8x8x32xf32>) -> "
+         "tensor<2x8x8x32xf32>\n    %act",
+         "(tensor<2x8x8x32xf32>, tensor<1x8x8x32xf32>) -> "
+         "tensor<2x8x8x32xf32>\n    %act"}}) {
+    size_t at = broadcast.find(f);
+    ASSERT_NE(at, std::string::npos) << f;
+    broadcast.replace(at, f.size(), t);
+  }
+  EXPECT_FALSE(plan(broadcast, KernelChoice::Library));
+}
+
 TEST_F(LibraryCallsTest, ConvBiasActivationIsOneCudnnGraph) {
   EXPECT_FALSE(plan(kConv, KernelChoice::Auto));
   std::optional<LibraryCallPlan> p = plan(kConv, KernelChoice::Library);

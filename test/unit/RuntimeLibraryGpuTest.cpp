@@ -229,6 +229,7 @@ struct Conv {
   ElementType x, y;
   bool bias;
   std::string activation;
+  bool residual = false; ///< adds a Z of Y's type and shape after the bias
 };
 
 TEST_F(RuntimeLibraryGpu, CudnnConvolutions) {
@@ -311,6 +312,40 @@ TEST_F(RuntimeLibraryGpu, CudnnConvolutions) {
        f16,
        true,
        "relu6"},
+      // A ResNet block's last 1x1 convolution: + bias + the shortcut Z, relu.
+      {2,
+       8,
+       8,
+       16,
+       32,
+       1,
+       1,
+       1,
+       {0, 0, 0, 0},
+       {1, 1},
+       {1, 1},
+       f16,
+       f16,
+       true,
+       "relu",
+       true},
+      // ResNet v2's: no bias, no activation after the add, stored f32.
+      {1,
+       6,
+       6,
+       8,
+       16,
+       3,
+       3,
+       1,
+       {1, 1, 1, 1},
+       {1, 1},
+       {1, 1},
+       f16,
+       f32,
+       false,
+       "none",
+       true},
   };
   for (const Conv &c : convs) {
     auto name = [](ElementType t) {
@@ -328,6 +363,7 @@ TEST_F(RuntimeLibraryGpu, CudnnConvolutions) {
     HostTensor x = HostTensor::random(c.x, {c.n, c.h, c.w, c.c}, rng);
     HostTensor f = HostTensor::random(c.x, {c.k, c.r, c.s, cg}, rng);
     HostTensor bias = HostTensor::random(f32, {c.k}, rng);
+    HostTensor z = HostTensor::random(c.y, {c.n, p, q, c.k}, rng);
     HostTensor y{c.y, {c.n, p, q, c.k}, {}};
     for (int64_t b = 0; b < c.n; ++b)
       for (int64_t i = 0; i < p; ++i)
@@ -348,6 +384,8 @@ TEST_F(RuntimeLibraryGpu, CudnnConvolutions) {
               }
             if (c.bias)
               sum += bias.values[o];
+            if (c.residual)
+              sum += z.values[((b * p + i) * q + j) * c.k + o];
             if (c.activation == "relu")
               sum = relu(sum);
             else if (c.activation == "relu6")
@@ -376,10 +414,12 @@ TEST_F(RuntimeLibraryGpu, CudnnConvolutions) {
         name(c.x) + "\", \"w_dtype\": \"" + name(c.x) + "\", \"y_dtype\": \"" +
         name(c.y) + "\", \"compute\": \"float32\", \"activation\": \"" +
         c.activation + "\"" + (c.bias ? ", \"bias_dtype\": \"float32\"" : "") +
-        "}";
+        (c.residual ? ", \"residual_dtype\": \"" + name(c.y) + "\"" : "") + "}";
     std::vector<HostTensor> ins = {x, f};
     if (c.bias)
       ins.push_back(bias);
+    if (c.residual)
+      ins.push_back(z);
     SCOPED_TRACE(d);
     runAndCompare("cudnn", "conv2d", d, ins, y,
                   c.y == ElementType::F16 ? 2e-3 : 5e-5);

@@ -79,11 +79,15 @@ FailureOr<std::string> encodeExactly(ArrayRef<float> values, Type type) {
 }
 
 /// The epilogue of a kernel body, peeled back from its exec.yield:
-/// yield(cast?(activation?(bias_add?(anchor)))). The anchor and every
-/// epilogue value are f32 with one use (one rounding, at the store).
+/// yield(cast?(activation?(add?(bias_add?(anchor), residual)))). The anchor
+/// and every epilogue value are f32 with one use (one rounding, at the
+/// store); the residual is a stored tensor of the add's shape (a ResNet
+/// block's shortcut), which only the cuDNN convolution takes.
 struct Chain {
   Operation *anchor = nullptr;
   graph::BiasAddOp bias;
+  graph::AddOp residualAdd;
+  Value residual; ///< the add's operand that is not the chain's
   graph::ActivationAttr activation;
   Type stored; ///< the element type of the kernel's only output
 };
@@ -153,6 +157,25 @@ FailureOr<Chain> KernelMatcher::peelEpilogue() {
     v = act.getInput();
     if (!isChainLink(v))
       return failure();
+  }
+  if (auto add = v.getDefiningOp<graph::AddOp>()) {
+    // One operand continues the chain; the other is read as stored (a
+    // kernel input, through a widening cast in a 16-bit body), with the
+    // add's own type: no broadcast.
+    auto readsStored = [](Value x) {
+      return isa<BlockArgument>(x) || x.getDefiningOp<graph::CastOp>();
+    };
+    Value lhs = add.getLhs(), rhs = add.getRhs();
+    if (readsStored(rhs) && !readsStored(lhs))
+      chain.residual = rhs, v = lhs;
+    else if (readsStored(lhs) && !readsStored(rhs))
+      chain.residual = lhs, v = rhs;
+    else
+      return failure();
+    if (chain.residual.getType() != add.getType() || !isChainLink(v))
+      return failure();
+    covered_.insert(add);
+    chain.residualAdd = add;
   }
   if (auto bias = v.getDefiningOp<graph::BiasAddOp>()) {
     covered_.insert(bias);
@@ -502,6 +525,17 @@ FailureOr<LibraryCallPlan> planConv(KernelMatcher &matcher,
     if (failed(bias))
       return failure();
     d.bias = codegen::elementTypeOf(*bias);
+  }
+  if (chain.residualAdd) {
+    // Z, read in its stored type by the pointwise add after the bias.
+    FailureOr<Value> z = matcher.storedValue(chain.residual);
+    if (failed(z))
+      return failure();
+    FailureOr<LibraryOperand> operand = matcher.operandFor(*z);
+    if (failed(operand))
+      return failure();
+    plan.operands.push_back(std::move(*operand));
+    d.residual = codegen::elementTypeOf(elementOf(*z));
   }
   plan.descriptor = d;
   return plan;
@@ -882,6 +916,12 @@ std::optional<LibraryCallPlan> driver::planLibraryCall(exec::KernelOp kernel,
   KernelMatcher matcher(kernel);
   FailureOr<Chain> chain = matcher.peelEpilogue();
   if (failed(chain))
+    return std::nullopt;
+  // Only the cuDNN convolution adds a residual, and only under library
+  // until a GPU has run that graph (auto's convolutions are the measured
+  // ones: bias and activation).
+  if (chain->residualAdd &&
+      (!isa<graph::Conv2DOp>(chain->anchor) || choice == KernelChoice::Auto))
     return std::nullopt;
   FailureOr<LibraryCallPlan> plan = failure();
   auto mm = dyn_cast<graph::MatmulOp>(chain->anchor);

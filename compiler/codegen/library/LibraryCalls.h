@@ -24,8 +24,10 @@
 //     strides, dilations, asymmetric pads), then optionally bias_add on the
 //     channels and relu, relu6 (a relu with max_value 6: MobileNet's),
 //     gelu or gelu_tanh, as one operation graph
-//     (convolution forward + pointwise ops). Only whole patterns: a conv
-//     fused with a pooling or a residual add stays generated.
+//     (convolution forward + pointwise ops), with between the bias and the
+//     activation optionally the add of a residual (a stored tensor of the
+//     output's shape: a ResNet block's shortcut). Only whole patterns: a
+//     conv fused with a pooling stays generated.
 //   cuDNN "pool2d": graph.pool2d NHWC, max or average (with or without the
 //     padding in the count), through the resample operation.
 //   cuDNN "softmax": graph.softmax along any axis, with cudnnSoftmaxForward
