@@ -497,7 +497,8 @@ void Fuser::growAnchor(Operation *anchor) {
       if (Operation *def = operand.get().getDefiningOp();
           def && def->getBlock() == &block && prologue(def))
         reject(def, anchor,
-               "the implicit GEMM reads its 16-bit input as stored");
+               "the tensor-core implicit GEMM reads its 16-bit input as "
+               "stored");
       continue;
     }
     joinChain(group, anchor, operand.get().getDefiningOp(), prologue);
@@ -820,9 +821,18 @@ void Fuser::emitRemarks() {
         if (!producer || kernelOf(producer) == kernelOf(consumer) ||
             !producers.insert(producer))
           continue;
-        consumer->emitRemark()
-            << "not fused with '" << layerName(producer) << "' ("
-            << reasonFor(producer, consumer, throughReshape) << ")";
+        // The float casts that outlining puts at a fusion's boundary
+        // (widenBody) stand for the ops they convert: name the pair that
+        // dlc-fuse decided on.
+        Operation *from = producer, *to = consumer;
+        if (isFloatCast(from) && isa<FusionOp>(from->getParentOp()))
+          if (Operation *def = from->getOperand(0).getDefiningOp())
+            from = def;
+        if (isFloatCast(to) && isa<BlockArgument>(to->getOperand(0)) &&
+            to->hasOneUse())
+          to = *to->getUsers().begin();
+        consumer->emitRemark() << "not fused with '" << layerName(from) << "' ("
+                               << reasonFor(from, to, throughReshape) << ")";
       }
     }
   }
