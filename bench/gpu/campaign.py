@@ -239,6 +239,63 @@ COLUMNS = [("dlc generated", "dlc", "generated"), ("dlc library", "dlc", "librar
            ("library sum", "torch-library", None)]
 
 
+# The multiply-adds from which `dlc compile --kernels auto` takes the library
+# call (compiler/codegen/library/LibraryCalls.h: kAutoConvMacs,
+# kAutoGemmMacs); the report measures the rule against each run.
+AUTO_MACS = {"cudnn conv2d": 2 ** 27, "cublaslt gemm": 2 ** 24}
+# The generated kernel families (`dlc inspect`) a library call stands for.
+FAMILY_OF_CALL = {"cudnn conv2d": "conv_", "cublaslt gemm": "gemm_"}
+
+
+def library_pairs(rows):
+    """Each library call of a `library` row next to the generated kernel of
+    the same layers in the `generated` row of the same model, precision and
+    batch: [{what, model, precision, batch, layers, macs, generated_ms,
+    library_ms}], from the per-step times of `dlc bench`."""
+    results = {}
+    for r in rows:
+        if r["kind"] == "dlc" and r["status"] == "ok" and r["kernels"] in ("generated", "library"):
+            results[(r["model"], r["precision"], int(r["batch"]), r["kernels"])] = r["result"]
+    pairs = []
+    for (model, prec, batch, kernels), lib in sorted(results.items()):
+        gen = results.get((model, prec, batch, "generated"))
+        if kernels != "library" or not gen:
+            continue
+        for s in lib.get("steps", []):
+            # The generated kernel of the same family: a Dense's matmul and
+            # its softmax are two kernels of one layer.
+            family = FAMILY_OF_CALL.get(s["what"])
+            g = next((k for k in gen.get("steps", [])
+                      if k["kind"] == "kernel" and k["layers"] == s["layers"]
+                      and family and k["what"].startswith(family)), None)
+            if s["kind"] != "library_call" or not g or not s.get("flops") or not s["ms"] \
+                    or not g["ms"]:
+                continue
+            pairs.append({"what": s["what"], "model": model, "precision": prec,
+                          "batch": batch, "layers": s["layers"], "macs": s["flops"] // 2,
+                          "generated_ms": g["ms"], "library_ms": s["ms"]})
+    return pairs
+
+
+def pair_summary(pairs):
+    """Lines: per library call kind with an auto threshold, the pairs at or
+    above it and below it, how many the library won and the range of
+    library/generated time."""
+    lines = []
+    for what, macs in sorted(AUTO_MACS.items()):
+        for above in (True, False):
+            sel = [p for p in pairs if p["what"] == what and (p["macs"] >= macs) == above]
+            if not sel:
+                continue
+            ratios = sorted(p["library_ms"] / p["generated_ms"] for p in sel)
+            faster = sum(1 for x in ratios if x < 1)
+            lines.append("- %s, %s 2^%d multiply-adds: %d pairs, the library faster in %d "
+                         "(library/generated %.2f-%.2fx)" % (
+                             what, "at least" if above else "below", macs.bit_length() - 1,
+                             len(sel), faster, ratios[0], ratios[-1]))
+    return lines
+
+
 def cmd_report(args):
     rows = []
     device = {}
@@ -266,9 +323,10 @@ def cmd_report(args):
                    (r["kind"] != "dlc" and c[1] == r.get("tool")))
         med = ((r["result"] or {}).get("latency_ms") or {}).get("median")
         table.setdefault(key, {})[col] = med if r["status"] == "ok" else r["status"]
+    pairs = library_pairs(rows)
     out = {"schema": "dlc-campaign-report/1", "device": device,
            "commit": next((json.load(open(p)).get("commit") for p in args.files), ""),
-           "rows": rows,
+           "rows": rows, "library_vs_generated": pairs,
            "table": [dict(model=k[0], precision=k[1], batch=k[2], **v)
                      for k, v in sorted(table.items())]}
     tmp = args.json + ".tmp"
@@ -296,6 +354,11 @@ def cmd_report(args):
             model, prec, batch, " | ".join(cell(v.get(h)) for h in heads),
             ratio(auto, v.get("XLA")), ratio(auto, v.get("Inductor")),
             ratio(auto, v.get("eager")), ratio(v.get("dlc generated"), v.get("dlc library"))))
+    summary = pair_summary(pairs)
+    if summary:
+        lines += ["", "Library calls against dlc's kernels, step by step (`dlc bench`'s per-step "
+                  "times of the library and generated rows, the same layers), around the "
+                  "multiply-adds from which `--kernels auto` takes the library:", ""] + summary
     tmp = args.md + ".tmp"
     with open(tmp, "w") as f:
         f.write("\n".join(lines) + "\n")

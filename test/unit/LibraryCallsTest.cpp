@@ -141,6 +141,34 @@ func.func @main(%x: memref<256x256xf32>, %y: memref<256x256xf32>) {
   EXPECT_EQ(d.getString("epilogue"), "default");
   EXPECT_EQ(d.getBoolean("transpose_b"), true);
   EXPECT_EQ(p->operands.size(), 3u);
+
+  // A batch-1 head: 2^16 weights (kAutoGemmWeights) is cuBLASLt under auto
+  // with far fewer than 2^24 multiply-adds; 256 weights fewer is generated.
+  static_assert(kAutoGemmWeights == int64_t(1) << 16);
+  auto head = [](int k) {
+    std::string x = "1x" + std::to_string(k), w = std::to_string(k) + "x256";
+    return "func.func @main(%x: memref<" + x +
+           "xf32>, %y: memref<1x256xf32>) {\n"
+           "  %w = exec.weight dense<0.5> : tensor<" +
+           w + "xf32> : memref<" + w +
+           "xf32>\n"
+           "  exec.kernel \"k0_matmul\" ins(%x, %w : memref<" +
+           x + "xf32>, memref<" + w +
+           "xf32>) outs(%y : memref<1x256xf32>) {\n"
+           "  ^bb0(%a: tensor<" +
+           x + "xf32>, %b: tensor<" + w +
+           "xf32>):\n"
+           "    %m = graph.matmul %a, %b : (tensor<" +
+           x + "xf32>, tensor<" + w +
+           "xf32>) -> tensor<1x256xf32>\n"
+           "    exec.yield %m : tensor<1x256xf32>\n"
+           "  }\n"
+           "  return\n"
+           "}\n";
+  };
+  EXPECT_TRUE(plan(head(256), KernelChoice::Auto));
+  EXPECT_FALSE(plan(head(255), KernelChoice::Auto));
+  EXPECT_TRUE(plan(head(255), KernelChoice::Library));
 }
 
 TEST_F(LibraryCallsTest, HalfGemmWithTanhGeluStoresHalf) {

@@ -129,8 +129,9 @@ std::vector<CommandSpec> buildCommands() {
       value("--kernels", "auto|generated|library",
             "Generated kernels only; cuDNN/cuBLASLt calls wherever a kernel "
             "is a pattern they take whole; or auto: cuBLASLt for GEMMs of "
-            "at least 2^24 multiply-adds, cuDNN for convolutions of at least "
-            "2^27, generated otherwise (default)",
+            "at least 2^24 multiply-adds or 2^16 weights, cuDNN for "
+            "convolutions of at least 2^27 multiply-adds, generated otherwise "
+            "(default)",
             {"auto", "generated", "library"}),
       value("--emit", "mlir|cuda|artifact",
             "What to write: the optimized IR, the CUDA sources, or the "

@@ -340,7 +340,8 @@ FailureOr<LibraryCallPlan> planGemm(KernelMatcher &matcher, graph::MatmulOp mm,
     if (strideA < 0 || strideB < 0)
       return failure();
   }
-  if (choice == KernelChoice::Auto && batch * m * n * k < kAutoGemmMacs)
+  if (choice == KernelChoice::Auto && batch * m * n * k < kAutoGemmMacs &&
+      k * n < kAutoGemmWeights)
     return failure();
 
   Type ab;

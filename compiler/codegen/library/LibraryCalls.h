@@ -62,7 +62,8 @@
 //
 // The auto rule (fixed thresholds, not a per-model measurement): cuBLASLt
 // for a GEMM pattern of at least 2^24 multiply-adds (batch*M*N*K), where its
-// tuned kernels and split-K pay off, generated below it; cuDNN for a
+// tuned kernels and split-K pay off, or of at least 2^16 weights (K*N: a
+// batch-1 classifier head, kAutoGemmWeights), generated below both; cuDNN for a
 // convolution pattern of at least 2^27 multiply-adds (kAutoConvMacs: the
 // H200 campaign measured cuDNN faster above it, the generated kernels below
 // it); pooling, softmax, attention and the float8 GEMM stay generated under
@@ -98,6 +99,15 @@ constexpr uint64_t kLibraryWorkspaceBytes = uint64_t(32) << 20;
 
 /// GEMMs of at least this many multiply-adds go to cuBLASLt under auto.
 constexpr int64_t kAutoGemmMacs = int64_t(1) << 24;
+
+/// And GEMMs whose B has at least this many elements (K*N per matrix): a
+/// classifier head at batch 1 streams its weights once, where cuBLASLt's
+/// GEMV-like kernels were 2-14x faster than the generated GEMM on an H200
+/// (bench/NOTES.md, 2026-11-27: MobileNetV2's and ResNet50's heads, 1.3M
+/// and 2M weights, 0.011 and 0.007 ms against 0.063 and 0.099 ms; the text
+/// LSTM's 128x1000 head 0.0043 against 0.0097); the MNIST CNN's 37K-weight
+/// dense stayed faster generated at every batch (1.3-3x).
+constexpr int64_t kAutoGemmWeights = int64_t(1) << 16;
 
 /// Convolutions of at least this many multiply-adds (N*P*Q*K*R*S*C/groups)
 /// go to cuDNN under auto. Measured on an H200 (bench/NOTES.md, 2026-11-27:
