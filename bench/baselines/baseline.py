@@ -412,6 +412,8 @@ def run(args):
                     return call(xs_dev[0] if len(xs_dev) == 1 else xs_dev, training=False)
             ms = time_torch(torch, fn, args.iters, args.warmup)
             result["latency_ms"] = summary(ms)
+            if args.tool == "keras-torch-compile":
+                result["dynamo"] = dynamo_stats(torch)
     if result["latency_ms"] and result["latency_ms"]["median"]:
         result["samples_per_s"] = batch / (result["latency_ms"]["median"] / 1e3)
     if args.json:
@@ -425,6 +427,25 @@ def run(args):
         args.tool, os.path.basename(args.model), args.precision, batch,
         lat.get("median") or 0, " (cpu check)" if args.device == "cpu" else ""))
     return 1 if failed else 0
+
+
+def dynamo_stats(torch):
+    """What torch.compile made of the Keras model: TorchDynamo's statistics
+    (unique_graphs, calls_captured, ...) and its graph breaks (the count and
+    the three most frequent reasons), from its counters (an internal API:
+    the error instead when it has changed). Inductor ran MobileNetV2 at
+    batch 1 slower than eager on the H200 (93.9 vs 49.6 ms, bench/NOTES.md)
+    for a reason the run did not record; these say whether graph breaks are
+    it."""
+    try:
+        from torch._dynamo.utils import counters
+        breaks = counters.get("graph_break", {})
+        return {"stats": {str(k): int(v) for k, v in counters.get("stats", {}).items()},
+                "graph_breaks": int(sum(breaks.values())),
+                "top_break_reasons": [str(r)[:200] for r, _ in
+                                      sorted(breaks.items(), key=lambda kv: -kv[1])[:3]]}
+    except Exception as e:  # the counters are TorchDynamo's internals
+        return {"error": "%s: %s" % (type(e).__name__, str(e)[:200])}
 
 
 def main(argv=None):
