@@ -371,8 +371,10 @@ void padHalfConvChannels(Block &block) {
     FloatType element = floatElement(inputType);
     const int64_t c = inputType.getDimSize(3);
     if (!element || !(element.isF16() || element.isBF16()) ||
-        ShapedType::isDynamic(c) || c % group == 0 ||
-        (c + group - 1) / group * group > kMaxChannelGrowth * c)
+        ShapedType::isDynamic(c))
+      continue;
+    const int64_t padded = (c + group - 1) / group * group;
+    if (padded == c || padded > kMaxChannelGrowth * c)
       continue;
     auto filter = conv.getFilter().getDefiningOp<ConstantOp>();
     if (!filter || floatElement(filter.getType()) != element)
@@ -380,7 +382,6 @@ void padHalfConvChannels(Block &block) {
     FailureOr<std::vector<float>> values = readFloats(filter.getValue());
     if (failed(values))
       continue;
-    const int64_t padded = (c + group - 1) / group * group;
     SmallVector<int64_t> shape(filter.getType().getShape());
     std::vector<float> grown =
         padDim<float>(*values, shape, /*dim=*/3, padded); // OHWI's I

@@ -421,37 +421,33 @@ GraphPlan::GraphPlan(cudnnHandle_t handle, const artifact::Conv2dDescriptor &c,
   b.keep(std::move(desc));
   b.operation(std::move(op));
 
+  // The pointwise ops after the convolution, in float: each writes Y when
+  // it is the last one, else a virtual tensor.
+  // The pointwise ops after the convolution, in float: each writes Y when
+  // it is the last one, else a virtual tensor.
   const Descriptor *last = &conv;
+  auto add = [&](const Descriptor &operand, bool more) {
+    const Descriptor &sum =
+        more ? b.nhwc(0, ElementType::F32, c.n, c.k, c.p, c.q, 16) : y;
+    b.pointwise(CUDNN_POINTWISE_ADD, *last, &operand, sum);
+    last = &sum;
+  };
+  const bool activation = c.activation != Activation::None;
   int64_t param = 3; // the next parameter's unique id: bias, then Z
   if (c.bias) {
-    const Descriptor &bias =
-        b.tensor(param, *c.bias, {1, c.k, 1, 1}, {c.k, 1, c.k, c.k},
-                 alignments[param - 1]);
+    add(b.tensor(param, *c.bias, {1, c.k, 1, 1}, {c.k, 1, c.k, c.k},
+                 alignments[param - 1]),
+        c.residual || activation);
     ++param;
-    const Descriptor &sum =
-        c.activation == Activation::None && !c.residual
-            ? y
-            : b.nhwc(0, ElementType::F32, c.n, c.k, c.p, c.q, 16);
-    b.pointwise(CUDNN_POINTWISE_ADD, *last, &bias, sum);
-    last = &sum;
   }
-  if (c.residual) {
-    // The residual Z, of Y's shape, added after the bias (a ResNet block's
-    // shortcut), in float.
-    const Descriptor &z =
-        b.nhwc(param, *c.residual, c.n, c.k, c.p, c.q, alignments[param - 1]);
-    ++param;
-    const Descriptor &sum =
-        c.activation == Activation::None
-            ? y
-            : b.nhwc(0, ElementType::F32, c.n, c.k, c.p, c.q, 16);
-    b.pointwise(CUDNN_POINTWISE_ADD, *last, &z, sum);
-    last = &sum;
-  }
+  // The residual Z, of Y's shape (a ResNet block's shortcut).
+  if (c.residual)
+    add(b.nhwc(param, *c.residual, c.n, c.k, c.p, c.q, alignments[param - 1]),
+        activation);
   if (c.activation == Activation::Relu6)
     b.pointwise(CUDNN_POINTWISE_RELU_FWD, *last, nullptr, y, CUDNN_DATA_FLOAT,
                 nullptr, -1, 6.0);
-  else if (c.activation != Activation::None)
+  else if (activation)
     b.pointwise(c.activation == Activation::Relu ? CUDNN_POINTWISE_RELU_FWD
                 : c.activation == Activation::Gelu
                     ? CUDNN_POINTWISE_GELU_FWD

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "artifact/LibraryCall.h"
+#include "test/unit/TextEdit.h"
 
 #include <gtest/gtest.h>
 
@@ -55,13 +56,7 @@ std::string errorOf(const std::string &library, const std::string &op,
   return "";
 }
 
-/// `text` with the first `from` replaced by `to`.
-std::string edit(std::string text, const std::string &from,
-                 const std::string &to) {
-  size_t at = text.find(from);
-  EXPECT_NE(at, std::string::npos) << from;
-  return at == std::string::npos ? text : text.replace(at, from.size(), to);
-}
+using dlc::test::edit;
 
 //===----------------------------------------------------------------------===//
 // Writing and reading back

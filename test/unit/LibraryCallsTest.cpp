@@ -15,6 +15,7 @@
 #include "compiler/Backend.h"
 #include "compiler/InitAll.h"
 #include "dlc/runtime.h"
+#include "test/unit/TextEdit.h"
 
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/DialectRegistry.h"
@@ -146,25 +147,18 @@ func.func @main(%x: memref<256x256xf32>, %y: memref<256x256xf32>) {
   // with far fewer than 2^24 multiply-adds; 256 weights fewer is generated.
   static_assert(kAutoGemmWeights == int64_t(1) << 16);
   auto head = [](int k) {
-    std::string x = "1x" + std::to_string(k), w = std::to_string(k) + "x256";
-    return "func.func @main(%x: memref<" + x +
-           "xf32>, %y: memref<1x256xf32>) {\n"
-           "  %w = exec.weight dense<0.5> : tensor<" +
-           w + "xf32> : memref<" + w +
-           "xf32>\n"
-           "  exec.kernel \"k0_matmul\" ins(%x, %w : memref<" +
-           x + "xf32>, memref<" + w +
-           "xf32>) outs(%y : memref<1x256xf32>) {\n"
-           "  ^bb0(%a: tensor<" +
-           x + "xf32>, %b: tensor<" + w +
-           "xf32>):\n"
-           "    %m = graph.matmul %a, %b : (tensor<" +
-           x + "xf32>, tensor<" + w +
-           "xf32>) -> tensor<1x256xf32>\n"
-           "    exec.yield %m : tensor<1x256xf32>\n"
-           "  }\n"
-           "  return\n"
-           "}\n";
+    return dlc::test::fill(R"mlir(
+func.func @main(%x: memref<1x$Kxf32>, %y: memref<1x256xf32>) {
+  %w = exec.weight dense<0.5> : tensor<$Kx256xf32> : memref<$Kx256xf32>
+  exec.kernel "k0_matmul" ins(%x, %w : memref<1x$Kxf32>, memref<$Kx256xf32>) outs(%y : memref<1x256xf32>) {
+  ^bb0(%a: tensor<1x$Kxf32>, %b: tensor<$Kx256xf32>):
+    %m = graph.matmul %a, %b : (tensor<1x$Kxf32>, tensor<$Kx256xf32>) -> tensor<1x256xf32>
+    exec.yield %m : tensor<1x256xf32>
+  }
+  return
+}
+)mlir",
+                           {{"$K", std::to_string(k)}});
   };
   EXPECT_TRUE(plan(head(256), KernelChoice::Auto));
   EXPECT_FALSE(plan(head(255), KernelChoice::Auto));
@@ -309,24 +303,17 @@ func.func @main(%x: memref<1x8x8x4xf32>, %f: memref<6x3x3x4xf32>, %y: memref<1x8
 // A 1x1 convolution [2, 64, 64, C] * [64, 1, 1, C]: 2 * 64 * 64 * 64 * C
 // multiply-adds, 2^27 (kAutoConvMacs) at C = 256.
 std::string conv1x1(int c) {
-  std::string x = "2x64x64x" + std::to_string(c),
-              f = "64x1x1x" + std::to_string(c);
-  return "func.func @main(%x: memref<" + x + "xf32>, %f: memref<" + f +
-         "xf32>, %y: memref<2x64x64x64xf32>) {\n"
-         "  exec.kernel \"k0_conv2d\" ins(%x, %f : memref<" +
-         x + "xf32>, memref<" + f +
-         "xf32>) outs(%y : memref<2x64x64x64xf32>) {\n"
-         "  ^bb0(%a: tensor<" +
-         x + "xf32>, %b: tensor<" + f +
-         "xf32>):\n"
-         "    %c = graph.conv2d %a, %b {filter_layout = "
-         "#graph.filter_layout<ohwi>} : (tensor<" +
-         x + "xf32>, tensor<" + f +
-         "xf32>) -> tensor<2x64x64x64xf32>\n"
-         "    exec.yield %c : tensor<2x64x64x64xf32>\n"
-         "  }\n"
-         "  return\n"
-         "}\n";
+  return dlc::test::fill(R"mlir(
+func.func @main(%x: memref<2x64x64x$Cxf32>, %f: memref<64x1x1x$Cxf32>, %y: memref<2x64x64x64xf32>) {
+  exec.kernel "k0_conv2d" ins(%x, %f : memref<2x64x64x$Cxf32>, memref<64x1x1x$Cxf32>) outs(%y : memref<2x64x64x64xf32>) {
+  ^bb0(%a: tensor<2x64x64x$Cxf32>, %b: tensor<64x1x1x$Cxf32>):
+    %c = graph.conv2d %a, %b {filter_layout = #graph.filter_layout<ohwi>} : (tensor<2x64x64x$Cxf32>, tensor<64x1x1x$Cxf32>) -> tensor<2x64x64x64xf32>
+    exec.yield %c : tensor<2x64x64x64xf32>
+  }
+  return
+}
+)mlir",
+                         {{"$C", std::to_string(c)}});
 }
 
 TEST_F(LibraryCallsTest, AutoTakesCudnnForLargeConvolutions) {
@@ -346,17 +333,17 @@ TEST_F(LibraryCallsTest, AutoTakesCudnnForLargeConvolutions) {
 // A ResNet block's last 1x1 convolution in a 16-bit body: conv, the add of
 // the shortcut (a kernel input read through a widening cast), relu, the
 // store.
-constexpr const char *kResidualConv = R"mlir(
-func.func @main(%x: memref<2x8x8x16xf16>, %f: memref<32x1x1x16xf16>, %z: memref<2x8x8x32xf16>, %y: memref<2x8x8x32xf16>) {
-  exec.kernel "k0_conv2d" ins(%x, %f, %z : memref<2x8x8x16xf16>, memref<32x1x1x16xf16>, memref<2x8x8x32xf16>) outs(%y : memref<2x8x8x32xf16>) {
-  ^bb0(%a: tensor<2x8x8x16xf16>, %b: tensor<32x1x1x16xf16>, %r: tensor<2x8x8x32xf16>):
+constexpr const char *kResidualConvOfShortcut = R"mlir(
+func.func @main(%x: memref<2x8x8x16xf16>, %f: memref<32x1x1x16xf16>, %z: memref<$Zxf16>, %y: memref<2x8x8x32xf16>) {
+  exec.kernel "k0_conv2d" ins(%x, %f, %z : memref<2x8x8x16xf16>, memref<32x1x1x16xf16>, memref<$Zxf16>) outs(%y : memref<2x8x8x32xf16>) {
+  ^bb0(%a: tensor<2x8x8x16xf16>, %b: tensor<32x1x1x16xf16>, %r: tensor<$Zxf16>):
     %a32 = graph.cast %a : tensor<2x8x8x16xf16> -> tensor<2x8x8x16xf32>
     %b32 = graph.cast %b : tensor<32x1x1x16xf16> -> tensor<32x1x1x16xf32>
-    %r32 = graph.cast %r : tensor<2x8x8x32xf16> -> tensor<2x8x8x32xf32>
+    %r32 = graph.cast %r : tensor<$Zxf16> -> tensor<$Zxf32>
     %c = graph.conv2d %a32, %b32 {filter_layout = #graph.filter_layout<ohwi>} : (tensor<2x8x8x16xf32>, tensor<32x1x1x16xf32>) -> tensor<2x8x8x32xf32>
     %bias = graph.constant dense<0.5> : tensor<32xf32>
     %s = graph.bias_add %c, %bias : (tensor<2x8x8x32xf32>, tensor<32xf32>) -> tensor<2x8x8x32xf32>
-    %sum = graph.add %s, %r32 : (tensor<2x8x8x32xf32>, tensor<2x8x8x32xf32>) -> tensor<2x8x8x32xf32>
+    %sum = graph.add %s, %r32 : (tensor<2x8x8x32xf32>, tensor<$Zxf32>) -> tensor<2x8x8x32xf32>
     %act = graph.activation <relu> %sum : tensor<2x8x8x32xf32>
     %o = graph.cast %act : tensor<2x8x8x32xf32> -> tensor<2x8x8x32xf16>
     exec.yield %o : tensor<2x8x8x32xf16>
@@ -364,6 +351,8 @@ func.func @main(%x: memref<2x8x8x16xf16>, %f: memref<32x1x1x16xf16>, %z: memref<
   return
 }
 )mlir";
+const std::string kResidualConv =
+    dlc::test::fill(kResidualConvOfShortcut, {{"$Z", "2x8x8x32"}});
 
 TEST_F(LibraryCallsTest, ResidualConvIsOneCudnnGraphUnderLibrary) {
   exec::KernelOp k = kernel(kResidualConv);
@@ -379,31 +368,16 @@ TEST_F(LibraryCallsTest, ResidualConvIsOneCudnnGraphUnderLibrary) {
   EXPECT_EQ(p->operands[3].buffer, k.getIns()[2]);
   EXPECT_EQ(p->operands[4].buffer, k.getOuts()[0]);
   // The add commutes: the shortcut first is the same call.
-  std::string swapped = kResidualConv;
-  const std::string from = "graph.add %s, %r32", to = "graph.add %r32, %s";
-  swapped.replace(swapped.find(from), from.size(), to);
+  const std::string swapped = dlc::test::edit(
+      kResidualConv, "graph.add %s, %r32", "graph.add %r32, %s");
   std::optional<LibraryCallPlan> q = plan(swapped, KernelChoice::Library);
   ASSERT_TRUE(q);
   EXPECT_EQ(descriptor(*q).getString("residual_dtype"), "float16");
   // Not under auto until a GPU has run the graph.
   EXPECT_FALSE(plan(kResidualConv, KernelChoice::Auto));
   // A broadcast operand is no residual: the add stays generated.
-  std::string broadcast = kResidualConv;
-  for (auto [f, t] :
-       {std::pair<std::string, std::string>{"%z: memref<2x8x8x32xf16>",
-                                            "%z: memref<1x8x8x32xf16>"},
-        {"memref<2x8x8x32xf16>) outs", "memref<1x8x8x32xf16>) outs"},
-        {"%r: tensor<2x8x8x32xf16>", "%r: tensor<1x8x8x32xf16>"},
-        {"%r : tensor<2x8x8x32xf16> -> tensor<2x8x8x32xf32>",
-         "%r : tensor<1x8x8x32xf16> -> tensor<1x8x8x32xf32>"},
-        {"(tensor<2x8x8x32xf32>, tensor<2x8x8x32xf32>) -> "
-         "tensor<2x8x8x32xf32>\n    %act",
-         "(tensor<2x8x8x32xf32>, tensor<1x8x8x32xf32>) -> "
-         "tensor<2x8x8x32xf32>\n    %act"}}) {
-    size_t at = broadcast.find(f);
-    ASSERT_NE(at, std::string::npos) << f;
-    broadcast.replace(at, f.size(), t);
-  }
+  const std::string broadcast =
+      dlc::test::fill(kResidualConvOfShortcut, {{"$Z", "1x8x8x32"}});
   EXPECT_FALSE(plan(broadcast, KernelChoice::Library));
 }
 

@@ -3,6 +3,7 @@
 #include "dlc/runtime.h"
 #include "dlc/runtime.hpp"
 #include "test/unit/SyntheticArtifact.h"
+#include "test/unit/TextEdit.h"
 #include "tools/dlc/RuntimeInputs.h"
 
 #include <gtest/gtest.h>
@@ -423,13 +424,7 @@ constexpr const char *kSoftmax =
     R"({"outer": 2, "axis": 5, "inner": 1, "x_dtype": "float32",
         "y_dtype": "float32", "algorithm": "accurate", "compute": "float32"})";
 
-/// `text` with the first `from` replaced by `to`.
-std::string edit(std::string text, const std::string &from,
-                 const std::string &to) {
-  size_t at = text.find(from);
-  EXPECT_NE(at, std::string::npos) << from;
-  return at == std::string::npos ? text : text.replace(at, from.size(), to);
-}
+using dlc::test::edit;
 
 /// Loads the synthetic artifact with one library call run after its
 /// kernels; the error message stays in dlcGetLastErrorMessage().

@@ -87,7 +87,7 @@ struct Chain {
   Operation *anchor = nullptr;
   graph::BiasAddOp bias;
   graph::AddOp residualAdd;
-  Value residual; ///< the add's operand that is not the chain's
+  Value residual; ///< the add's other operand as stored (storedValue)
   graph::ActivationAttr activation;
   Type stored; ///< the element type of the kernel's only output
 };
@@ -159,23 +159,23 @@ FailureOr<Chain> KernelMatcher::peelEpilogue() {
       return failure();
   }
   if (auto add = v.getDefiningOp<graph::AddOp>()) {
-    // One operand continues the chain; the other is read as stored (a
-    // kernel input, through a widening cast in a 16-bit body), with the
-    // add's own type: no broadcast.
-    auto readsStored = [](Value x) {
-      return isa<BlockArgument>(x) || x.getDefiningOp<graph::CastOp>();
-    };
+    // One operand is read as stored (a kernel input, through a widening
+    // cast in a 16-bit body) with the add's own shape (no broadcast); the
+    // other continues the chain.
     Value lhs = add.getLhs(), rhs = add.getRhs();
-    if (readsStored(rhs) && !readsStored(lhs))
-      chain.residual = rhs, v = lhs;
-    else if (readsStored(lhs) && !readsStored(rhs))
-      chain.residual = lhs, v = rhs;
-    else
-      return failure();
-    if (chain.residual.getType() != add.getType() || !isChainLink(v))
+    FailureOr<Value> z = storedValue(rhs);
+    v = lhs;
+    if (failed(z)) {
+      z = storedValue(lhs);
+      v = rhs;
+    }
+    if (failed(z) ||
+        cast<ShapedType>(z->getType()).getShape() != add.getType().getShape() ||
+        !isChainLink(v))
       return failure();
     covered_.insert(add);
     chain.residualAdd = add;
+    chain.residual = *z;
   }
   if (auto bias = v.getDefiningOp<graph::BiasAddOp>()) {
     covered_.insert(bias);
@@ -529,14 +529,11 @@ FailureOr<LibraryCallPlan> planConv(KernelMatcher &matcher,
   }
   if (chain.residualAdd) {
     // Z, read in its stored type by the pointwise add after the bias.
-    FailureOr<Value> z = matcher.storedValue(chain.residual);
-    if (failed(z))
-      return failure();
-    FailureOr<LibraryOperand> operand = matcher.operandFor(*z);
+    FailureOr<LibraryOperand> operand = matcher.operandFor(chain.residual);
     if (failed(operand))
       return failure();
     plan.operands.push_back(std::move(*operand));
-    d.residual = codegen::elementTypeOf(elementOf(*z));
+    d.residual = codegen::elementTypeOf(elementOf(chain.residual));
   }
   plan.descriptor = d;
   return plan;
