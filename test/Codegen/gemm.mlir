@@ -182,15 +182,17 @@ func.func @conv_pool(%x: memref<1x6x6x2xf32>, %w: memref<3x3x3x2xf32>,
 // -----
 
 // An f16 filter but an input that is an f32 value rounded to f16 in the
-// body: not in memory as f16, so the SIMT template, whose a() rounds.
-// CHECK-LABEL: // ===== kernel k5_conv2d family=conv_simt
+// body: not in memory as f16, so the SIMT Problem, whose a() rounds; its 4
+// output pixels (M) make it a GEMV (GemmHeuristic.h rule step 6), the OHWI
+// filter contiguous in K: a warp per output channel, 8 per CTA.
+// CHECK-LABEL: // ===== kernel k5_conv2d family=conv_simt grid=(1,1,1) block=(256,1,1) smem=0 tiling="GEMV B=k-major COLS=8 SPLIT=1"
 // CHECK:         float a(int m, int k) const {
 // CHECK:           const float [[X:v[0-9]+]] = in0[(({{i[0-9]+}} * 16) + ({{i[0-9]+}} * 8) + k)];
 // CHECK-NEXT:      const float [[R:v[0-9]+]] = dlc_round_f16([[X]]);
 // CHECK-NEXT:      return [[R]];
 // CHECK:         float b(int k, int n) const {
 // CHECK-NEXT:      const float [[W:v[0-9]+]] = __half2float(in1[((n * 8) + k)]);
-// CHECK:       dlc_gemm_simt<16, 16, 8, 4, 4>(p);
+// CHECK:       dlc_gemv_simt<true, 8, 1>(p);
 func.func @conv_rounded_input(%x: memref<1x2x2x8xf32>, %w: memref<4x1x1x8xf16>,
                               %y: memref<1x2x2x4xf32>) {
   exec.kernel "k5_conv2d" ins(%x, %w : memref<1x2x2x8xf32>, memref<4x1x1x8xf16>) outs(%y : memref<1x2x2x4xf32>) {
@@ -254,6 +256,50 @@ func.func @matmul_sliced(%x: memref<1x2048xf16>, %w: memref<64x2048xf16>,
   ^bb0(%a0: tensor<1x2048xf16>, %a1: tensor<64x2048xf16>):
     %0 = graph.matmul %a0, %a1 {transpose_rhs = true} : (tensor<1x2048xf16>, tensor<64x2048xf16>) -> tensor<1x64xf16>
     exec.yield %0 : tensor<1x64xf16>
+  }
+  return
+}
+
+// -----
+
+// A batch-1 f32 classifier head (ResNet50's: M = 1, K = 2048, N = 10) with
+// its rhs stored [N, K] (transpose_rhs) and a bias: the GEMV template (rule
+// step 6), a warp per (class, K part of 256), 8 parts, one class per CTA;
+// the same Problem as dlc_gemm_simt (b(k, n) reads the [N, K] weight), the
+// bias in the epilogue. Nothing to tune: no tiling in its place.
+// CHECK-LABEL: // ===== kernel k11_matmul family=gemm_simt grid=(10,1,1) block=(256,1,1) smem=0 tiling="GEMV B=k-major COLS=1 SPLIT=8"
+// CHECK:         static constexpr int M = 1, N = 10, K = 2048;
+// CHECK:         float b(int k, int n) const {
+// CHECK-NEXT:      const float {{v[0-9]+}} = in1[((n * 2048) + k)];
+// CHECK:         void epilogue(int m, int n, float acc) const {
+// CHECK:       extern "C" __global__ void __launch_bounds__(256, 1) dlc_k11_matmul(
+// CHECK-NEXT:    const dlc_problem p{in0, in1, in2, out0};
+// CHECK-NEXT:    dlc_gemv_simt<true, 1, 8>(p);
+func.func @head_gemv(%x: memref<1x2048xf32>, %w: memref<10x2048xf32>,
+                     %b: memref<10xf32>, %y: memref<1x10xf32>) {
+  exec.kernel "k11_matmul" ins(%x, %w, %b : memref<1x2048xf32>, memref<10x2048xf32>, memref<10xf32>) outs(%y : memref<1x10xf32>) {
+  ^bb0(%a0: tensor<1x2048xf32>, %a1: tensor<10x2048xf32>, %a2: tensor<10xf32>):
+    %0 = graph.matmul %a0, %a1 {transpose_rhs = true} : (tensor<1x2048xf32>, tensor<10x2048xf32>) -> tensor<1x10xf32>
+    %1 = graph.bias_add %0, %a2 : (tensor<1x10xf32>, tensor<10xf32>) -> tensor<1x10xf32>
+    exec.yield %1 : tensor<1x10xf32>
+  }
+  return
+}
+
+// -----
+
+// The same head with a [K, N] rhs (no transpose_rhs): 32 classes per CTA, a
+// lane each, 16 warps each over 128 of K.
+// CHECK-LABEL: // ===== kernel k12_matmul family=gemm_simt grid=(1,1,1) block=(512,1,1) smem=0 tiling="GEMV B=n-major COLS=32 SPLIT=16"
+// CHECK:         float b(int k, int n) const {
+// CHECK-NEXT:      const float {{v[0-9]+}} = in1[((k * 10) + n)];
+// CHECK:         dlc_gemv_simt<false, 1, 16>(p);
+func.func @head_gemv_kn(%x: memref<1x2048xf32>, %w: memref<2048x10xf32>,
+                        %y: memref<1x10xf32>) {
+  exec.kernel "k12_matmul" ins(%x, %w : memref<1x2048xf32>, memref<2048x10xf32>) outs(%y : memref<1x10xf32>) {
+  ^bb0(%a0: tensor<1x2048xf32>, %a1: tensor<2048x10xf32>):
+    %0 = graph.matmul %a0, %a1 : (tensor<1x2048xf32>, tensor<2048x10xf32>) -> tensor<1x10xf32>
+    exec.yield %0 : tensor<1x10xf32>
   }
   return
 }

@@ -343,6 +343,44 @@ void runSimt() {
   }
 }
 
+/// SimtProblem with B stored [N, K] when KMAJOR (a Dense kernel after the
+/// layout stage), [K, N] otherwise.
+template <bool KMAJOR, int M_, int N_, int K_>
+struct GemvProblem : SimtProblem<M_, N_, K_> {
+  using Base = SimtProblem<M_, N_, K_>;
+  float b(int k, int n) const {
+    EXPECT_TRUE(n < Base::N && k < Base::K) << n << ", " << k;
+    return KMAJOR ? this->bData[n * Base::K + k] : this->bData[k * Base::N + n];
+  }
+};
+
+template <int M, int N, int K, bool KMAJOR, int COLS, int SPLIT>
+void runGemv() {
+  SCOPED_TRACE(testing::Message()
+               << M << "x" << N << "x" << K << " KMAJOR " << KMAJOR << " COLS "
+               << COLS << " SPLIT " << SPLIT);
+  const std::vector<float> a = exactValues(M * K, M + K);
+  const std::vector<float> b = exactValues(K * N, N + K);
+  std::vector<float> c(M * N, NAN);
+  std::vector<std::atomic<int>> stores(M * N);
+  const GemvProblem<KMAJOR, M, N, K> problem{
+      {a.data(), b.data(), c.data(), stores.data()}};
+  constexpr int columns = dlc_gemv_simt_columns<KMAJOR, COLS>();
+  launch((N + columns - 1) / columns, 1,
+         dlc_gemv_simt_threads<KMAJOR, COLS, SPLIT>(), false,
+         [&] { dlc_gemv_simt<KMAJOR, COLS, SPLIT>(problem); });
+  for (int m = 0; m < M; ++m) {
+    for (int n = 0; n < N; ++n) {
+      double expected = 0;
+      for (int k = 0; k < K; ++k)
+        expected +=
+            double(a[m * K + k]) * (KMAJOR ? b[n * K + k] : b[k * N + n]);
+      ASSERT_EQ(stores[m * N + n], 1) << m << ", " << n;
+      ASSERT_EQ(c[m * N + n], expected) << m << ", " << n;
+    }
+  }
+}
+
 // Ragged M and N, a K tail, fewer k-tiles than stages, 2 to 4 stages, BK 32
 // and 64, one to eight warps, f16 and bf16.
 TEST(GemmEmulation, TensorCores) {
@@ -420,6 +458,22 @@ TEST(GemmEmulation, SimtKSlices) {
   runSimt<3, 20, 100, 16, 16, 8, 4, 4, 4>();
   runSimt<2, 10, 20, 16, 16, 8, 4, 4, 4>();
   runSimt<40, 33, 300, 64, 32, 16, 8, 4, 2>();
+}
+
+// GEMV (rule step 6): B contiguous in K (a warp per column and K part, lane
+// sums added by shuffles) and in N (a lane per column); one to four rows;
+// the ResNet50 head (1 x 10 x 2048, 8 parts); N not a multiple of the CTA's
+// columns; K shorter than a part (parts past K); a K tail within a part;
+// one part.
+TEST(GemmEmulation, Gemv) {
+  runGemv<1, 10, 2048, true, 1, 8>();
+  runGemv<3, 21, 300, true, 4, 2>();
+  runGemv<4, 9, 40, true, 2, 4>();
+  runGemv<2, 5, 33, true, 8, 1>();
+  runGemv<1, 70, 1280, false, 1, 16>();
+  runGemv<4, 33, 100, false, 1, 4>();
+  runGemv<2, 10, 20, false, 1, 8>();
+  runGemv<1, 64, 7, false, 1, 1>();
 }
 
 } // namespace

@@ -281,6 +281,63 @@ INSTANTIATE_TEST_SUITE_P(Archs, GemmTemplatesArch, ::testing::ValuesIn(kArchs),
                            return "sm_" + std::to_string(info.param);
                          });
 
+// GEMV (rule step 6) on the fixture shapes of at most kGemvMaxRows rows, B
+// contiguous in K and in N, the rule's parameters for each arch: no local
+// memory, the shared memory its parts need.
+TEST_P(GemmTemplatesArch, GemvCompilesWithoutSpills) {
+  const int sm = GetParam();
+  std::string source = gemmSimtHeader();
+  std::vector<std::pair<std::string, const Shape *>> names;
+  std::map<std::string, GemvTiling> tilings;
+  for (const Shape &shape : kShapes) {
+    if (shape.m > kGemvMaxRows)
+      continue;
+    for (bool kMajor : {true, false}) {
+      const GemvTiling t = chooseGemv(shape.m, shape.n, shape.k, kMajor, sm);
+      const std::string name =
+          std::string("gemv_") + (kMajor ? "k_" : "n_") + shape.name;
+      names.emplace_back(name, &shape);
+      tilings[name] = t;
+      std::ostringstream os;
+      os << "struct Problem_" << name << " {\n"
+         << "  static constexpr int M = " << shape.m << ", N = " << shape.n
+         << ", K = " << shape.k << ";\n  const float *A, *B;\n  float *C;\n"
+         << "  __device__ float a(int m, int k) const { return A[m * K + k]; "
+            "}\n"
+         << "  __device__ float b(int k, int n) const { return B["
+         << (kMajor ? "n * K + k" : "k * N + n") << "]; }\n"
+         << "  __device__ void epilogue(int m, int n, float c) const {\n"
+         << "    C[m * N + n] = c;\n  }\n};\n"
+         << "extern \"C\" __global__ void __launch_bounds__(" << t.threads()
+         << ", 1)\n"
+         << name << "(const float *a, const float *b, float *c) {\n"
+         << "  dlc_gemv_simt<" << t.templateArgs() << ">(Problem_" << name
+         << "{a, b, c});\n}\n";
+      source += os.str();
+    }
+  }
+  ASSERT_EQ(names.size(), 10u); // five shapes of at most 4 rows, two layouts
+  const Compiled compiled = compile(source, "sm_" + std::to_string(sm));
+  ASSERT_TRUE(compiled.ok) << compiled.log;
+  const std::map<std::string, Resources> resources =
+      parsePtxasLog(compiled.log);
+  for (const auto &[name, shape] : names) {
+    const auto it = resources.find(name);
+    ASSERT_NE(it, resources.end()) << name << " missing in\n" << compiled.log;
+    const Resources &r = it->second;
+    const GemvTiling &t = tilings[name];
+    std::printf("  %-32s %lldx%lldx%lld %-34s %4d thr %3d regs %5d B smem\n",
+                name.c_str(), static_cast<long long>(shape->m),
+                static_cast<long long>(shape->n),
+                static_cast<long long>(shape->k), t.str().c_str(), t.threads(),
+                r.registers, r.staticSmem);
+    EXPECT_EQ(r.spillStores, 0) << name;
+    EXPECT_EQ(r.spillLoads, 0) << name;
+    EXPECT_EQ(r.stack, 0) << name << ": local memory";
+    EXPECT_EQ(r.staticSmem, int(t.split * t.columns() * shape->m * 4)) << name;
+  }
+}
+
 TEST(GemmTemplates, CompilesToPtx) {
   const Compiled compiled =
       compile(programSource(fixtureKernels(80)), "compute_80");
@@ -509,6 +566,38 @@ TEST(GemmHeuristic, FixtureShapes) {
   for (const Expected &e : expected)
     EXPECT_EQ(chooseTiling(e.m, e.n, e.k, e.sm, e.tensorCores).str(), e.tiling)
         << e.m << "x" << e.n << "x" << e.k << " sm_" << e.sm;
+}
+
+// Rule step 6: the GEMV parameters.
+TEST(GemmHeuristic, Gemv) {
+  struct Expected {
+    int64_t m, n, k;
+    bool kMajor;
+    int sm;
+    const char *tiling;
+    int threads;
+    uint32_t ctas;
+  };
+  const Expected expected[] = {
+      // The ResNet50 head at batch 1: 8 parts of 256, one column per CTA.
+      {1, 10, 2048, true, 90, "GEMV B=k-major COLS=1 SPLIT=8", 256, 10},
+      // MobileNetV2's 1000 classes: 1000 warps already, one part each.
+      {1, 1000, 1280, true, 90, "GEMV B=k-major COLS=8 SPLIT=1", 256, 125},
+      // VGG16's transfer head: N x SPLIT stops at 4 warps per SM (512 of 528).
+      {1, 256, 25088, true, 90, "GEMV B=k-major COLS=4 SPLIT=2", 256, 64},
+      // K = 64: a part of 256 at most, one.
+      {1, 10, 64, true, 80, "GEMV B=k-major COLS=8 SPLIT=1", 256, 2},
+      // B [K, N]: 32 columns per CTA; parts of at least 64 up to 16.
+      {1, 10, 64, false, 80, "GEMV B=n-major COLS=32 SPLIT=1", 32, 1},
+      {1, 1000, 1280, false, 90, "GEMV B=n-major COLS=32 SPLIT=16", 512, 32},
+      {4, 2048, 512, false, 90, "GEMV B=n-major COLS=32 SPLIT=8", 256, 64},
+  };
+  for (const Expected &e : expected) {
+    const GemvTiling t = chooseGemv(e.m, e.n, e.k, e.kMajor, e.sm);
+    EXPECT_EQ(t.str(), e.tiling) << e.m << "x" << e.n << "x" << e.k;
+    EXPECT_EQ(t.threads(), e.threads) << t.str();
+    EXPECT_EQ(t.grid(e.n)[0], e.ctas) << t.str();
+  }
 }
 
 TEST(GemmHeuristic, StagesFitHalfTheSharedMemory) {

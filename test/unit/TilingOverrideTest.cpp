@@ -92,7 +92,43 @@ TEST_F(TilingOverrideTest, KernelsReportTheirProblem) {
   CudaKernel simtMatmul = emit(simt[1], EmitOptions());
   ASSERT_TRUE(simtMatmul.gemm);
   EXPECT_EQ(*simtMatmul.gemm,
-            (GemmProblem{1, 10, 384, false, "gemm f32*f32->f32 rhs=KN"}));
+            (GemmProblem{8, 10, 48, false, "gemm f32*f32->f32 rhs=KN"}));
+}
+
+// A SIMT GEMM of at most kGemvMaxRows rows runs dlc_gemv_simt (rule step 6):
+// no problem to tune, and no tuned tiling taken.
+TEST_F(TilingOverrideTest, GemvHasNoTiling) {
+  std::vector<exec::KernelOp> plan = kernels(R"mlir(
+func.func @main(%x: memref<1x384xf32> {exec.input = 0 : i64}, %y: memref<1x10xf32> {exec.output = 0 : i64}) attributes {exec.arena_size = 0 : i64, exec.weights_size = 15360 : i64} {
+  %w = exec.weight dense<0.03125> : tensor<384x10xf32> {offset = 0 : i64} : memref<384x10xf32>
+  exec.kernel "k0_matmul" ins(%x, %w : memref<1x384xf32>, memref<384x10xf32>) outs(%y : memref<1x10xf32>) attributes {layers = ["dense"]} {
+  ^bb0(%a: tensor<1x384xf32>, %b: tensor<384x10xf32>):
+    %0 = graph.matmul %a, %b : (tensor<1x384xf32>, tensor<384x10xf32>) -> tensor<1x10xf32>
+    exec.yield %0 : tensor<1x10xf32>
+  }
+  return
+}
+)mlir");
+  ASSERT_EQ(plan.size(), 1u);
+  EmitOptions options;
+  options.smVersion = 90;
+  bool asked = false;
+  options.tiling = [&](const GemmProblem &) {
+    asked = true;
+    return std::optional<TilingChoice>(
+        TilingChoice{tilingCandidates(1, 10, 384, 90, false).front(), "tuned"});
+  };
+  const CudaKernel k = emit(plan[0], options);
+  const GemvTiling gemv = chooseGemv(1, 10, 384, false, 90);
+  EXPECT_EQ(k.family, "gemm_simt");
+  EXPECT_FALSE(k.gemm);
+  EXPECT_EQ(k.tiling, gemv.str());
+  EXPECT_EQ(k.tiling, "GEMV B=n-major COLS=32 SPLIT=4");
+  EXPECT_EQ(k.launch.grid, gemv.grid(10));
+  EXPECT_EQ(k.launch.block[0], uint32_t(gemv.threads()));
+  EXPECT_NE(k.source.find("dlc_gemv_simt<false, 1, 4>(p);"), std::string::npos);
+  (void)asked;
+  EXPECT_FALSE(driver::tuningKey(plan[0], 90));
 }
 
 TEST_F(TilingOverrideTest, EveryCandidateThroughTheNormalEmission) {
@@ -149,9 +185,9 @@ TEST_F(TilingOverrideTest, EveryCandidateThroughTheNormalEmission) {
 TEST_F(TilingOverrideTest, TheOldestArchsEntryApplies) {
   module = parseSourceString<ModuleOp>(test::kSimtPlan, &context);
   ASSERT_TRUE(module);
-  const GemmProblem matmul{1, 10, 384, false, "gemm f32*f32->f32 rhs=KN"};
+  const GemmProblem matmul{8, 10, 48, false, "gemm f32*f32->f32 rhs=KN"};
   // Not the heuristic's choice: the same tile with BK = 16, no K slices.
-  std::vector<GemmTiling> candidates = tilingCandidates(1, 10, 384, 80, false);
+  std::vector<GemmTiling> candidates = tilingCandidates(8, 10, 48, 80, false);
   GemmTiling tuned = candidates.front();
   tuned.bk = 16;
   tuned.slices = 1;
@@ -170,7 +206,7 @@ TEST_F(TilingOverrideTest, TheOldestArchsEntryApplies) {
   };
   EXPECT_EQ(matmulTiling({80, 90}), tuned.str() + " (tuned)");
   EXPECT_EQ(matmulTiling({90, 80}), tuned.str() + " (tuned)");
-  EXPECT_EQ(matmulTiling({90}), chooseTiling(1, 10, 384, 90, false).str());
+  EXPECT_EQ(matmulTiling({90}), chooseTiling(8, 10, 48, 90, false).str());
   options.tuning = nullptr;
   EXPECT_EQ(matmulTiling({80, 90}), candidates.front().str());
 

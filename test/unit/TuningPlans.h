@@ -11,9 +11,10 @@
 
 namespace dlc::test {
 
-// conv 3x3 (+ bias + relu) on 1x8x8x4 -> 1x8x8x6, flatten, dense 384 -> 10.
+// conv 3x3 (+ bias + relu) on 1x8x8x4 -> 1x8x8x6, its rows as 8 x 48, dense
+// 48 -> 10 (8 rows: more than a GEMV's, GemmHeuristic.h rule step 6).
 constexpr const char *kSimtPlan = R"mlir(
-func.func @main(%x: memref<1x8x8x4xf32> {exec.input = 0 : i64}, %y: memref<1x10xf32> {exec.output = 0 : i64}) attributes {exec.arena_size = 1536 : i64, exec.weights_size = 16384 : i64} {
+func.func @main(%x: memref<1x8x8x4xf32> {exec.input = 0 : i64}, %y: memref<8x10xf32> {exec.output = 0 : i64}) attributes {exec.arena_size = 1536 : i64, exec.weights_size = 3072 : i64} {
   %f = exec.weight dense<0.125> : tensor<6x3x3x4xf32> {offset = 0 : i64} : memref<6x3x3x4xf32>
   %c = exec.alloc {offset = 0 : i64} : memref<1x8x8x6xf32>
   exec.kernel "k0_conv2d" ins(%x, %f : memref<1x8x8x4xf32>, memref<6x3x3x4xf32>) outs(%c : memref<1x8x8x6xf32>) attributes {layers = ["conv2d"]} {
@@ -24,12 +25,12 @@ func.func @main(%x: memref<1x8x8x4xf32> {exec.input = 0 : i64}, %y: memref<1x10x
     %2 = graph.activation <relu> %1 : tensor<1x8x8x6xf32>
     exec.yield %2 : tensor<1x8x8x6xf32>
   }
-  %v = exec.view %c : memref<1x8x8x6xf32> to memref<1x384xf32>
-  %w = exec.weight dense<0.03125> : tensor<384x10xf32> {offset = 1024 : i64} : memref<384x10xf32>
-  exec.kernel "k1_matmul" ins(%v, %w : memref<1x384xf32>, memref<384x10xf32>) outs(%y : memref<1x10xf32>) attributes {layers = ["dense"]} {
-  ^bb0(%a: tensor<1x384xf32>, %b: tensor<384x10xf32>):
-    %0 = graph.matmul %a, %b : (tensor<1x384xf32>, tensor<384x10xf32>) -> tensor<1x10xf32>
-    exec.yield %0 : tensor<1x10xf32>
+  %v = exec.view %c : memref<1x8x8x6xf32> to memref<8x48xf32>
+  %w = exec.weight dense<0.03125> : tensor<48x10xf32> {offset = 1024 : i64} : memref<48x10xf32>
+  exec.kernel "k1_matmul" ins(%v, %w : memref<8x48xf32>, memref<48x10xf32>) outs(%y : memref<8x10xf32>) attributes {layers = ["dense"]} {
+  ^bb0(%a: tensor<8x48xf32>, %b: tensor<48x10xf32>):
+    %0 = graph.matmul %a, %b : (tensor<8x48xf32>, tensor<48x10xf32>) -> tensor<8x10xf32>
+    exec.yield %0 : tensor<8x10xf32>
   }
   return
 }

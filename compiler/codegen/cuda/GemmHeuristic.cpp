@@ -279,6 +279,44 @@ GemmTiling chooseTiling(int64_t m, int64_t n, int64_t k, int smVersion,
   return tiling;
 }
 
+std::array<uint32_t, 3> GemvTiling::grid(int64_t n) const {
+  return {static_cast<uint32_t>(ceilDiv(n, columns())), 1, 1};
+}
+
+std::string GemvTiling::templateArgs() const {
+  return std::string(kMajor ? "true" : "false") + ", " + std::to_string(cols) +
+         ", " + std::to_string(split);
+}
+
+std::string GemvTiling::str() const {
+  return std::string("GEMV B=") + (kMajor ? "k-major" : "n-major") +
+         " COLS=" + std::to_string(columns()) +
+         " SPLIT=" + std::to_string(split);
+}
+
+GemvTiling chooseGemv(int64_t m, int64_t n, int64_t k, bool kMajor,
+                      int smVersion) {
+  assert(m > 0 && m <= kGemvMaxRows && n > 0 && k > 0 && "not a GEMV");
+  (void)m;
+  GemvTiling t;
+  t.kMajor = kMajor;
+  const int64_t sms = smCount(smVersion);
+  if (kMajor) {
+    // At least 256 elements of K per warp (8 loads per lane), N x SPLIT
+    // warps within 4 per SM.
+    while (t.split < 8 && k >= t.split * 2 * 256 && n * t.split * 2 <= 4 * sms)
+      t.split *= 2;
+    t.cols = 8 / t.split;
+  } else {
+    // At least 64 elements of K per warp, the CTAs within 4 per SM.
+    t.cols = 1;
+    while (t.split < 16 && k >= t.split * 2 * 64 &&
+           ceilDiv(n, 32) * t.split * 2 <= 4 * sms)
+      t.split *= 2;
+  }
+  return t;
+}
+
 GemmTiling float8Tiling(GemmTiling tiling) {
   if (tiling.tensorCores && tiling.bk == 64 && tiling.wm * tiling.wn >= 2048 &&
       tiling.threads() <= 128)

@@ -63,6 +63,25 @@
 //     them). There is no split over CTAs (no workspace, nothing to zero, a
 //     deterministic sum).
 //
+//  6. SIMT GEMMs of at most kGemvMaxRows rows (M; per batch element of a
+//     batched matmul) run dlc_gemv_simt instead (dlc_gemm_simt.cuh), whose
+//     loads are coalesced along B's contiguous axis (chooseGemv):
+//       B contiguous in K (a Dense kernel [N, K] after the layout stage, an
+//       OHWI filter): a warp per (column, K part); SPLIT parts, the most (a
+//       power of two up to 8) that keeps at least 256 elements of K per
+//       part and N x SPLIT within 4 warps per SM; COLS = 8 / SPLIT columns
+//       per CTA (256 threads).
+//       B contiguous in N ([K, N], HWIO): 32 columns per CTA (a lane each),
+//       SPLIT warps, the most (a power of two up to 16) that keeps at least
+//       64 elements of K per part and ceil(N / 32) x SPLIT within 4 CTAs
+//       per SM.
+//     The ResNet50 head at batch 1 (M = 1, K = 2048, N = 10, f32) ran as a
+//     16x16 SIMT tile with 16 K slices at 80 GB/s (0.099 ms on the H200,
+//     cuBLASLt 0.0069 ms); here it is 10 CTAs of 8 warps, each warp 256
+//     elements of K (8 loads per lane).
+//     Not tuned: an autotuner measures no candidates for it (CudaKernel::gemm
+//     stays empty), and a tuned SIMT tiling for its problem is not used.
+//
 // tilingCandidates() lists what an autotuner measures, the rule's choice
 // first: every tile allowed by step 2, for tensor cores with BK 32 at 3 and
 // 4 stages and BK 64 at 3 stages, for SIMT with BK 8 and 16 (each also with
@@ -126,6 +145,30 @@ struct GemmTiling {
 
   bool operator==(const GemmTiling &other) const;
 };
+
+/// Template parameters of dlc_gemv_simt (rule step 6).
+struct GemvTiling {
+  bool kMajor = true; ///< B(k, n) contiguous in k (KMAJOR)
+  int cols = 1;       ///< columns per CTA when kMajor (COLS); else 32
+  int split = 1;      ///< K parts (SPLIT)
+
+  int columns() const { return kMajor ? cols : 32; }
+  int threads() const { return columns() * split * (kMajor ? 32 : 1); }
+  /// (ceil(N / columns()), 1, 1).
+  std::array<uint32_t, 3> grid(int64_t n) const;
+  /// "true, 1, 8": KMAJOR, COLS, SPLIT.
+  std::string templateArgs() const;
+  /// For CudaKernel::tiling: "GEMV B=k-major COLS=1 SPLIT=8".
+  std::string str() const;
+};
+
+/// The most rows (M) a SIMT GEMM runs dlc_gemv_simt with.
+constexpr int64_t kGemvMaxRows = 4;
+
+/// Rule step 6: the GEMV for an M x N x K SIMT GEMM whose B is contiguous
+/// in K (`kMajor`) or in N, M at most kGemvMaxRows.
+GemvTiling chooseGemv(int64_t m, int64_t n, int64_t k, bool kMajor,
+                      int smVersion);
 
 /// One GEMM as a generated kernel instantiates it: the shape, the template
 /// (tensor cores or SIMT) and what else in the kernel changes the code the

@@ -47,7 +47,11 @@
 //
 // The tiling is chooseTiling's unless EmitOptions::tiling gives one for the
 // kernel's GemmProblem (a tuning cache's entry, an autotuner's candidate):
-// every tiling takes this same emission.
+// every tiling takes this same emission. A SIMT GEMM of at most
+// kGemvMaxRows rows whose B is contiguous in K (a transpose_rhs matmul, an
+// OHWI filter) or in N (a [K, N] rhs, an HWIO filter) takes dlc_gemv_simt
+// with chooseGemv's parameters instead, the same Problem, no tiling to tune
+// (GemmHeuristic.h rule step 6).
 //
 // The epilogue is the kernel's body after the anchor, computed per result
 // element through the ElementEmitter with the accumulator bound to the
@@ -718,6 +722,24 @@ LogicalResult GemmKernel::emit() {
   }
   if (float8_)
     tiling = float8Tiling(tiling);
+  // Rule step 6 (GemmHeuristic.h): a SIMT GEMM of a few rows whose B has a
+  // contiguous axis runs the GEMV template, whatever a tuning cache says.
+  std::optional<GemvTiling> gemv;
+  if (!tensorCores && !bytes && m_ <= kGemvMaxRows) {
+    std::optional<bool> kMajor;
+    if (conv_ && conv_.getFilterLayout() == FilterLayout::OHWI)
+      kMajor = true;
+    else if (conv_ && conv_.getFilterLayout() == FilterLayout::HWIO)
+      kMajor = false;
+    else if (qmm_)
+      kMajor = false;
+    else if (matmul_)
+      kMajor = matmul_.getTransposeRhs();
+    if (kMajor)
+      gemv = chooseGemv(m_, n_, k_, *kMajor, context_.options.smVersion);
+  }
+  if (gemv)
+    origin.clear();
   const bool pairs =
       tensorCores && n_ % 2 == 0 &&
       (out == DType::F32 || out == DType::F16 || out == DType::BF16);
@@ -746,7 +768,7 @@ LogicalResult GemmKernel::emit() {
   // (MobileNetV2's 1x1 convolutions, K = 96). With the minimum of one block,
   // none of them spills; the SIMT kernels take 100-121 registers (4 blocks
   // of 128 threads per SM), the tensor-core ones nearly what they took.
-  const int bound = std::max(tiling.threads(), 64);
+  const int bound = std::max(gemv ? gemv->threads() : tiling.threads(), 64);
   w.open("extern \"C\" __global__ void __launch_bounds__(" +
          std::to_string(bound) + ", 1) " + context_.kernel.entry + "(" +
          context_.parameterList() + ")");
@@ -755,24 +777,34 @@ LogicalResult GemmKernel::emit() {
   GemmTiling emitted = tiling;
   if (bytes)
     emitted.bk *= 2;
-  w.line(std::string(tensorCores ? "dlc_gemm_tc<" : "dlc_gemm_simt<") +
-         emitted.templateArgs() + ">(p);");
+  if (gemv)
+    w.line("dlc_gemv_simt<" + gemv->templateArgs() + ">(p);");
+  else
+    w.line(std::string(tensorCores ? "dlc_gemm_tc<" : "dlc_gemm_simt<") +
+           emitted.templateArgs() + ">(p);");
   w.close();
 
   CudaKernel &kernel = context_.kernel;
   kernel.family =
       std::string(isConv() ? "conv" : "gemm") + (tensorCores ? "_tc" : "_simt");
-  kernel.tiling = emitted.str() + (origin.empty() ? "" : " (" + origin + ")");
-  kernel.gemm = problem;
-  kernel.launch.grid = tiling.grid(m_, n_);
+  if (gemv) {
+    // No tilings to measure: CudaKernel::gemm stays empty.
+    kernel.tiling = gemv->str();
+    kernel.launch.grid = gemv->grid(n_);
+  } else {
+    kernel.tiling = emitted.str() + (origin.empty() ? "" : " (" + origin + ")");
+    kernel.gemm = problem;
+    kernel.launch.grid = tiling.grid(m_, n_);
+  }
   if (batched_) {
     if (kernel.launch.grid[2] != 1)
       return fail("a batched matmul with more than 65,535 M tiles");
     kernel.launch.grid[2] = static_cast<uint32_t>(batch_);
   }
-  kernel.launch.block = {static_cast<uint32_t>(tiling.threads()), 1, 1};
+  kernel.launch.block = {
+      static_cast<uint32_t>(gemv ? gemv->threads() : tiling.threads()), 1, 1};
   kernel.launch.dynamicSharedBytes =
-      static_cast<uint32_t>(tiling.dynamicSharedBytes());
+      gemv ? 0 : static_cast<uint32_t>(tiling.dynamicSharedBytes());
   return success();
 }
 

@@ -208,4 +208,105 @@ __device__ __forceinline__ void dlc_gemm_simt(const Problem &p) {
   }
 }
 
+// GEMV: the same Problem when M is at most a few rows (a batch-1
+// classifier head, a squeeze-excite block's 1x1 convolutions). The tiles
+// above would compute 16 rows where there is one and stage K through shared
+// memory one BK slice (and one barrier) at a time: the ResNet50 head at batch
+// 1 (K = 2048, N = 10) ran at 80 GB/s. Here every output's dot products run
+// along K in registers, every load of a warp coalesced along B's contiguous
+// axis, many in flight:
+//   KMAJOR (B(k, n) contiguous in k: a Dense kernel after the layout stage,
+//   [N, K]; an OHWI filter): a warp per (column, K part): its lanes stride
+//   the part by 32, then add their sums by shuffles. COLS columns x SPLIT
+//   parts warps per CTA, grid ceil(N / COLS).
+//   !KMAJOR (B contiguous in n: [K, N], HWIO): a lane per column, 32 columns
+//   per CTA (grid ceil(N / 32)); SPLIT warps, each a contiguous part of K.
+// The SPLIT parts of an output are added in order through shared memory and
+// the first COLS * M (32 * M) threads run the epilogue: sums in a fixed
+// order, as above (deterministic).
+//
+// Launch: grid (ceil(N / dlc_gemv_simt_columns<KMAJOR, COLS>()), 1),
+// dlc_gemv_simt_threads<KMAJOR, COLS, SPLIT>() threads, no dynamic shared
+// memory.
+template <bool KMAJOR, int COLS>
+__host__ __device__ constexpr int dlc_gemv_simt_columns() {
+  return KMAJOR ? COLS : 32;
+}
+
+template <bool KMAJOR, int COLS, int SPLIT>
+__host__ __device__ constexpr int dlc_gemv_simt_threads() {
+  return dlc_gemv_simt_columns<KMAJOR, COLS>() * SPLIT * (KMAJOR ? 32 : 1);
+}
+
+template <bool KMAJOR, int COLS, int SPLIT, class Problem>
+__device__ __forceinline__ void dlc_gemv_simt(const Problem &p) {
+  constexpr int M = Problem::M, N = Problem::N, K = Problem::K;
+  constexpr int CTA_COLS = dlc_gemv_simt_columns<KMAJOR, COLS>();
+  static_assert(M >= 1 && M <= 8, "dlc_gemv_simt: at most 8 rows");
+  static_assert(SPLIT >= 1 && COLS >= 1, "dlc_gemv_simt: a part per warp");
+  // The parts' sums: [part][column][row].
+  // (One line: dlc-emulate's rewrite of static shared arrays is per line.)
+  __shared__ float dlc_gemv_smem[SPLIT * CTA_COLS * M];
+  const int tid = static_cast<int>(threadIdx.x);
+  const int lane = tid % 32, warp = tid / 32;
+  float acc[M];
+#pragma unroll
+  for (int m = 0; m < M; ++m)
+    acc[m] = 0.f;
+  if constexpr (KMAJOR) {
+    // A part: a multiple of 32 elements of K, the last one shorter.
+    constexpr int PART = ((K + SPLIT - 1) / SPLIT + 31) / 32 * 32;
+    const int c = warp % COLS, part = warp / COLS;
+    const int n = static_cast<int>(blockIdx.x) * COLS + c;
+    const int k1 = (part + 1) * PART < K ? (part + 1) * PART : K;
+    if (n < N) {
+#pragma unroll 4
+      for (int k = part * PART + lane; k < k1; k += 32) {
+        const float b = p.b(k, n);
+#pragma unroll
+        for (int m = 0; m < M; ++m)
+          acc[m] = fmaf(p.a(m, k), b, acc[m]);
+      }
+    }
+#pragma unroll
+    for (int m = 0; m < M; ++m)
+#pragma unroll
+      for (int o = 16; o > 0; o /= 2)
+        acc[m] += __shfl_xor_sync(0xffffffffu, acc[m], o);
+    if (lane == 0) {
+#pragma unroll
+      for (int m = 0; m < M; ++m)
+        dlc_gemv_smem[(part * COLS + c) * M + m] = acc[m];
+    }
+  } else {
+    constexpr int PART = (K + SPLIT - 1) / SPLIT;
+    const int part = warp;
+    const int n = static_cast<int>(blockIdx.x) * 32 + lane;
+    const int k1 = (part + 1) * PART < K ? (part + 1) * PART : K;
+    if (n < N) {
+#pragma unroll 4
+      for (int k = part * PART; k < k1; ++k) {
+        const float b = p.b(k, n);
+#pragma unroll
+        for (int m = 0; m < M; ++m)
+          acc[m] = fmaf(p.a(m, k), b, acc[m]);
+      }
+    }
+#pragma unroll
+    for (int m = 0; m < M; ++m)
+      dlc_gemv_smem[(part * 32 + lane) * M + m] = acc[m];
+  }
+  __syncthreads();
+  if (tid < CTA_COLS * M) {
+    const int c = tid / M, m = tid % M;
+    const int n = static_cast<int>(blockIdx.x) * CTA_COLS + c;
+    if (n < N) {
+      float sum = dlc_gemv_smem[c * M + m];
+      for (int part = 1; part < SPLIT; ++part)
+        sum += dlc_gemv_smem[(part * CTA_COLS + c) * M + m];
+      p.epilogue(m, n, sum);
+    }
+  }
+}
+
 #endif // DLC_GEMM_SIMT_CUH
