@@ -11,9 +11,10 @@ convolution (ResNetV2) gets the small gain that gen_fixtures.calibrate_bn gives 
 in a normalization, and that normalization's beta stays centred at 0; ConvNeXt's LayerScale gamma (a variable Keras names `variable`) is drawn in
 [0.1, 0.4], small like those gains, so that 18 residual blocks stay well conditioned;
 normalization betas are centred at 0.5 (most units after a ReLU active: far better conditioned
-random networks); the softmax head is scaled until every row's top probability is 0.55 rather
-than 0.75; a classifier that is a 1x1 Conv2D followed by Flatten and Activation("softmax")
-(MobileNet, MobileNetV3) is scaled as a Dense softmax head is; each model's conditioning is
+random networks); the softmax head keeps its random kernel plus the least-norm correction that
+gives every row a top probability of 0.55 (design_head), rather than a scale that would
+multiply every feature error; a classifier that is a 1x1 Conv2D followed by Flatten and
+Activation("softmax") (MobileNet, MobileNetV3) is set as a Dense softmax head is; each model's conditioning is
 measured (weights and every layer's output perturbed by the unit roundoff, the largest of
 five draws) and recorded in meta.json's "checks" (measure_conditioning), for compare.py; and the
 legacy .h5 of the models in fixture_apps.NO_LEGACY_H5 is not kept (Keras itself cannot reload
@@ -51,18 +52,9 @@ def install(no_legacy):
     gen_fixtures.draw_weight = draw_weight
     gen_fixtures.calibrate_bn = calibrate_bn_fast
     gen_fixtures.adapt_normalization = set_normalization
-    calibrate_softmax = gen_fixtures.calibrate_softmax
-
-    def calibrate_softmax_apps(model, keras, xs):
-        if gen_fixtures.find_softmax_head(model) is not None:
-            return calibrate_softmax(model, keras, xs)
-        return calibrate_conv_head(model, keras, xs)
-
-    gen_fixtures.calibrate_softmax = calibrate_softmax_apps
-    # Heads scaled until every row's top probability is 0.55 (just above the generator's floor,
-    # SOFTMAX_MIN_MAX_PROB), not 0.75: with 0.75 a row whose two best logits are close needs a
-    # scale that saturates the other rows and multiplies feature errors by up to 300
-    # (NASNetMobile; 11 at 0.5).
+    gen_fixtures.calibrate_softmax = calibrate_head
+    # Every row's top probability set to 0.55 (just above the generator's floor,
+    # SOFTMAX_MIN_MAX_PROB), by design_head.
     gen_fixtures.SOFTMAX_TARGET = 0.55
     gen_model = gen_fixtures.gen_model
 
@@ -78,6 +70,9 @@ def install(no_legacy):
                                    "reload it and dlc refuses it" % why)
             if os.path.exists(os.path.join(d, "legacy.h5")):
                 os.remove(os.path.join(d, "legacy.h5"))
+        if HEAD_CHECKS:
+            meta["checks"]["head"] = dict(HEAD_CHECKS)
+            HEAD_CHECKS.clear()
         meta["checks"]["conditioning"] = conditioning_k3(d, meta, keras)
         with open(os.path.join(d, "meta.json"), "w") as f:
             json.dump(meta, f, indent=1)
@@ -338,34 +333,66 @@ def calibrate_bn_fast(model, keras, xs, rng):
         l.moving_variance.assign((var * pv + 1e-4).astype("float32"))
 
 
-def calibrate_conv_head(model, keras, xs):
-    """MobileNetV3's classifier: Conv2D 1x1 -> Flatten -> Activation("softmax"). Scales the
-    conv's kernel and bias so that the largest probability of every row is about
-    gen_fixtures.SOFTMAX_TARGET (as calibrate_softmax does for a Dense head)."""
+def design_head(feats, w, b, target):
+    """The kernel of a softmax head whose logits on `feats` (rows x features) give every row
+    a top probability of exactly `target`: the random kernel `w` (He uniform, as drawn) plus the
+    least-norm correction (least squares through the rows' features) that raises or lowers each
+    row's largest logit to log(target / (1 - target)) above the log-sum-exp of its others.
+
+    Why not scale the random head until its worst row reaches `target` (gen_fixtures.
+    calibrate_softmax, and what this generator did until 2026-11-27): a row whose two best
+    logits nearly tie needs a large scale, and the scale multiplies every feature error. In
+    ResNet101 it gave logits of +-26 and a kernel of norm 71 (He: about 4.5), and turned the
+    pooled features' fp16 conditioning of 0.029 into 0.26 at the output; trained heads have
+    small logits. The correction has rank at most the number of rows and a small norm
+    (recorded in meta.json's checks.head); the random part keeps the output sensitive to every
+    direction of the features."""
     import numpy as np
 
-    act = [l for l in model.layers if type(l).__name__ == "Activation"
-           and getattr(l.activation, "__name__", "") == "softmax"]
-    convs = [l for l in model.layers if type(l).__name__ == "Conv2D"
-             and tuple(l.kernel_size) == (1, 1)]
-    if not act or not convs:
-        raise RuntimeError("model has no softmax head")
-    head = convs[-1]
-    feats = keras.Model(model.inputs, head.input).predict(xs, verbose=0,
-                                                          batch_size=len(xs[0]))
-    w, b = [np.asarray(a, dtype=np.float64) for a in head.get_weights()]
     f = np.asarray(feats, dtype=np.float64).reshape(len(feats), -1)
-    logits = f @ w.reshape(f.shape[1], -1) + b
-    target = gen_fixtures.SOFTMAX_TARGET
-    p = lambda s: gen_fixtures.softmax_np(s * logits).max(axis=-1).min()  # noqa: E731
-    lo, hi = 1e-4, 1e4
-    if p(hi) < target:
-        raise RuntimeError("softmax head cannot be made dominant (tied logits?)")
-    for _ in range(100):
-        mid = np.sqrt(lo * hi)
-        lo, hi = (mid, hi) if p(mid) < target else (lo, mid)
-    head.set_weights([(w * hi).astype("float32"), (b * hi).astype("float32")])
-    return None
+    w = np.asarray(w, dtype=np.float64).reshape(f.shape[1], -1)
+    logits = f @ w + b
+    delta = np.zeros_like(logits)
+    for i, z in enumerate(logits):
+        c = int(np.argmax(z))
+        rest = np.delete(z, c)
+        others = rest.max() + np.log(np.exp(rest - rest.max()).sum())
+        delta[i, c] = others + np.log(target / (1.0 - target)) - z[c]
+    dw = np.linalg.lstsq(f, delta, rcond=None)[0]
+    return w + dw, {"kernel_norm": round(float(np.linalg.norm(w + dw)), 3),
+                    "correction_norm": round(float(np.linalg.norm(dw)), 3)}
+
+
+def calibrate_head(model, keras, xs):
+    """Set the softmax head's kernel by design_head (gen_fixtures.calibrate_softmax's hook):
+    a Dense softmax head, or MobileNet's and MobileNetV3's classifier, a 1x1 Conv2D on the pooled
+    features followed by Flatten and Activation("softmax"). Returns the Dense head (None for the
+    convolution), as calibrate_softmax does; the kernel's norms go to HEAD_CHECKS."""
+    import numpy as np
+
+    head = gen_fixtures.find_softmax_head(model)
+    if head is None:
+        act = [l for l in model.layers if type(l).__name__ == "Activation"
+               and getattr(l.activation, "__name__", "") == "softmax"]
+        convs = [l for l in model.layers if type(l).__name__ == "Conv2D"
+                 and tuple(l.kernel_size) == (1, 1)]
+        if not act or not convs:
+            raise RuntimeError("model has no softmax head")
+        conv = convs[-1]
+    feats = keras.Model(model.inputs, (head or conv).input).predict(
+        xs, verbose=0, batch_size=len(xs[0]))
+    w, b = [np.asarray(a, dtype=np.float64) for a in (head or conv).get_weights()]
+    if head is None and np.prod(np.shape(feats)[1:-1]) != 1:
+        raise RuntimeError("the classifier convolution does not run on pooled features")
+    kernel, norms = design_head(feats, w, b, gen_fixtures.SOFTMAX_TARGET)
+    (head or conv).set_weights([kernel.reshape(w.shape).astype("float32"), b.astype("float32")])
+    HEAD_CHECKS.clear()
+    HEAD_CHECKS.update(norms)
+    return head
+
+
+# design_head's norms for the model being generated, for meta.json's checks.head.
+HEAD_CHECKS = {}
 
 
 def main(registry, argv=None):
