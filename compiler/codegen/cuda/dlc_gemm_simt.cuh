@@ -253,58 +253,46 @@ __device__ __forceinline__ void dlc_gemv_simt(const Problem &p) {
 #pragma unroll
   for (int m = 0; m < M; ++m)
     acc[m] = 0.f;
-  if constexpr (KMAJOR) {
-    // A part: a multiple of 32 elements of K, the last one shorter.
-    constexpr int PART = ((K + SPLIT - 1) / SPLIT + 31) / 32 * 32;
-    const int c = warp % COLS, part = warp / COLS;
-    const int n = static_cast<int>(blockIdx.x) * COLS + c;
-    const int k1 = (part + 1) * PART < K ? (part + 1) * PART : K;
-    if (n < N) {
+  // KMAJOR: a warp per (column, part), its lanes striding the part by 32 (a
+  // part is a multiple of 32 elements, the last one shorter); else a lane per
+  // column, a warp per part.
+  constexpr int PART = KMAJOR ? ((K + SPLIT - 1) / SPLIT + 31) / 32 * 32
+                              : (K + SPLIT - 1) / SPLIT;
+  constexpr int STEP = KMAJOR ? 32 : 1;
+  const int c = KMAJOR ? warp % COLS : lane;
+  const int part = KMAJOR ? warp / COLS : warp;
+  const int n = static_cast<int>(blockIdx.x) * CTA_COLS + c;
+  const int k1 = (part + 1) * PART < K ? (part + 1) * PART : K;
+  if (n < N) {
 #pragma unroll 4
-      for (int k = part * PART + lane; k < k1; k += 32) {
-        const float b = p.b(k, n);
+    for (int k = part * PART + (KMAJOR ? lane : 0); k < k1; k += STEP) {
+      const float b = p.b(k, n);
 #pragma unroll
-        for (int m = 0; m < M; ++m)
-          acc[m] = fmaf(p.a(m, k), b, acc[m]);
-      }
+      for (int m = 0; m < M; ++m)
+        acc[m] = fmaf(p.a(m, k), b, acc[m]);
     }
+  }
+  if constexpr (KMAJOR) {
 #pragma unroll
     for (int m = 0; m < M; ++m)
 #pragma unroll
       for (int o = 16; o > 0; o /= 2)
         acc[m] += __shfl_xor_sync(0xffffffffu, acc[m], o);
-    if (lane == 0) {
-#pragma unroll
-      for (int m = 0; m < M; ++m)
-        dlc_gemv_smem[(part * COLS + c) * M + m] = acc[m];
-    }
-  } else {
-    constexpr int PART = (K + SPLIT - 1) / SPLIT;
-    const int part = warp;
-    const int n = static_cast<int>(blockIdx.x) * 32 + lane;
-    const int k1 = (part + 1) * PART < K ? (part + 1) * PART : K;
-    if (n < N) {
-#pragma unroll 4
-      for (int k = part * PART; k < k1; ++k) {
-        const float b = p.b(k, n);
-#pragma unroll
-        for (int m = 0; m < M; ++m)
-          acc[m] = fmaf(p.a(m, k), b, acc[m]);
-      }
-    }
+  }
+  if (!KMAJOR || lane == 0) {
 #pragma unroll
     for (int m = 0; m < M; ++m)
-      dlc_gemv_smem[(part * 32 + lane) * M + m] = acc[m];
+      dlc_gemv_smem[(part * CTA_COLS + c) * M + m] = acc[m];
   }
   __syncthreads();
   if (tid < CTA_COLS * M) {
-    const int c = tid / M, m = tid % M;
-    const int n = static_cast<int>(blockIdx.x) * CTA_COLS + c;
-    if (n < N) {
-      float sum = dlc_gemv_smem[c * M + m];
-      for (int part = 1; part < SPLIT; ++part)
-        sum += dlc_gemv_smem[(part * CTA_COLS + c) * M + m];
-      p.epilogue(m, n, sum);
+    const int column = tid / M, m = tid % M;
+    const int out = static_cast<int>(blockIdx.x) * CTA_COLS + column;
+    if (out < N) {
+      float sum = dlc_gemv_smem[column * M + m];
+      for (int s = 1; s < SPLIT; ++s)
+        sum += dlc_gemv_smem[(s * CTA_COLS + column) * M + m];
+      p.epilogue(m, out, sum);
     }
   }
 }
