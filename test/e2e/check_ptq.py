@@ -1,10 +1,14 @@
 """dlc's post-training int8 quantization against its own fp32 graph (docs/quantization.md).
 
 For each model of the core fixture set (build/test/fixtures, gen_fixtures.py) this draws
-"random-but-calibrated" inputs: from the distribution the fixture's own inputs and weights were
+"random-but-calibrated" inputs from the distribution the fixture's own inputs and weights were
 made for (fixture_models.py: normal(0, scale) floats, or token ids in [1, vocab)), with a seed of
 its own, as two disjoint sets: a calibration set of --calib samples and a held-out set of
---samples samples. Then
+--samples samples: independent draws, on the fixture's own head (--inputs noise, the default).
+With --inputs task they are those of a synthetic 10-class task in that distribution, and the
+model's softmax head is refitted to it (Task: a linear probe on the fixture's random features,
+which classifies --task-accuracy of held-out inputs correctly; docs/quantization.md compares
+the two). Then
 
     dlc compile MODEL --precision int8 --calibrate CAL --calibration-holdout HELD \\
         --calibration-report REPORT.json --emit mlir
@@ -58,6 +62,119 @@ def draw(spec, meta, rng, n):
     return xs
 
 
+class Task:
+    """A synthetic 10-class classification task for a fixture, and the model refitted to it.
+
+    A random-weight network with a random head classifies nothing: on independent inputs its
+    softmax rows are decided by near-ties, and top-1 agreement then measures how many rows are
+    near-tied rather than what quantization does (docs/quantization.md). A trained model's
+    inputs are mostly far from its decision boundaries. This gives the fixture such inputs
+    without training its body: CLASSES prototypes drawn from the fixture's input distribution;
+    a sample of class y mixes prototype y with a fresh draw, keeping the distribution's
+    marginals (floats: a * P_y + sqrt(1 - a^2) * noise; token ids: each position P_y's with
+    probability a, else uniform); the softmax head is refitted to the task by ridge regression of
+    one-hot targets on the fp32 features (its input) of TRAIN labelled samples, then scaled
+    so that the mean top probability of those is 0.8; a is set by bisection so that the refitted
+    model classifies `accuracy` of VALIDATION samples correctly (0.9: a CIFAR-10 classifier's
+    accuracy). The body's random weights, the int8 error's source, are the fixture's.
+    write() saves the refitted model for dlc; sample() draws the calibration and held-out
+    sets, whose labels give the fp32 model's task accuracy."""
+
+    CLASSES = 10
+    TRAIN = 2048
+    VALIDATION = 512
+    BISECTIONS = 8
+    RIDGE = 1e-2  # times the mean squared feature
+    MEAN_TOP_PROBABILITY = 0.8
+
+    def __init__(self, spec, meta, fixture, accuracy, seed):
+        os.environ.setdefault("KERAS_BACKEND", "jax")
+        import keras
+        import gen_fixtures
+
+        self.spec, self.seed = spec, seed
+        self.model = keras.saving.load_model(os.path.join(fixture, "model.keras"),
+                                             compile=False)
+        self.head = gen_fixtures.find_softmax_head(self.model)
+        if self.head is None or len(meta["inputs"]) != 1:
+            raise SystemExit("%s: --inputs task needs one input and a Dense softmax head"
+                             % meta["name"])
+        self.features = keras.Model(self.model.inputs, self.head.input)
+        self.shape = tuple(meta["inputs"][0]["shape"][1:])
+        self.dtype = meta["inputs"][0]["dtype"]
+        rng = np.random.default_rng(seed)
+        self.prototypes = self._draw(rng, self.CLASSES)
+        lo, hi = 0.0, 1.0
+        for _ in range(self.BISECTIONS):
+            a = (lo + hi) / 2
+            if self._fit(a)[0] < accuracy:
+                lo = a
+            else:
+                hi = a
+        self.mix = hi
+        self.validation_accuracy, kernel, bias = self._fit(hi)
+        if self.validation_accuracy < accuracy:
+            raise SystemExit("%s: the refitted head classifies %.4f of the task, not %.4f"
+                             % (meta["name"], self.validation_accuracy, accuracy))
+        self.head.set_weights([kernel.astype("float32"), bias.astype("float32")])
+
+    def _draw(self, rng, n):
+        shape = (n,) + self.shape
+        if self.spec.vocab:
+            return rng.integers(1, self.spec.vocab, size=shape)
+        return rng.normal(0.0, self.spec.scale, size=shape)
+
+    def sample(self, rng, n, a=None):
+        """n inputs of the task (one array, the model's one input) and their labels."""
+        a = self.mix if a is None else a
+        y = rng.integers(0, self.CLASSES, size=n)
+        noise = self._draw(rng, n)
+        if self.spec.vocab:
+            x = np.where(rng.random(noise.shape) < a, self.prototypes[y], noise)
+        else:
+            x = a * self.prototypes[y] + np.sqrt(1.0 - a * a) * noise
+        return np.asarray(x, dtype=self.dtype), y
+
+    def _fit(self, a):
+        """(validation accuracy, kernel, bias) of the head refitted for mixing a."""
+        rng = np.random.default_rng(self.seed + 1)
+        x, y = self.sample(rng, self.TRAIN + self.VALIDATION, a)
+        f = np.asarray(self.features.predict(x, verbose=0, batch_size=128), dtype=np.float64)
+        f = f.reshape(len(f), -1)
+        ft, yt = f[:self.TRAIN], y[:self.TRAIN]
+        fa = np.hstack([ft, np.ones((len(ft), 1))])
+        outputs = int(self.head.get_weights()[0].shape[-1])
+        target = np.zeros((len(ft), outputs))
+        target[np.arange(len(ft)), yt] = 1.0
+        gram = fa.T @ fa
+        ridge = self.RIDGE * np.trace(gram) / len(gram)
+        wb = np.linalg.solve(gram + ridge * np.eye(len(gram)), fa.T @ target)
+        kernel, bias = wb[:-1], wb[-1]
+        logits = ft @ kernel + bias
+        accuracy = float(np.mean(np.argmax(f[self.TRAIN:] @ kernel + bias, axis=-1)
+                                 == y[self.TRAIN:]))
+        lo, hi = 1e-3, 1e4  # the scale: the mean top probability is monotone in it
+        for _ in range(60):
+            mid = np.sqrt(lo * hi)
+            lo, hi = (mid, hi) if softmax(mid * logits).max(-1).mean() < \
+                self.MEAN_TOP_PROBABILITY else (lo, mid)
+        return accuracy, kernel * hi, bias * hi
+
+    def accuracy(self, x, y):
+        """The refitted fp32 Keras model's top-1 accuracy on labelled inputs."""
+        p = np.asarray(self.model.predict(x, verbose=0, batch_size=64))
+        return float(np.mean(np.argmax(p, axis=-1) == y))
+
+    def write(self, path):
+        self.model.save(path)
+
+
+def softmax(z):
+    z = z - z.max(axis=-1, keepdims=True)
+    e = np.exp(z)
+    return e / e.sum(axis=-1, keepdims=True)
+
+
 def write_batches(folder, xs, batch):
     os.makedirs(folder)
     n = xs[0].shape[0]
@@ -101,9 +218,24 @@ def check_model(args, name, tmp):
         meta = json.load(f)
     model = os.path.join(fixture, "model.keras")
     # A seed per model, independent of the fixture's own inputs.
-    rng = np.random.default_rng(zlib.crc32(("ptq/" + name).encode()))
-    calib = draw(spec, meta, rng, args.calib)
-    held = draw(spec, meta, rng, args.samples)
+    seed = zlib.crc32(("ptq/" + name).encode())
+    rng = np.random.default_rng(seed)
+    task_line = ""
+    if args.inputs == "task":
+        t0 = time.time()
+        task = Task(spec, meta, fixture, args.task_accuracy, seed + 7)
+        os.makedirs(os.path.join(tmp, name))
+        model = os.path.join(tmp, name, "model.keras")
+        task.write(model)
+        (calib, _), (held, labels) = (task.sample(rng, args.calib),
+                                      task.sample(rng, args.samples))
+        calib, held = [calib], [held]
+        task_line = (", task: mixing %.4f, fp32 accuracy %.4f validation %.4f held-out "
+                     "[%.0f s]" % (task.mix, task.validation_accuracy,
+                                   task.accuracy(held[0], labels), time.time() - t0))
+    else:
+        calib = draw(spec, meta, rng, args.calib)
+        held = draw(spec, meta, rng, args.samples)
     cal_dir, held_dir = os.path.join(tmp, name, "cal"), os.path.join(tmp, name, "held")
     write_batches(cal_dir, calib, args.batch)
     write_batches(held_dir, held, args.batch)
@@ -137,10 +269,10 @@ def check_model(args, name, tmp):
         total = report["layers_int8"] + report["layers_f32"]
         print("%s: output %d: %s, %d int8 / %d f32 layers (%.0f %% int8): top-1 agreement "
               "%.4f held-out (%.4f calibration), relative L2 error %.4f held-out (%.4f "
-              "calibration) [%.0f s]"
+              "calibration) [%.0f s]%s"
               % (name, i, args.method, report["layers_int8"], report["layers_f32"],
                  100.0 * report["layers_int8"] / max(1, total), o["top1_agreement"],
-                 c["top1_agreement"], o["rel_l2_error"], c["rel_l2_error"], secs))
+                 c["top1_agreement"], o["rel_l2_error"], c["rel_l2_error"], secs, task_line))
         if not args.report_only and not o["top1_agreement"] >= args.min_agreement:
             failures.append("output %d: top-1 agreement %.4f < %.4f" % (
                 i, o["top1_agreement"], args.min_agreement))
@@ -207,6 +339,12 @@ def main():
     ap.add_argument("--samples", type=int, default=256, help="held-out samples (default 256)")
     ap.add_argument("--calib", type=int, default=64, help="calibration samples (default 64)")
     ap.add_argument("--batch", type=int, default=32)
+    ap.add_argument("--inputs", choices=["noise", "task"], default="noise",
+                    help="the inputs: independent draws on the fixture's own head (default), "
+                         "or a synthetic 10-class task with the head refitted to it")
+    ap.add_argument("--task-accuracy", type=float, default=0.9,
+                    help="--inputs task: the refitted fp32 model's accuracy on the task "
+                         "(default 0.9)")
     ap.add_argument("--method", default="percentile", choices=["max", "percentile", "entropy", "mse"])
     ap.add_argument("--unsigned-activations", action="store_true")
     ap.add_argument("--keep-first-last", action="store_true")
