@@ -464,7 +464,7 @@ TEST(GemmEmulation, SimtKSlices) {
 // sums added by shuffles) and in N (a lane per column); one to four rows;
 // the ResNet50 head (1 x 10 x 2048, 8 parts); N not a multiple of the CTA's
 // columns; K shorter than a part (parts past K); a K tail within a part;
-// one part.
+// one part; more outputs than threads.
 TEST(GemmEmulation, Gemv) {
   runGemv<1, 10, 2048, true, 1, 8>();
   runGemv<3, 21, 300, true, 4, 2>();
@@ -474,6 +474,10 @@ TEST(GemmEmulation, Gemv) {
   runGemv<4, 33, 100, false, 1, 4>();
   runGemv<2, 10, 20, false, 1, 8>();
   runGemv<1, 64, 7, false, 1, 1>();
+  // Fewer parts than rows with B contiguous in N: more outputs (32 x M) than
+  // threads (32 x SPLIT).
+  runGemv<2, 24, 32, false, 1, 1>();
+  runGemv<4, 40, 50, false, 1, 2>();
 }
 
 } // namespace

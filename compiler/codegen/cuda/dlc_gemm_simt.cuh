@@ -222,8 +222,8 @@ __device__ __forceinline__ void dlc_gemm_simt(const Problem &p) {
 //   !KMAJOR (B contiguous in n: [K, N], HWIO): a lane per column, 32 columns
 //   per CTA (grid ceil(N / 32)); SPLIT warps, each a contiguous part of K.
 // The SPLIT parts of an output are added in order through shared memory and
-// the first COLS * M (32 * M) threads run the epilogue: sums in a fixed
-// order, as above (deterministic).
+// the CTA's threads run the epilogue of its COLS * M (32 * M) outputs: sums
+// in a fixed order, as above (deterministic).
 //
 // Launch: grid (ceil(N / dlc_gemv_simt_columns<KMAJOR, COLS>()), 1),
 // dlc_gemv_simt_threads<KMAJOR, COLS, SPLIT>() threads, no dynamic shared
@@ -285,8 +285,11 @@ __device__ __forceinline__ void dlc_gemv_simt(const Problem &p) {
       dlc_gemv_smem[(part * CTA_COLS + c) * M + m] = acc[m];
   }
   __syncthreads();
-  if (tid < CTA_COLS * M) {
-    const int column = tid / M, m = tid % M;
+  // CTA_COLS x M sums: more than the threads when B is contiguous in N with
+  // fewer parts than rows.
+  constexpr int THREADS = dlc_gemv_simt_threads<KMAJOR, COLS, SPLIT>();
+  for (int i = tid; i < CTA_COLS * M; i += THREADS) {
+    const int column = i / M, m = i % M;
     const int out = static_cast<int>(blockIdx.x) * CTA_COLS + column;
     if (out < N) {
       float sum = dlc_gemv_smem[column * M + m];
