@@ -98,17 +98,7 @@ TEST_F(TilingOverrideTest, KernelsReportTheirProblem) {
 // A SIMT GEMM of at most kGemvMaxRows rows runs dlc_gemv_simt (rule step 6):
 // no problem to tune, and no tuned tiling taken.
 TEST_F(TilingOverrideTest, GemvHasNoTiling) {
-  std::vector<exec::KernelOp> plan = kernels(R"mlir(
-func.func @main(%x: memref<1x384xf32> {exec.input = 0 : i64}, %y: memref<1x10xf32> {exec.output = 0 : i64}) attributes {exec.arena_size = 0 : i64, exec.weights_size = 15360 : i64} {
-  %w = exec.weight dense<0.03125> : tensor<384x10xf32> {offset = 0 : i64} : memref<384x10xf32>
-  exec.kernel "k0_matmul" ins(%x, %w : memref<1x384xf32>, memref<384x10xf32>) outs(%y : memref<1x10xf32>) attributes {layers = ["dense"]} {
-  ^bb0(%a: tensor<1x384xf32>, %b: tensor<384x10xf32>):
-    %0 = graph.matmul %a, %b : (tensor<1x384xf32>, tensor<384x10xf32>) -> tensor<1x10xf32>
-    exec.yield %0 : tensor<1x10xf32>
-  }
-  return
-}
-)mlir");
+  std::vector<exec::KernelOp> plan = kernels(test::kGemvPlan);
   ASSERT_EQ(plan.size(), 1u);
   EmitOptions options;
   options.smVersion = 90;

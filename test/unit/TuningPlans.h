@@ -1,8 +1,8 @@
 //===- TuningPlans.h - planned modules with GEMM kernels --------*- C++ -*-===//
 //
-// Two small planned functions whose kernels are GEMM template kernels, for
-// the tiling-override and autotuning tests: f32 (conv_simt, gemm_simt) and
-// f16 (conv_tc, gemm_tc).
+// Small planned functions whose kernels are GEMM template kernels, for the
+// tiling-override and autotuning tests: f32 (conv_simt, gemm_simt), f16
+// (conv_tc, gemm_tc), and a GEMV.
 //
 //===----------------------------------------------------------------------===//
 
@@ -60,6 +60,20 @@ func.func @main(%x: memref<2x16x16x8xf16> {exec.input = 0 : i64}, %y: memref<2x1
     %2 = graph.matmul %0, %1 {transpose_rhs = true} : (tensor<2x8192xf32>, tensor<10x8192xf32>) -> tensor<2x10xf32>
     %3 = graph.cast %2 : tensor<2x10xf32> -> tensor<2x10xf16>
     exec.yield %3 : tensor<2x10xf16>
+  }
+  return
+}
+)mlir";
+
+// A batch-1 f32 dense 384 -> 10: a GEMV (GemmHeuristic.h rule step 6), no
+// tiling to tune.
+constexpr const char *kGemvPlan = R"mlir(
+func.func @main(%x: memref<1x384xf32> {exec.input = 0 : i64}, %y: memref<1x10xf32> {exec.output = 0 : i64}) attributes {exec.arena_size = 0 : i64, exec.weights_size = 15360 : i64} {
+  %w = exec.weight dense<0.03125> : tensor<384x10xf32> {offset = 0 : i64} : memref<384x10xf32>
+  exec.kernel "k0_matmul" ins(%x, %w : memref<1x384xf32>, memref<384x10xf32>) outs(%y : memref<1x10xf32>) attributes {layers = ["dense"]} {
+  ^bb0(%a: tensor<1x384xf32>, %b: tensor<384x10xf32>):
+    %0 = graph.matmul %a, %b : (tensor<1x384xf32>, tensor<384x10xf32>) -> tensor<1x10xf32>
+    exec.yield %0 : tensor<1x10xf32>
   }
   return
 }
