@@ -423,8 +423,6 @@ GraphPlan::GraphPlan(cudnnHandle_t handle, const artifact::Conv2dDescriptor &c,
 
   // The pointwise ops after the convolution, in float: each writes Y when
   // it is the last one, else a virtual tensor.
-  // The pointwise ops after the convolution, in float: each writes Y when
-  // it is the last one, else a virtual tensor.
   const Descriptor *last = &conv;
   auto add = [&](const Descriptor &operand, bool more) {
     const Descriptor &sum =

@@ -262,9 +262,10 @@ func.func @matmul_sliced(%x: memref<1x2048xf16>, %w: memref<64x2048xf16>,
 
 // -----
 
-// A batch-1 f32 classifier head (ResNet50's: M = 1, K = 2048, N = 10) with
-// its rhs stored [N, K] (transpose_rhs) and a bias: the GEMV template (rule
-// step 6), a warp per (class, K part of 256), 8 parts, one class per CTA;
+// A batch-1 f32 classifier head (the ResNet50 fixture's: M = 1, K = 2048,
+// N = 10 classes) with its rhs stored [N, K] (transpose_rhs) and a bias: the
+// GEMV template (rule step 6), a warp per (class, K part of 256), 8 parts,
+// one class per CTA;
 // the same Problem as dlc_gemm_simt (b(k, n) reads the [N, K] weight), the
 // bias in the epilogue. Nothing to tune: no tiling in its place.
 // CHECK-LABEL: // ===== kernel k11_matmul family=gemm_simt grid=(10,1,1) block=(256,1,1) smem=0 tiling="GEMV B=k-major COLS=1 SPLIT=8"

@@ -40,6 +40,7 @@ import numpy as np
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import fixture_models  # noqa: E402
+import gen_fixtures  # noqa: E402  (no Keras at import)
 
 
 def spec_of(name):
@@ -49,8 +50,9 @@ def spec_of(name):
     raise SystemExit("unknown model %s" % name)
 
 
-def draw(spec, meta, rng, n):
-    """n samples per model input, as gen_fixtures.make_inputs draws them."""
+def draw(spec, meta, rng, n, exact=False):
+    """n samples per model input, as gen_fixtures.make_inputs draws them; `exact` keeps them
+    as drawn (float64 or int64) instead of in the input's dtype."""
     xs = []
     for inp in meta["inputs"]:
         shape = (n,) + tuple(inp["shape"][1:])
@@ -58,7 +60,7 @@ def draw(spec, meta, rng, n):
             x = rng.integers(1, spec.vocab, size=shape)
         else:
             x = rng.normal(0.0, spec.scale, size=shape)
-        xs.append(np.asarray(x, dtype=inp["dtype"]))
+        xs.append(x if exact else np.asarray(x, dtype=inp["dtype"]))
     return xs
 
 
@@ -84,15 +86,14 @@ class Task:
     TRAIN = 2048
     VALIDATION = 512
     BISECTIONS = 8
-    RIDGE = 1e-2  # times the mean squared feature
+    RIDGE = 1e-2  # times the mean diagonal entry of the features' Gram matrix
     MEAN_TOP_PROBABILITY = 0.8
 
     def __init__(self, spec, meta, fixture, accuracy, seed):
         os.environ.setdefault("KERAS_BACKEND", "jax")
         import keras
-        import gen_fixtures
 
-        self.spec, self.seed = spec, seed
+        self.spec, self.meta, self.seed = spec, meta, seed
         self.model = keras.saving.load_model(os.path.join(fixture, "model.keras"),
                                              compile=False)
         self.head = gen_fixtures.find_softmax_head(self.model)
@@ -100,40 +101,33 @@ class Task:
             raise SystemExit("%s: --inputs task needs one input and a Dense softmax head"
                              % meta["name"])
         self.features = keras.Model(self.model.inputs, self.head.input)
-        self.shape = tuple(meta["inputs"][0]["shape"][1:])
-        self.dtype = meta["inputs"][0]["dtype"]
-        rng = np.random.default_rng(seed)
-        self.prototypes = self._draw(rng, self.CLASSES)
-        lo, hi = 0.0, 1.0
+        self.prototypes = draw(spec, meta, np.random.default_rng(seed), self.CLASSES,
+                               exact=True)[0]
+        lo, hi, fit = 0.0, 1.0, None  # fit: _fit(hi), once hi has been measured
         for _ in range(self.BISECTIONS):
             a = (lo + hi) / 2
-            if self._fit(a)[0] < accuracy:
+            trial = self._fit(a)
+            if trial[0] < accuracy:
                 lo = a
             else:
-                hi = a
+                hi, fit = a, trial
         self.mix = hi
-        self.validation_accuracy, kernel, bias = self._fit(hi)
+        self.validation_accuracy, kernel, bias = fit or self._fit(hi)
         if self.validation_accuracy < accuracy:
             raise SystemExit("%s: the refitted head classifies %.4f of the task, not %.4f"
                              % (meta["name"], self.validation_accuracy, accuracy))
         self.head.set_weights([kernel.astype("float32"), bias.astype("float32")])
 
-    def _draw(self, rng, n):
-        shape = (n,) + self.shape
-        if self.spec.vocab:
-            return rng.integers(1, self.spec.vocab, size=shape)
-        return rng.normal(0.0, self.spec.scale, size=shape)
-
     def sample(self, rng, n, a=None):
         """n inputs of the task (one array, the model's one input) and their labels."""
         a = self.mix if a is None else a
         y = rng.integers(0, self.CLASSES, size=n)
-        noise = self._draw(rng, n)
+        noise = draw(self.spec, self.meta, rng, n, exact=True)[0]
         if self.spec.vocab:
             x = np.where(rng.random(noise.shape) < a, self.prototypes[y], noise)
         else:
             x = a * self.prototypes[y] + np.sqrt(1.0 - a * a) * noise
-        return np.asarray(x, dtype=self.dtype), y
+        return np.asarray(x, dtype=self.meta["inputs"][0]["dtype"]), y
 
     def _fit(self, a):
         """(validation accuracy, kernel, bias) of the head refitted for mixing a."""
@@ -156,7 +150,7 @@ class Task:
         lo, hi = 1e-3, 1e4  # the scale: the mean top probability is monotone in it
         for _ in range(60):
             mid = np.sqrt(lo * hi)
-            lo, hi = (mid, hi) if softmax(mid * logits).max(-1).mean() < \
+            lo, hi = (mid, hi) if gen_fixtures.softmax_np(mid * logits).max(-1).mean() < \
                 self.MEAN_TOP_PROBABILITY else (lo, mid)
         return accuracy, kernel * hi, bias * hi
 
@@ -167,12 +161,6 @@ class Task:
 
     def write(self, path):
         self.model.save(path)
-
-
-def softmax(z):
-    z = z - z.max(axis=-1, keepdims=True)
-    e = np.exp(z)
-    return e / e.sum(axis=-1, keepdims=True)
 
 
 def write_batches(folder, xs, batch):

@@ -371,21 +371,22 @@ def calibrate_head(model, keras, xs):
     import numpy as np
 
     head = gen_fixtures.find_softmax_head(model)
-    if head is None:
+    layer = head
+    if layer is None:
         act = [l for l in model.layers if type(l).__name__ == "Activation"
                and getattr(l.activation, "__name__", "") == "softmax"]
         convs = [l for l in model.layers if type(l).__name__ == "Conv2D"
                  and tuple(l.kernel_size) == (1, 1)]
         if not act or not convs:
             raise RuntimeError("model has no softmax head")
-        conv = convs[-1]
-    feats = keras.Model(model.inputs, (head or conv).input).predict(
-        xs, verbose=0, batch_size=len(xs[0]))
-    w, b = [np.asarray(a, dtype=np.float64) for a in (head or conv).get_weights()]
+        layer = convs[-1]
+    feats = keras.Model(model.inputs, layer.input).predict(xs, verbose=0,
+                                                          batch_size=len(xs[0]))
+    w, b = [np.asarray(a, dtype=np.float64) for a in layer.get_weights()]
     if head is None and np.prod(np.shape(feats)[1:-1]) != 1:
         raise RuntimeError("the classifier convolution does not run on pooled features")
     kernel, norms = design_head(feats, w, b, gen_fixtures.SOFTMAX_TARGET)
-    (head or conv).set_weights([kernel.reshape(w.shape).astype("float32"), b.astype("float32")])
+    layer.set_weights([kernel.reshape(w.shape).astype("float32"), b.astype("float32")])
     HEAD_CHECKS.clear()
     HEAD_CHECKS.update(norms)
     return head

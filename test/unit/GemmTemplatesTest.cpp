@@ -579,9 +579,12 @@ TEST(GemmHeuristic, Gemv) {
     uint32_t ctas;
   };
   const Expected expected[] = {
-      // The ResNet50 head at batch 1: 8 parts of 256, one column per CTA.
+      // The ResNet50 fixture's head (10 classes) at batch 1: 8 parts of
+      // 256, one column per CTA.
       {1, 10, 2048, true, 90, "GEMV B=k-major COLS=1 SPLIT=8", 256, 10},
-      // MobileNetV2's 1000 classes: 1000 warps already, one part each.
+      // MobileNetV2's and ResNet50's 1000 classes (the bench models): 1000
+      // warps already, one part each.
+      {1, 1000, 2048, true, 90, "GEMV B=k-major COLS=8 SPLIT=1", 256, 125},
       {1, 1000, 1280, true, 90, "GEMV B=k-major COLS=8 SPLIT=1", 256, 125},
       // VGG16's transfer head: N x SPLIT stops at 4 warps per SM (512 of 528).
       {1, 256, 25088, true, 90, "GEMV B=k-major COLS=4 SPLIT=2", 256, 64},

@@ -709,21 +709,8 @@ LogicalResult GemmKernel::emit() {
   // the int8 and float8 GEMMs take the tiling of the same bytes, twice the
   // elements.
   const bool bytes = int8_ || float8_; // one-byte operands
-  GemmTiling tiling =
-      chooseTiling(m_, n_, bytes ? (k_ + 1) / 2 : k_,
-                   context_.options.smVersion, tensorCores, batch_);
-  std::string origin;
-  if (context_.options.tiling) {
-    std::optional<TilingChoice> choice = context_.options.tiling(problem);
-    if (choice && choice->tiling.tensorCores == tensorCores) {
-      tiling = choice->tiling;
-      origin = choice->origin;
-    }
-  }
-  if (float8_)
-    tiling = float8Tiling(tiling);
   // Rule step 6 (GemmHeuristic.h): a SIMT GEMM of a few rows whose B has a
-  // contiguous axis runs the GEMV template, whatever a tuning cache says.
+  // contiguous axis runs the GEMV template: no tiling to choose or look up.
   std::optional<GemvTiling> gemv;
   if (!tensorCores && !bytes && m_ <= kGemvMaxRows) {
     std::optional<bool> kMajor;
@@ -738,8 +725,21 @@ LogicalResult GemmKernel::emit() {
     if (kMajor)
       gemv = chooseGemv(m_, n_, k_, *kMajor, context_.options.smVersion);
   }
-  if (gemv)
-    origin.clear();
+  GemmTiling tiling;
+  std::string origin;
+  if (!gemv) {
+    tiling = chooseTiling(m_, n_, bytes ? (k_ + 1) / 2 : k_,
+                          context_.options.smVersion, tensorCores, batch_);
+    if (context_.options.tiling) {
+      std::optional<TilingChoice> choice = context_.options.tiling(problem);
+      if (choice && choice->tiling.tensorCores == tensorCores) {
+        tiling = choice->tiling;
+        origin = choice->origin;
+      }
+    }
+    if (float8_)
+      tiling = float8Tiling(tiling);
+  }
   const bool pairs =
       tensorCores && n_ % 2 == 0 &&
       (out == DType::F32 || out == DType::F16 || out == DType::BF16);
@@ -768,7 +768,8 @@ LogicalResult GemmKernel::emit() {
   // (MobileNetV2's 1x1 convolutions, K = 96). With the minimum of one block,
   // none of them spills; the SIMT kernels take 100-121 registers (4 blocks
   // of 128 threads per SM), the tensor-core ones nearly what they took.
-  const int bound = std::max(gemv ? gemv->threads() : tiling.threads(), 64);
+  const int threads = gemv ? gemv->threads() : tiling.threads();
+  const int bound = std::max(threads, 64);
   w.open("extern \"C\" __global__ void __launch_bounds__(" +
          std::to_string(bound) + ", 1) " + context_.kernel.entry + "(" +
          context_.parameterList() + ")");
@@ -801,8 +802,7 @@ LogicalResult GemmKernel::emit() {
       return fail("a batched matmul with more than 65,535 M tiles");
     kernel.launch.grid[2] = static_cast<uint32_t>(batch_);
   }
-  kernel.launch.block = {
-      static_cast<uint32_t>(gemv ? gemv->threads() : tiling.threads()), 1, 1};
+  kernel.launch.block = {static_cast<uint32_t>(threads), 1, 1};
   kernel.launch.dynamicSharedBytes =
       gemv ? 0 : static_cast<uint32_t>(tiling.dynamicSharedBytes());
   return success();
