@@ -212,8 +212,8 @@ __device__ __forceinline__ void dlc_gemm_simt(const Problem &p) {
 // classifier head, a squeeze-excite block's 1x1 convolutions). The tiles
 // above would compute 16 rows where there is one and stage K through shared
 // memory one BK slice (and one barrier) at a time: the ResNet50 head at batch
-// 1 (K = 2048, N = 1000) ran at about 80 GB/s. Here every output's dot products run
-// along K in registers, every load of a warp coalesced along B's contiguous
+// 1 (K = 2048, N = 1000) ran at about 80 GB/s. Here every output's dot products
+// run along K in registers, every load of a warp coalesced along B's contiguous
 // axis, many in flight:
 //   KMAJOR (B(k, n) contiguous in k: a Dense kernel after the layout stage,
 //   [N, K]; an OHWI filter): a warp per (column, K part): its lanes stride
