@@ -26,8 +26,11 @@
 //     gelu or gelu_tanh, as one operation graph
 //     (convolution forward + pointwise ops), with between the bias and the
 //     activation optionally the add of a residual (a stored tensor of the
-//     output's shape: a ResNet block's shortcut). Only whole patterns: a
-//     conv fused with a pooling stays generated.
+//     output's shape: a ResNet block's shortcut), on f16 or bf16 data only
+//     (cuDNN 9 on an H200 had no exact engine for that graph on f32 data,
+//     where it has them without the add: the f32 convolution stays
+//     generated). Only whole patterns: a conv fused with a pooling stays
+//     generated.
 //   cuDNN "pool2d": graph.pool2d NHWC, max or average (with or without the
 //     padding in the count), through the resample operation.
 //   cuDNN "softmax": graph.softmax along any axis, with cudnnSoftmaxForward
@@ -65,14 +68,16 @@
 // tuned kernels and split-K pay off, or of at least 2^16 weights (K*N: a
 // batch-1 classifier head, kAutoGemmWeights), generated below both; cuDNN for a
 // convolution pattern of at least 2^27 multiply-adds (kAutoConvMacs: the
-// H200 campaign measured cuDNN faster above it, the generated kernels below
-// it); pooling, softmax, attention and the float8 GEMM stay generated under
-// auto (no measurement shows cuDNN or cuBLASLt's float8 GEMM faster than
-// dlc's generated kernels: cuDNN's pooling was slower on the H200, and no
-// GPU has run the SDPA or float8 calls). Keras's
-// int8 Dense has no library call: its epilogue divides by a scale per row
-// and per column, which cuBLASLt cannot do exactly. `library` takes every
-// match, `generated` none.
+// H200 campaigns measured cuDNN faster above it, the generated kernels below
+// it), the residual graph included on f16 data, except a convolution of at
+// most 8 input channels (kAutoConvMaxGeneratedChannels: an RGB input padded
+// to 8, where the generated tensor-core kernel was 1.6-3.3x faster); pooling,
+// softmax, attention and the float8 GEMM stay generated under auto (no
+// measurement shows cuDNN or cuBLASLt's float8 GEMM faster than dlc's generated
+// kernels: cuDNN's pooling was slower on the H200, and no GPU has run the SDPA
+// or float8 calls). Keras's int8 Dense has no library call: its epilogue
+// divides by a scale per row and per column, which cuBLASLt cannot do exactly.
+// `library` takes every match, `generated` none.
 //
 //===----------------------------------------------------------------------===//
 
@@ -119,6 +124,15 @@ constexpr int64_t kAutoGemmWeights = int64_t(1) << 16;
 /// 2.65x (cuDNN's per-call floor is about 6-10 us, a small generated
 /// kernel's 5), and cuDNN by at most 1.27x in the other 7.
 constexpr int64_t kAutoConvMacs = int64_t(1) << 27;
+
+/// But a convolution reading at most this many input channels stays
+/// generated under auto: the first convolution of an RGB model, its input
+/// padded to 8 channels by dlc-lower-to-fp16. Measured on an H200
+/// (bench/NOTES.md, session 29): cuDNN took 1.56-3.25x the generated
+/// kernel's time in all 6 (ResNet50's 7x7 conv1 and VGG16's 3x3
+/// block1_conv1 at batch 1, 32 and 256; conv1 at batch 256 3.93 ms against
+/// 1.30 ms).
+constexpr int64_t kAutoConvMaxGeneratedChannels = 8;
 
 /// One operand of a library call: a buffer of the plan or constant bytes
 /// that the backend places in the weight region.
