@@ -467,11 +467,15 @@ int64_t convMacs(graph::Conv2DOp conv) {
 }
 
 /// Whether auto takes cuDNN for `conv`: at least kAutoConvMacs
-/// multiply-adds and more than kAutoConvMaxGeneratedChannels input channels.
+/// multiply-adds, unless it reads at most kAutoConvFewChannels input
+/// channels into at least kAutoConvFewChannelsMinFilters filters.
 bool autoTakesConv(graph::Conv2DOp conv) {
   auto x = cast<RankedTensorType>(conv.getInput().getType());
-  return convMacs(conv) >= kAutoConvMacs && x.hasStaticShape() &&
-         x.getShape()[3] > kAutoConvMaxGeneratedChannels;
+  auto w = cast<RankedTensorType>(conv.getFilter().getType());
+  if (convMacs(conv) < kAutoConvMacs)
+    return false;
+  return !(x.getShape()[3] <= kAutoConvFewChannels &&
+           w.getShape()[0] >= kAutoConvFewChannelsMinFilters);
 }
 
 FailureOr<LibraryCallPlan> planConv(KernelMatcher &matcher,

@@ -70,8 +70,9 @@
 // convolution pattern of at least 2^27 multiply-adds (kAutoConvMacs: the
 // H200 campaigns measured cuDNN faster above it, the generated kernels below
 // it), the residual graph included on f16 data, except a convolution of at
-// most 8 input channels (kAutoConvMaxGeneratedChannels: an RGB input padded
-// to 8, where the generated tensor-core kernel was 1.6-3.3x faster); pooling,
+// most 8 input channels into at least 64 filters (kAutoConvFewChannels: an
+// RGB input padded to 8, where the generated tensor-core kernel was
+// 1.6-3.3x faster); pooling,
 // softmax, attention and the float8 GEMM stay generated under auto (no
 // measurement shows cuDNN or cuBLASLt's float8 GEMM faster than dlc's generated
 // kernels: cuDNN's pooling was slower on the H200, and no GPU has run the SDPA
@@ -125,14 +126,17 @@ constexpr int64_t kAutoGemmWeights = int64_t(1) << 16;
 /// kernel's 5), and cuDNN by at most 1.27x in the other 7.
 constexpr int64_t kAutoConvMacs = int64_t(1) << 27;
 
-/// But a convolution reading at most this many input channels stays
-/// generated under auto: the first convolution of an RGB model, its input
-/// padded to 8 channels by dlc-lower-to-fp16. Measured on an H200
-/// (bench/NOTES.md, session 29): cuDNN took 1.56-3.25x the generated
-/// kernel's time in all 6 (ResNet50's 7x7 conv1 and VGG16's 3x3
-/// block1_conv1 at batch 1, 32 and 256; conv1 at batch 256 3.93 ms against
-/// 1.30 ms).
-constexpr int64_t kAutoConvMaxGeneratedChannels = 8;
+/// But a convolution that reads at most kAutoConvFewChannels input channels
+/// (the first convolution of an RGB model, its input padded to 8 channels
+/// by dlc-lower-to-fp16) into at least kAutoConvFewChannelsMinFilters
+/// filters stays generated under auto. Measured on an H200 (bench/NOTES.md,
+/// session 29): with 64 filters (ResNet50's 7x7 conv1, VGG16's 3x3
+/// block1_conv1, at batch 1, 32 and 256) cuDNN took 1.56-3.25x the
+/// generated kernel's time in all 6 (conv1 at batch 256: 3.93 ms against
+/// 1.30); with 32 (MobileNetV2's 3x3 stride-2 Conv1, whose generated tile
+/// is 64x32 at 24 TFLOP/s) cuDNN was the faster, 0.49-0.53x in both pairs.
+constexpr int64_t kAutoConvFewChannels = 8;
+constexpr int64_t kAutoConvFewChannelsMinFilters = 64;
 
 /// One operand of a library call: a buffer of the plan or constant bytes
 /// that the backend places in the weight region.
