@@ -102,6 +102,52 @@ func.func @depthwise(%x: memref<1x6x6x3xf32>, %w: memref<3x3x3x2xf32>,
 
 // -----
 
+// The same in a 16-bit body with a depth multiplier of 1 and 16 channels
+// (MobileNet's): each thread computes 8 channels, every tap one 16-byte load
+// of the input's channels and one of the filter's, 8 sums in the scalar
+// order, the bias and relu6 per lane, one 16-byte store.
+// CHECK-LABEL: // ===== kernel k5_depthwise_conv2d family=depthwise
+// CHECK:           e < 18;
+// CHECK-NEXT:      const dlc_idx [[E:i[0-9]+]] = e * 8;
+// CHECK-NEXT:      const dlc_idx [[OY:i[0-9]+]] = [[E]] / 48;
+// CHECK-NEXT:      const dlc_idx [[OX:i[0-9]+]] = [[E]] / 16 % 3;
+// CHECK-NEXT:      const dlc_idx [[C:i[0-9]+]] = [[E]] % 16;
+// CHECK-NEXT:      float [[A0:acc[0-9]+]] = 0.0f;
+// CHECK-COUNT-7:   float {{acc[0-9]+}} = 0.0f;
+// CHECK-NEXT:      for (dlc_idx [[KY:ky[0-9]+]] = 0; [[KY]] < 3; ++[[KY]]) {
+// CHECK-NEXT:        const dlc_idx [[IY:i[0-9]+]] = ((([[OY]] * 2) - 1) + [[KY]]);
+// CHECK-NEXT:        if ([[IY]] >= 0) {
+// CHECK-NEXT:          for (dlc_idx [[KX:kx[0-9]+]] = 0; [[KX]] < 3; ++[[KX]]) {
+// CHECK-NEXT:            const dlc_idx [[IX:i[0-9]+]] = ((([[OX]] * 2) - 1) + [[KX]]);
+// CHECK-NEXT:            if ([[IX]] >= 0) {
+// CHECK-NEXT:              const dlc_vec<__half, 8> [[X:x[0-9]+]] = *reinterpret_cast<const dlc_vec<__half, 8> *>(in0 + ((0 * 6 + [[IY]]) * 6 + [[IX]]) * 16 + [[C]]);
+// CHECK-NEXT:              const dlc_vec<__half, 8> [[W:w[0-9]+]] = *reinterpret_cast<const dlc_vec<__half, 8> *>(in1 + ([[KY]] * 3 + [[KX]]) * 16 + [[C]]);
+// CHECK-NEXT:              [[A0]] += dlc_to_float([[X]].v[0]) * dlc_to_float([[W]].v[0]);
+// CHECK:                   {{acc[0-9]+}} += dlc_to_float([[X]].v[7]) * dlc_to_float([[W]].v[7]);
+// CHECK:           dlc_vec<__half, 8> [[O:o[0-9]+]];
+// CHECK-NEXT:      const float [[B:v[0-9]+]] = dlc_c0[[[C]]];
+// CHECK-NEXT:      const float [[S:v[0-9]+]] = [[A0]] + [[B]];
+// CHECK-NEXT:      const float [[Y:v[0-9]+]] = dlc_smin(([[S]] < 0.0f ? 0.0f : [[S]]), 6.0f);
+// CHECK:           [[O]].v[7] =
+// CHECK-NEXT:      *reinterpret_cast<dlc_vec<__half, 8> *>(out0 + [[E]]) = [[O]];
+func.func @depthwise_lanes(%x: memref<1x6x6x16xf16>, %w: memref<3x3x16x1xf16>,
+                           %y: memref<1x3x3x16xf16>) {
+  exec.kernel "k5_depthwise_conv2d" ins(%x, %w : memref<1x6x6x16xf16>, memref<3x3x16x1xf16>) outs(%y : memref<1x3x3x16xf16>) {
+  ^bb0(%a0: tensor<1x6x6x16xf16>, %a1: tensor<3x3x16x1xf16>):
+    %x32 = graph.cast %a0 : tensor<1x6x6x16xf16> -> tensor<1x6x6x16xf32>
+    %w32 = graph.cast %a1 : tensor<3x3x16x1xf16> -> tensor<3x3x16x1xf32>
+    %b = graph.constant dense<[0.5, -0.5, 1.0, -1.0, 2.0, -2.0, 0.25, -0.25, 0.5, -0.5, 1.0, -1.0, 2.0, -2.0, 0.25, -0.25]> : tensor<16xf32>
+    %0 = graph.depthwise_conv2d %x32, %w32 {pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>} : (tensor<1x6x6x16xf32>, tensor<3x3x16x1xf32>) -> tensor<1x3x3x16xf32>
+    %1 = graph.bias_add %0, %b : (tensor<1x3x3x16xf32>, tensor<16xf32>) -> tensor<1x3x3x16xf32>
+    %2 = graph.activation <relu, max_value = 6.0> %1 : tensor<1x3x3x16xf32>
+    %3 = graph.cast %2 : tensor<1x3x3x16xf32> -> tensor<1x3x3x16xf16>
+    exec.yield %3 : tensor<1x3x3x16xf16>
+  }
+  return
+}
+
+// -----
+
 // Transposed convolution 3x3, stride 2, as a gather: output row oy takes
 // input row (oy + pad_top - ky) / 2 where that divides exactly, each tap's
 // sum over the input channels first.

@@ -183,6 +183,16 @@ public:
   /// Declares an index local for `expr` (unless it is a name or a literal).
   std::string indexLocal(llvm::StringRef expr);
 
+  /// The per-element kernel's vector lanes (Elementwise.cpp) through a
+  /// depthwise convolution that depthwiseLanesApply(): the `width` results
+  /// at `index` (an NHWC output index, its channel a multiple of `width`) and
+  /// the next width - 1 channels, each window tap one vector load of the
+  /// input and one of the filter; binds them and seals `op`. The sums run in
+  /// the order of the scalar emission (ky, then kx).
+  mlir::LogicalResult emitDepthwiseLanes(graph::DepthwiseConv2DOp op,
+                                         llvm::ArrayRef<std::string> index,
+                                         int64_t width);
+
   const std::string &error() const { return error_; }
   /// Records why `op` cannot be emitted; a failure.
   mlir::FailureOr<std::string> fail(mlir::Operation *op,
@@ -304,6 +314,13 @@ void windowTests(llvm::SmallVectorImpl<std::string> &tests,
                  llvm::StringRef name, int64_t pad, int64_t outSize,
                  int64_t stride, int64_t kernel, int64_t dilation,
                  int64_t size);
+
+/// The kernel input that `value` is, or a widening cast to f32 of (an f16
+/// or bf16 input read as f32); none for other values.
+std::optional<unsigned> inputArgument(mlir::Value value);
+/// Whether emitDepthwiseLanes() computes `op`: NHWC, a depth multiplier of 1,
+/// static shapes, its input and filter kernel inputs (inputArgument()).
+bool depthwiseLanesApply(graph::DepthwiseConv2DOp op);
 
 /// Conv2D's filter dims (graph::dimsOf gives the index of an element).
 struct FilterGeometry {

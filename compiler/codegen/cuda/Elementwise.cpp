@@ -7,7 +7,12 @@
 // float4 / 8 x half vectors (the others, broadcast, element by element) and
 // the result is stored as one vector. A quantize_static of such a tree
 // (--precision int8) is vectorized the same way, its int8 values stored as
-// one vector of 4.
+// one vector of 4. So is such a tree over a depthwise convolution (NHWC,
+// multiplier 1, input and filter kernel inputs: MobileNet's): each window tap
+// is one vector load of the input's channels and one of the filter's
+// (ElementEmitter::emitDepthwiseLanes), where the scalar loop loaded 2 x 8
+// halves one by one per tap (on the H200, MobileNetV2's stride-1 depthwise
+// kernels ran at 520-620 GB/s, load-instruction bound).
 //
 //===----------------------------------------------------------------------===//
 
@@ -36,7 +41,8 @@ bool isQuantizeStatic(Value value) {
 /// the body does not allow vectors. `vectorArgs` gets the body arguments of
 /// the result's shape (read at the result's index, so loaded as vectors).
 int64_t vectorWidth(const KernelContext &context, Value result, unsigned out,
-                    SmallVectorImpl<unsigned> &vectorArgs) {
+                    SmallVectorImpl<unsigned> &vectorArgs,
+                    SmallVectorImpl<DepthwiseConv2DOp> &depthwise) {
   ArrayRef<int64_t> shape = context.outShape(out);
   if (shape.empty() ||
       !(isFloat(context.outDType(out)) || isQuantizeStatic(result)))
@@ -48,6 +54,22 @@ int64_t vectorWidth(const KernelContext &context, Value result, unsigned out,
     Value v = work.pop_back_val();
     if (!seen.insert(v).second)
       continue;
+    // A depthwise convolution of the output's shape in a kernel of one
+    // output: its lanes are vector loads of its input and filter
+    // (ElementEmitter::emitDepthwiseLanes).
+    if (auto dw = v.getDefiningOp<DepthwiseConv2DOp>()) {
+      if (context.op.getOuts().size() != 1 || shapeOf(v) != shape ||
+          !depthwiseLanesApply(dw))
+        return 1;
+      for (Value operand : {dw.getInput(), dw.getFilter()}) {
+        const DType s = context.inDType(*inputArgument(operand));
+        if (!isFloat(s))
+          return 1;
+        bytes = std::max(bytes, static_cast<int>(dtypeSize(s)));
+      }
+      depthwise.push_back(dw);
+      continue;
+    }
     if (auto arg = dyn_cast<BlockArgument>(v)) {
       DType s = context.inDType(arg.getArgNumber());
       if (!isFloat(s))
@@ -91,7 +113,9 @@ LogicalResult codegen::detail::emitPerElementKernel(KernelContext &context,
     const unsigned out = static_cast<unsigned>(i);
     ArrayRef<int64_t> shape = context.outShape(out);
     SmallVector<unsigned> vectorArgs;
-    const int64_t width = vectorWidth(context, value, out, vectorArgs);
+    SmallVector<DepthwiseConv2DOp> depthwise;
+    const int64_t width =
+        vectorWidth(context, value, out, vectorArgs, depthwise);
     int64_t total = 1;
     for (int64_t d : shape)
       total *= d;
@@ -117,6 +141,11 @@ LogicalResult codegen::detail::emitPerElementKernel(KernelContext &context,
         at.back() = addIndex(index.back(), l);
         return at;
       };
+      for (DepthwiseConv2DOp dw : depthwise)
+        if (failed(e.emitDepthwiseLanes(dw, index, width))) {
+          context.error = e.error();
+          return failure();
+        }
       for (unsigned arg : vectorArgs) {
         const std::string vec = "dlc_vec<" +
                                 std::string(storageType(context.inDType(arg))) +

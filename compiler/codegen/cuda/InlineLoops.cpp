@@ -214,6 +214,90 @@ ElementEmitter::emitDepthwise(DepthwiseConv2DOp op,
   return local(DType::F32, rounded(op, acc));
 }
 
+std::optional<unsigned> codegen::detail::inputArgument(Value value) {
+  if (auto cast = value.getDefiningOp<CastOp>()) {
+    Type from = cast.getInput().getType().getElementType();
+    if (!cast.getType().getElementType().isF32() ||
+        !(from.isF16() || from.isBF16()))
+      return std::nullopt;
+    value = cast.getInput();
+  }
+  if (auto arg = dyn_cast<BlockArgument>(value))
+    return arg.getArgNumber();
+  return std::nullopt;
+}
+
+bool codegen::detail::depthwiseLanesApply(DepthwiseConv2DOp op) {
+  auto x = cast<ShapedType>(op.getInput().getType());
+  auto w = cast<ShapedType>(op.getFilter().getType());
+  auto y = cast<ShapedType>(op.getType());
+  return op.getDataLayout() == Layout::NHWC && x.hasStaticShape() &&
+         w.hasStaticShape() && y.hasStaticShape() && w.getShape()[3] == 1 &&
+         inputArgument(op.getInput()) && inputArgument(op.getFilter());
+}
+
+LogicalResult ElementEmitter::emitDepthwiseLanes(DepthwiseConv2DOp op,
+                                                 ArrayRef<std::string> index,
+                                                 int64_t width) {
+  assert(depthwiseLanesApply(op) && "not a vector depthwise convolution");
+  const unsigned xArg = *inputArgument(op.getInput());
+  const unsigned wArg = *inputArgument(op.getFilter());
+  ArrayRef<int64_t> in = shapeOf(op.getInput()), out = shapeOf(op);
+  ArrayRef<int64_t> filter = shapeOf(op.getFilter()); // [kh, kw, C, 1]
+  ArrayRef<int64_t> strides = op.getStrides(), dilations = op.getDilations(),
+                    pads = op.getPads();
+  const std::string &b = index[0], &oy = index[1], &ox = index[2],
+                    &c0 = index[3];
+  auto vec = [&](unsigned arg) {
+    return "dlc_vec<" + std::string(storageType(context_.inDType(arg))) + ", " +
+           std::to_string(width) + ">";
+  };
+  SmallVector<std::string> acc;
+  for (int64_t l = 0; l < width; ++l) {
+    acc.push_back(fresh("acc"));
+    code_->line("float " + acc.back() + " = 0.0f;");
+  }
+  {
+    Loop ky(*this, "ky", filter[0]);
+    std::string iy = indexLocal(
+        windowCoord(oy, strides[0], pads[0], ky.var(), dilations[0]));
+    SmallVector<std::string> rowTests;
+    windowTests(rowTests, iy, pads[0], out[1], strides[0], filter[0],
+                dilations[0], in[1]);
+    Guard rowGuard(*this, rowTests);
+    Loop kx(*this, "kx", filter[1]);
+    std::string ix = indexLocal(
+        windowCoord(ox, strides[1], pads[2], kx.var(), dilations[1]));
+    SmallVector<std::string> colTests;
+    windowTests(colTests, ix, pads[2], out[2], strides[1], filter[1],
+                dilations[1], in[2]);
+    Guard colGuard(*this, colTests);
+    const std::string x = fresh("x"), w = fresh("w");
+    code_->line("const " + vec(xArg) + " " + x + " = *reinterpret_cast<const " +
+                vec(xArg) + " *>(" + KernelContext::inName(xArg) + " + ((" + b +
+                " * " + std::to_string(in[1]) + " + " + iy + ") * " +
+                std::to_string(in[2]) + " + " + ix + ") * " +
+                std::to_string(in[3]) + " + " + c0 + ");");
+    code_->line("const " + vec(wArg) + " " + w + " = *reinterpret_cast<const " +
+                vec(wArg) + " *>(" + KernelContext::inName(wArg) + " + (" +
+                ky.var() + " * " + std::to_string(filter[1]) + " + " +
+                kx.var() + ") * " + std::to_string(filter[2]) + " + " + c0 +
+                ");");
+    for (int64_t l = 0; l < width; ++l) {
+      const std::string lane = std::to_string(l);
+      code_->line(acc[l] + " += dlc_to_float(" + x + ".v[" + lane +
+                  "]) * dlc_to_float(" + w + ".v[" + lane + "]);");
+    }
+  }
+  for (int64_t l = 0; l < width; ++l) {
+    Index at(index.begin(), index.end());
+    at.back() = addIndex(c0, l);
+    bindResult(op.getResult(), at, acc[l]);
+  }
+  seal(op);
+  return success();
+}
+
 FailureOr<std::string>
 ElementEmitter::emitConvTranspose(Conv2DTransposeOp op,
                                   ArrayRef<std::string> index) {
