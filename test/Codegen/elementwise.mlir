@@ -33,6 +33,35 @@ func.func @vector_f32(%x: memref<4x8xf32>, %r: memref<4x8xf32>, %y: memref<4x8xf
 
 // -----
 
+// An RGB input cast to f16 and padded to 8 channels (dlc-lower-to-fp16's
+// first-convolution padding): a thread per pixel, each lane its own test and
+// at most one scalar load of the f32 input, one 16-byte store.
+// CHECK-LABEL: // ===== kernel k9_cast family=elementwise
+// CHECK:       dlc_k9_cast(const float *__restrict__ in0, __half *__restrict__ out0)
+// CHECK:         e < 6;
+// CHECK-NEXT:      const dlc_idx [[LIN:i[0-9]+]] = e * 8;
+// CHECK:           const dlc_idx [[C:i[0-9]+]] = [[LIN]] % 8;
+// CHECK-NEXT:      dlc_vec<__half, 8> [[O:o[0-9]+]];
+// CHECK:           if ([[C]] >= 0 && [[C]] < 3) {
+// CHECK-NEXT:        const float {{v[0-9]+}} = in0[({{.*}} + [[C]])];
+// CHECK:           const dlc_idx [[C7:i[0-9]+]] = ([[C]] + 7);
+// CHECK:           if ([[C7]] >= 0 && [[C7]] < 3) {
+// CHECK:           [[O]].v[7] =
+// CHECK-NEXT:      *reinterpret_cast<dlc_vec<__half, 8> *>(out0 + [[LIN]]) = [[O]];
+func.func @vector_pad(%x: memref<1x2x3x3xf32>, %y: memref<1x2x3x8xf16>) {
+  exec.kernel "k9_cast" ins(%x : memref<1x2x3x3xf32>) outs(%y : memref<1x2x3x8xf16>) {
+  ^bb0(%a0: tensor<1x2x3x3xf32>):
+    %0 = graph.cast %a0 : tensor<1x2x3x3xf32> -> tensor<1x2x3x3xf16>
+    %1 = graph.cast %0 : tensor<1x2x3x3xf16> -> tensor<1x2x3x3xf32>
+    %2 = graph.pad %1 low [0, 0, 0, 0] high [0, 0, 0, 5] : tensor<1x2x3x3xf32> -> tensor<1x2x3x8xf32>
+    %3 = graph.cast %2 : tensor<1x2x3x8xf32> -> tensor<1x2x3x8xf16>
+    exec.yield %3 : tensor<1x2x3x8xf16>
+  }
+  return
+}
+
+// -----
+
 // f16 in and out: eight halves per 16-byte vector; every value computed in
 // f32 and rounded once by the closing cast.
 // CHECK-LABEL: // ===== kernel k1_cast family=elementwise
