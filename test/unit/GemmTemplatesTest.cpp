@@ -582,12 +582,15 @@ TEST(GemmHeuristic, Gemv) {
       // The ResNet50 fixture's head (10 classes) at batch 1: 8 parts of
       // 256, one column per CTA.
       {1, 10, 2048, true, 90, "GEMV B=k-major COLS=1 SPLIT=8", 256, 10},
-      // MobileNetV2's and ResNet50's 1000 classes (the bench models): 1000
-      // warps already, one part each.
-      {1, 1000, 2048, true, 90, "GEMV B=k-major COLS=8 SPLIT=1", 256, 125},
-      {1, 1000, 1280, true, 90, "GEMV B=k-major COLS=8 SPLIT=1", 256, 125},
-      // VGG16's transfer head: N x SPLIT stops at 4 warps per SM (512 of 528).
-      {1, 256, 25088, true, 90, "GEMV B=k-major COLS=4 SPLIT=2", 256, 64},
+      // ResNet50's and MobileNetV2's 1000 classes (the bench models): 4
+      // parts of 512 and of 320, N x SPLIT within 32 warps per SM (4000 of
+      // 4224).
+      {1, 1000, 2048, true, 90, "GEMV B=k-major COLS=2 SPLIT=4", 256, 500},
+      {1, 1000, 1280, true, 90, "GEMV B=k-major COLS=2 SPLIT=4", 256, 500},
+      // On sm_80 (108 SMs, 3456 warps), ResNet50's stops at 2 parts.
+      {1, 1000, 2048, true, 80, "GEMV B=k-major COLS=4 SPLIT=2", 256, 250},
+      // VGG16's transfer head: 8 parts, the most.
+      {1, 256, 25088, true, 90, "GEMV B=k-major COLS=1 SPLIT=8", 256, 256},
       // K = 64: a part of 256 at most, one.
       {1, 10, 64, true, 80, "GEMV B=k-major COLS=8 SPLIT=1", 256, 2},
       // B [K, N]: 32 columns per CTA; parts of at least 64 up to 16.

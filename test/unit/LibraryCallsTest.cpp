@@ -14,6 +14,7 @@
 #include "artifact/LibraryCall.h"
 #include "compiler/Backend.h"
 #include "compiler/InitAll.h"
+#include "compiler/codegen/cuda/GemmHeuristic.h"
 #include "dlc/runtime.h"
 #include "test/unit/TextEdit.h"
 
@@ -143,26 +144,35 @@ func.func @main(%x: memref<256x256xf32>, %y: memref<256x256xf32>) {
   EXPECT_EQ(d.getBoolean("transpose_b"), true);
   EXPECT_EQ(p->operands.size(), 3u);
 
-  // A batch-1 head: 2^16 weights (kAutoGemmWeights) is cuBLASLt under auto
-  // with far fewer than 2^24 multiply-adds; 256 weights fewer is generated.
+  // A head of 8 rows: 2^16 weights (kAutoGemmWeights) is cuBLASLt under
+  // auto with far fewer than 2^24 multiply-adds; 256 weights fewer is
+  // generated.
   static_assert(kAutoGemmWeights == int64_t(1) << 16);
-  auto head = [](int k) {
-    return dlc::test::fill(R"mlir(
-func.func @main(%x: memref<1x$Kxf32>, %y: memref<1x256xf32>) {
+  auto head = [](int m, int k) {
+    return dlc::test::fill(
+        R"mlir(
+func.func @main(%x: memref<$Mx$Kxf32>, %y: memref<$Mx256xf32>) {
   %w = exec.weight dense<0.5> : tensor<$Kx256xf32> : memref<$Kx256xf32>
-  exec.kernel "k0_matmul" ins(%x, %w : memref<1x$Kxf32>, memref<$Kx256xf32>) outs(%y : memref<1x256xf32>) {
-  ^bb0(%a: tensor<1x$Kxf32>, %b: tensor<$Kx256xf32>):
-    %m = graph.matmul %a, %b : (tensor<1x$Kxf32>, tensor<$Kx256xf32>) -> tensor<1x256xf32>
-    exec.yield %m : tensor<1x256xf32>
+  exec.kernel "k0_matmul" ins(%x, %w : memref<$Mx$Kxf32>, memref<$Kx256xf32>) outs(%y : memref<$Mx256xf32>) {
+  ^bb0(%a: tensor<$Mx$Kxf32>, %b: tensor<$Kx256xf32>):
+    %m = graph.matmul %a, %b : (tensor<$Mx$Kxf32>, tensor<$Kx256xf32>) -> tensor<$Mx256xf32>
+    exec.yield %m : tensor<$Mx256xf32>
   }
   return
 }
 )mlir",
-                           {{"$K", std::to_string(k)}});
+        {{"$M", std::to_string(m)}, {"$K", std::to_string(k)}});
   };
-  EXPECT_TRUE(plan(head(256), KernelChoice::Auto));
-  EXPECT_FALSE(plan(head(255), KernelChoice::Auto));
-  EXPECT_TRUE(plan(head(255), KernelChoice::Library));
+  EXPECT_TRUE(plan(head(8, 256), KernelChoice::Auto));
+  EXPECT_FALSE(plan(head(8, 255), KernelChoice::Auto));
+  EXPECT_TRUE(plan(head(8, 255), KernelChoice::Library));
+  // At most kGemvMaxRows rows of f32 (a batch-1 head): the generated GEMV
+  // under auto, whatever the weights; cuBLASLt under library.
+  static_assert(codegen::kGemvMaxRows == 4);
+  EXPECT_FALSE(plan(head(1, 4096), KernelChoice::Auto));
+  EXPECT_FALSE(plan(head(4, 4096), KernelChoice::Auto));
+  EXPECT_TRUE(plan(head(5, 4096), KernelChoice::Auto));
+  EXPECT_TRUE(plan(head(1, 4096), KernelChoice::Library));
 }
 
 TEST_F(LibraryCallsTest, HalfGemmWithTanhGeluStoresHalf) {

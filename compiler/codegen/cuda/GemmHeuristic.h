@@ -69,16 +69,18 @@
 //       B contiguous in K (a Dense kernel [N, K] after the layout stage, an
 //       OHWI filter): a warp per (column, K part); SPLIT parts, the most (a
 //       power of two up to 8) that keeps at least 256 elements of K per
-//       part and N x SPLIT within 4 warps per SM; COLS = 8 / SPLIT columns
-//       per CTA (256 threads).
+//       part and N x SPLIT within 32 warps per SM; COLS = 8 / SPLIT
+//       columns per CTA (256 threads).
 //       B contiguous in N ([K, N], HWIO): 32 columns per CTA (a lane each),
 //       SPLIT warps, the most (a power of two up to 16) that keeps at least
 //       64 elements of K per part and ceil(N / 32) x SPLIT within 4 CTAs
 //       per SM.
 //     The ResNet50 head at batch 1 (1000 classes: M = 1, K = 2048, N = 1000,
 //     f32, 8 MB of weights) ran as SIMT tiles with K slices at about 80 GB/s
-//     (0.099 ms on the H200, cuBLASLt 0.0069 ms); here it is 125 CTAs of 8
-//     warps, a warp per class over all of K (64 loads per lane).
+//     (0.099 ms on the H200, cuBLASLt 0.0069 ms); as 125 CTAs of 8 warps, a
+//     warp per class over all of K, it ran at 0.0109 ms (750 GB/s: 8 warps
+//     per SM, too few loads in flight); now 500 CTAs of 8 warps, a warp per
+//     (class, quarter of K), 8 loads per lane in flight.
 //     Not tuned: an autotuner measures no candidates for it (CudaKernel::gemm
 //     stays empty), and a tuned SIMT tiling for its problem is not used.
 //

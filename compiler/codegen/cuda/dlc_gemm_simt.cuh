@@ -264,7 +264,7 @@ __device__ __forceinline__ void dlc_gemv_simt(const Problem &p) {
   const int n = static_cast<int>(blockIdx.x) * CTA_COLS + c;
   const int k1 = (part + 1) * PART < K ? (part + 1) * PART : K;
   if (n < N) {
-#pragma unroll 4
+#pragma unroll 8
     for (int k = part * PART + (KMAJOR ? lane : 0); k < k1; k += STEP) {
       const float b = p.b(k, n);
 #pragma unroll

@@ -66,7 +66,8 @@
 // The auto rule (fixed thresholds, not a per-model measurement): cuBLASLt
 // for a GEMM pattern of at least 2^24 multiply-adds (batch*M*N*K), where its
 // tuned kernels and split-K pay off, or of at least 2^16 weights (K*N: a
-// batch-1 classifier head, kAutoGemmWeights), generated below both; cuDNN for a
+// batch-1 classifier head, kAutoGemmWeights, unless the generated code runs
+// it as a GEMV), generated below both; cuDNN for a
 // convolution pattern of at least 2^27 multiply-adds (kAutoConvMacs: the
 // H200 campaigns measured cuDNN faster above it, the generated kernels below
 // it), the residual graph included on f16 data, except a convolution of at
@@ -112,7 +113,13 @@ constexpr int64_t kAutoGemmMacs = int64_t(1) << 24;
 /// (bench/NOTES.md, 2026-11-27: MobileNetV2's and ResNet50's heads, 1.3M
 /// and 2M weights, 0.011 and 0.007 ms against 0.063 and 0.099 ms; the text
 /// LSTM's 128x1000 head 0.0043 against 0.0097); the MNIST CNN's 37K-weight
-/// dense stayed faster generated at every batch (1.3-3x).
+/// dense stayed faster generated at every batch (1.3-3x). This does not take
+/// a GEMM that the generated code runs as a GEMV (f32 operands, at most
+/// codegen::kGemvMaxRows rows, one matrix: dlc_gemv_simt, since session 28):
+/// on the H200 (session 29) the GEMV took 0.0055 ms on MobileNetV2's head
+/// where cuBLASLt took 0.0151, 0.0036 against 0.0042 on the text LSTM's;
+/// on ResNet50's 0.0109 against 0.0070, before its loads in flight were
+/// raised (GemmHeuristic.h, rule step 6).
 constexpr int64_t kAutoGemmWeights = int64_t(1) << 16;
 
 /// Convolutions of at least this many multiply-adds (N*P*Q*K*R*S*C/groups)
