@@ -2,27 +2,28 @@
 
 // Average pooling 3x3 / stride 2 with "same" padding, count_include_pad
 // false: only the cells inside the image count, as the reference divides.
+// (3 channels: a thread per element; 8 take vector lanes, below.)
 // CHECK-LABEL: // ===== kernel k0_pool2d family=pool
-// CHECK:         e < 36;
-// CHECK-NEXT:      const dlc_idx [[OY:i[0-9]+]] = e / 12;
-// CHECK-NEXT:      const dlc_idx [[OX:i[0-9]+]] = e / 4 % 3;
-// CHECK-NEXT:      const dlc_idx [[C:i[0-9]+]] = e % 4;
+// CHECK:         e < 27;
+// CHECK-NEXT:      const dlc_idx [[OY:i[0-9]+]] = e / 9;
+// CHECK-NEXT:      const dlc_idx [[OX:i[0-9]+]] = e / 3 % 3;
+// CHECK-NEXT:      const dlc_idx [[C:i[0-9]+]] = e % 3;
 // CHECK-NEXT:      float [[ACC:acc[0-9]+]] = 0.0f;
 // CHECK-NEXT:      int [[N:n[0-9]+]] = 0;
 // CHECK-NEXT:      for (dlc_idx [[KY:ky[0-9]+]] = 0; [[KY]] < 3; ++[[KY]]) {
 // CHECK-NEXT:        const dlc_idx [[IY:i[0-9]+]] = ((([[OY]] * 2) - 1) + [[KY]]);
 // CHECK-NEXT:        if ([[IY]] >= 0 && [[IY]] < 5) {
-// CHECK:                 const float [[X:v[0-9]+]] = in0[(([[IY]] * 20) + ({{i[0-9]+}} * 4) + [[C]])];
+// CHECK:                 const float [[X:v[0-9]+]] = in0[(([[IY]] * 15) + ({{i[0-9]+}} * 3) + [[C]])];
 // CHECK-NEXT:            [[ACC]] += [[X]];
 // CHECK-NEXT:            ++[[N]];
 // CHECK:           const float [[INV:v[0-9]+]] = 1.0f / (float)([[N]] > 1 ? [[N]] : 1);
 // CHECK-NEXT:      const float [[Y:v[0-9]+]] = [[ACC]] * [[INV]];
 // CHECK-NEXT:      out0[e] = [[Y]];
-func.func @avg_pool(%x: memref<1x5x5x4xf32>, %y: memref<1x3x3x4xf32>) {
-  exec.kernel "k0_pool2d" ins(%x : memref<1x5x5x4xf32>) outs(%y : memref<1x3x3x4xf32>) {
-  ^bb0(%a0: tensor<1x5x5x4xf32>):
-    %0 = graph.pool2d <avg> %a0 {pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>, window = array<i64: 3, 3>} : (tensor<1x5x5x4xf32>) -> tensor<1x3x3x4xf32>
-    exec.yield %0 : tensor<1x3x3x4xf32>
+func.func @avg_pool(%x: memref<1x5x5x3xf32>, %y: memref<1x3x3x3xf32>) {
+  exec.kernel "k0_pool2d" ins(%x : memref<1x5x5x3xf32>) outs(%y : memref<1x3x3x3xf32>) {
+  ^bb0(%a0: tensor<1x5x5x3xf32>):
+    %0 = graph.pool2d <avg> %a0 {pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>, window = array<i64: 3, 3>} : (tensor<1x5x5x3xf32>) -> tensor<1x3x3x3xf32>
+    exec.yield %0 : tensor<1x3x3x3xf32>
   }
   return
 }
@@ -34,11 +35,39 @@ func.func @avg_pool(%x: memref<1x5x5x4xf32>, %y: memref<1x3x3x4xf32>) {
 // CHECK-NOT:       ++n
 // CHECK:           const float [[Y:v[0-9]+]] = {{acc[0-9]+}} * 0.11111111f;
 // CHECK-NEXT:      out0[e] = [[Y]];
-func.func @avg_pool_include_pad(%x: memref<1x5x5x4xf32>, %y: memref<1x3x3x4xf32>) {
-  exec.kernel "k1_pool2d" ins(%x : memref<1x5x5x4xf32>) outs(%y : memref<1x3x3x4xf32>) {
-  ^bb0(%a0: tensor<1x5x5x4xf32>):
-    %0 = graph.pool2d <avg> %a0 {count_include_pad = true, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>, window = array<i64: 3, 3>} : (tensor<1x5x5x4xf32>) -> tensor<1x3x3x4xf32>
-    exec.yield %0 : tensor<1x3x3x4xf32>
+func.func @avg_pool_include_pad(%x: memref<1x5x5x3xf32>, %y: memref<1x3x3x3xf32>) {
+  exec.kernel "k1_pool2d" ins(%x : memref<1x5x5x3xf32>) outs(%y : memref<1x3x3x3xf32>) {
+  ^bb0(%a0: tensor<1x5x5x3xf32>):
+    %0 = graph.pool2d <avg> %a0 {count_include_pad = true, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>, window = array<i64: 3, 3>} : (tensor<1x5x5x3xf32>) -> tensor<1x3x3x3xf32>
+    exec.yield %0 : tensor<1x3x3x3xf32>
+  }
+  return
+}
+
+// -----
+
+// Average pooling of 8 f32 channels: 4 lanes per thread, one float4 load per
+// tap, one valid-cell count for the lanes, the same divisor for each.
+// CHECK-LABEL: // ===== kernel k6_pool2d family=pool
+// CHECK:         e < 18;
+// CHECK-NEXT:      const dlc_idx [[E:i[0-9]+]] = e * 4;
+// CHECK:           const dlc_idx [[C:i[0-9]+]] = [[E]] % 8;
+// CHECK-NEXT:      float [[A0:acc[0-9]+]] = 0.0f;
+// CHECK-COUNT-3:   float {{acc[0-9]+}} = 0.0f;
+// CHECK-NEXT:      int [[N:n[0-9]+]] = 0;
+// CHECK:               const dlc_vec<float, 4> [[X:x[0-9]+]] = *reinterpret_cast<const dlc_vec<float, 4> *>(in0 + ((0 * 5 + {{i[0-9]+}}) * 5 + {{i[0-9]+}}) * 8 + [[C]]);
+// CHECK-NEXT:          [[A0]] += dlc_to_float([[X]].v[0]);
+// CHECK-COUNT-3:       {{acc[0-9]+}} += dlc_to_float([[X]].v{{.*}});
+// CHECK-NEXT:          ++[[N]];
+// CHECK:           const float [[INV:v[0-9]+]] = 1.0f / (float)([[N]] > 1 ? [[N]] : 1);
+// CHECK-NEXT:      dlc_vec<float, 4> [[O:o[0-9]+]];
+// CHECK-NEXT:      [[O]].v[0] = [[A0]] * [[INV]];
+// CHECK:           *reinterpret_cast<dlc_vec<float, 4> *>(out0 + [[E]]) = [[O]];
+func.func @avg_pool_lanes(%x: memref<1x5x5x8xf32>, %y: memref<1x3x3x8xf32>) {
+  exec.kernel "k6_pool2d" ins(%x : memref<1x5x5x8xf32>) outs(%y : memref<1x3x3x8xf32>) {
+  ^bb0(%a0: tensor<1x5x5x8xf32>):
+    %0 = graph.pool2d <avg> %a0 {pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>, window = array<i64: 3, 3>} : (tensor<1x5x5x8xf32>) -> tensor<1x3x3x8xf32>
+    exec.yield %0 : tensor<1x3x3x8xf32>
   }
   return
 }

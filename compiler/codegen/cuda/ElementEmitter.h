@@ -184,14 +184,15 @@ public:
   std::string indexLocal(llvm::StringRef expr);
 
   /// The per-element kernel's vector lanes (Elementwise.cpp) through a
-  /// depthwise convolution that depthwiseLanesApply(): the `width` results
-  /// at `index` (an NHWC output index, its channel a multiple of `width`) and
-  /// the next width - 1 channels, each window tap one vector load of the
-  /// input and one of the filter; binds them and seals `op`. The sums run in
-  /// the order of the scalar emission (ky, then kx).
-  mlir::LogicalResult emitDepthwiseLanes(graph::DepthwiseConv2DOp op,
-                                         llvm::ArrayRef<std::string> index,
-                                         int64_t width);
+  /// window op that windowLanesApply() (a depthwise convolution, a pooling):
+  /// the `width` results at `index` (an NHWC output index, its channel a
+  /// multiple of `width`) and the next width - 1 channels, each window tap
+  /// one vector load of the input (and one of a depthwise filter); binds
+  /// them and seals `op`. The lanes compute in the scalar emission's order
+  /// (ky, then kx; emitDepthwise, emitPool2D).
+  mlir::LogicalResult emitWindowLanes(mlir::Operation *op,
+                                      llvm::ArrayRef<std::string> index,
+                                      int64_t width);
 
   const std::string &error() const { return error_; }
   /// Records why `op` cannot be emitted; a failure.
@@ -318,9 +319,10 @@ void windowTests(llvm::SmallVectorImpl<std::string> &tests,
 /// The kernel input that `value` is, or a widening cast to f32 of (an f16
 /// or bf16 input read as f32); none for other values.
 std::optional<unsigned> inputArgument(mlir::Value value);
-/// Whether emitDepthwiseLanes() computes `op`: NHWC, a depth multiplier of 1,
-/// static shapes, its input and filter kernel inputs (inputArgument()).
-bool depthwiseLanesApply(graph::DepthwiseConv2DOp op);
+/// Whether emitWindowLanes() computes `op`: a depthwise convolution (depth
+/// multiplier 1) or a pooling, NHWC, static shapes, its input (and filter)
+/// kernel inputs (inputArgument()).
+bool windowLanesApply(mlir::Operation *op);
 
 /// Conv2D's filter dims (graph::dimsOf gives the index of an element).
 struct FilterGeometry {

@@ -227,72 +227,121 @@ std::optional<unsigned> codegen::detail::inputArgument(Value value) {
   return std::nullopt;
 }
 
-bool codegen::detail::depthwiseLanesApply(DepthwiseConv2DOp op) {
-  auto x = cast<ShapedType>(op.getInput().getType());
-  auto w = cast<ShapedType>(op.getFilter().getType());
-  auto y = cast<ShapedType>(op.getType());
-  return op.getDataLayout() == Layout::NHWC && x.hasStaticShape() &&
-         w.hasStaticShape() && y.hasStaticShape() && w.getShape()[3] == 1 &&
-         inputArgument(op.getInput()) && inputArgument(op.getFilter());
+bool codegen::detail::windowLanesApply(Operation *op) {
+  auto staticNhwc = [](Value v) {
+    auto t = cast<ShapedType>(v.getType());
+    return t.hasStaticShape() && t.getRank() == 4;
+  };
+  if (auto dw = dyn_cast<DepthwiseConv2DOp>(op))
+    return dw.getDataLayout() == Layout::NHWC && staticNhwc(dw.getInput()) &&
+           staticNhwc(dw.getFilter()) && staticNhwc(dw) &&
+           cast<ShapedType>(dw.getFilter().getType()).getShape()[3] == 1 &&
+           inputArgument(dw.getInput()) && inputArgument(dw.getFilter());
+  if (auto pool = dyn_cast<Pool2DOp>(op))
+    return pool.getDataLayout() == Layout::NHWC &&
+           staticNhwc(pool.getInput()) && staticNhwc(pool) &&
+           inputArgument(pool.getInput());
+  return false;
 }
 
-LogicalResult ElementEmitter::emitDepthwiseLanes(DepthwiseConv2DOp op,
-                                                 ArrayRef<std::string> index,
-                                                 int64_t width) {
-  assert(depthwiseLanesApply(op) && "not a vector depthwise convolution");
-  const unsigned xArg = *inputArgument(op.getInput());
-  const unsigned wArg = *inputArgument(op.getFilter());
-  ArrayRef<int64_t> in = shapeOf(op.getInput()), out = shapeOf(op);
-  ArrayRef<int64_t> filter = shapeOf(op.getFilter()); // [kh, kw, C, 1]
-  ArrayRef<int64_t> strides = op.getStrides(), dilations = op.getDilations(),
-                    pads = op.getPads();
+LogicalResult ElementEmitter::emitWindowLanes(Operation *op,
+                                              ArrayRef<std::string> index,
+                                              int64_t width) {
+  assert(windowLanesApply(op) && "not a vector window op");
+  auto dw = dyn_cast<DepthwiseConv2DOp>(op);
+  auto pool = dyn_cast<Pool2DOp>(op);
+  Value input = dw ? dw.getInput() : pool.getInput();
+  const unsigned xArg = *inputArgument(input);
+  ArrayRef<int64_t> in = shapeOf(input), out = shapeOf(op->getResult(0));
+  // The window: a depthwise filter [kh, kw, C, 1], or the pooling window.
+  ArrayRef<int64_t> window =
+      dw ? shapeOf(dw.getFilter()).take_front(2) : pool.getWindow();
+  ArrayRef<int64_t> strides = dw ? dw.getStrides() : pool.getStrides();
+  ArrayRef<int64_t> pads = dw ? dw.getPads() : pool.getPads();
+  const SmallVector<int64_t, 2> dilations =
+      dw ? SmallVector<int64_t, 2>(dw.getDilations())
+         : SmallVector<int64_t, 2>{1, 1};
+  const bool isMax = pool && pool.getKind() == PoolKind::Max;
+  // As emitPool2D: padding is never a value; max skips it, avg counts the
+  // valid cells (the same for every lane).
+  bool countValid = false;
+  if (pool && !isMax && !pool.getCountIncludePad()) {
+    SmallVector<std::string> probe;
+    windowTests(probe, "y", pads[0], out[1], strides[0], window[0], 1, in[1]);
+    windowTests(probe, "x", pads[2], out[2], strides[1], window[1], 1, in[2]);
+    countValid = !probe.empty();
+  }
   const std::string &b = index[0], &oy = index[1], &ox = index[2],
                     &c0 = index[3];
   auto vec = [&](unsigned arg) {
     return "dlc_vec<" + std::string(storageType(context_.inDType(arg))) + ", " +
            std::to_string(width) + ">";
   };
+  auto load = [&](unsigned arg, const std::string &offset) {
+    const std::string name = fresh(arg == xArg ? "x" : "w");
+    code_->line("const " + vec(arg) + " " + name +
+                " = *reinterpret_cast<const " + vec(arg) + " *>(" +
+                KernelContext::inName(arg) + " + " + offset + ");");
+    return name;
+  };
   SmallVector<std::string> acc;
   for (int64_t l = 0; l < width; ++l) {
     acc.push_back(fresh("acc"));
-    code_->line("float " + acc.back() + " = 0.0f;");
+    code_->line("float " + acc.back() + " = " +
+                (isMax ? floatLiteral(-INFINITY) : std::string("0.0f")) + ";");
   }
+  const std::string count = fresh("n");
+  if (countValid)
+    code_->line("int " + count + " = 0;");
   {
-    Loop ky(*this, "ky", filter[0]);
+    Loop ky(*this, "ky", window[0]);
     std::string iy = indexLocal(
         windowCoord(oy, strides[0], pads[0], ky.var(), dilations[0]));
     SmallVector<std::string> rowTests;
-    windowTests(rowTests, iy, pads[0], out[1], strides[0], filter[0],
+    windowTests(rowTests, iy, pads[0], out[1], strides[0], window[0],
                 dilations[0], in[1]);
     Guard rowGuard(*this, rowTests);
-    Loop kx(*this, "kx", filter[1]);
+    Loop kx(*this, "kx", window[1]);
     std::string ix = indexLocal(
         windowCoord(ox, strides[1], pads[2], kx.var(), dilations[1]));
     SmallVector<std::string> colTests;
-    windowTests(colTests, ix, pads[2], out[2], strides[1], filter[1],
+    windowTests(colTests, ix, pads[2], out[2], strides[1], window[1],
                 dilations[1], in[2]);
     Guard colGuard(*this, colTests);
-    const std::string x = fresh("x"), w = fresh("w");
-    code_->line("const " + vec(xArg) + " " + x + " = *reinterpret_cast<const " +
-                vec(xArg) + " *>(" + KernelContext::inName(xArg) + " + ((" + b +
-                " * " + std::to_string(in[1]) + " + " + iy + ") * " +
-                std::to_string(in[2]) + " + " + ix + ") * " +
-                std::to_string(in[3]) + " + " + c0 + ");");
-    code_->line("const " + vec(wArg) + " " + w + " = *reinterpret_cast<const " +
-                vec(wArg) + " *>(" + KernelContext::inName(wArg) + " + (" +
-                ky.var() + " * " + std::to_string(filter[1]) + " + " +
-                kx.var() + ") * " + std::to_string(filter[2]) + " + " + c0 +
-                ");");
+    const std::string x =
+        load(xArg, "((" + b + " * " + std::to_string(in[1]) + " + " + iy +
+                       ") * " + std::to_string(in[2]) + " + " + ix + ") * " +
+                       std::to_string(in[3]) + " + " + c0);
+    std::string w;
+    if (dw)
+      w = load(*inputArgument(dw.getFilter()),
+               "(" + ky.var() + " * " + std::to_string(window[1]) + " + " +
+                   kx.var() + ") * " + std::to_string(in[3]) + " + " + c0);
     for (int64_t l = 0; l < width; ++l) {
-      const std::string lane = std::to_string(l);
-      code_->line(acc[l] + " += dlc_to_float(" + x + ".v[" + lane +
-                  "]) * dlc_to_float(" + w + ".v[" + lane + "]);");
+      const std::string xl =
+          "dlc_to_float(" + x + ".v[" + std::to_string(l) + "])";
+      if (dw)
+        code_->line(acc[l] + " += " + xl + " * dlc_to_float(" + w + ".v[" +
+                    std::to_string(l) + "]);");
+      else if (isMax)
+        code_->line(acc[l] + " = dlc_max_nan(" + xl + ", " + acc[l] + ");");
+      else
+        code_->line(acc[l] + " += " + xl + ";");
     }
+    if (countValid)
+      code_->line("++" + count + ";");
   }
+  std::string inv;
+  if (pool && !isMax)
+    inv = countValid
+              ? local(DType::F32,
+                      "1.0f / (float)(" + count + " > 1 ? " + count + " : 1)")
+              : floatLiteral(1.0f / static_cast<float>(window[0] * window[1]));
   for (int64_t l = 0; l < width; ++l) {
     Index at(index.begin(), index.end());
     at.back() = addIndex(c0, l);
-    bindResult(op.getResult(), at, acc[l]);
+    bindResult(op->getResult(0), at,
+               inv.empty() ? acc[l] : acc[l] + " * " + inv);
   }
   seal(op);
   return success();
