@@ -13,7 +13,8 @@
 #                              call 1 first runs check.sh on carry/gpu/1), its
 #                              dlc bench runs and baselines, results in $OUT
 #   campaign.sh report F...    here: campaign.bN.json files into
-#                              bench/results/DATE-GPU.json and .md
+#                              bench/results/DATE-GPU.json and .md (DATE-GPU-2
+#                              for a second run of the day, ...)
 #   campaign.sh --no-device    the dry run here (ctest bench/campaign_dry_run):
 #                              prepare with the small fixtures, every call's
 #                              device part without a GPU, the report
@@ -230,8 +231,16 @@ for p in sys.argv[1:]:
         if n: print(n.replace('NVIDIA ', '').split()[0]); raise SystemExit
 print('GPU')" "$@")
   mkdir -p "$root/bench/results"
-  python3 "$root/bench/gpu/campaign.py" report "$@" --json "$root/bench/results/$date-$gpu.json" \
-    --md "$root/bench/results/$date-$gpu.md"
+  # A second run on the same day and GPU gets its own name (-2, -3, ...), not
+  # the first one's.
+  local stem=$date-$gpu n=2
+  while [ -e "$root/bench/results/$stem.json" ]; do
+    stem=$date-$gpu-$n
+    n=$((n + 1))
+  done
+  python3 "$root/bench/gpu/campaign.py" report "$@" --json "$root/bench/results/$stem.json" \
+    --md "$root/bench/results/$stem.md"
+  echo "campaign.sh: bench/results/$stem.json and .md"
 }
 
 dry_run() {
