@@ -92,6 +92,47 @@ private:
   ElementEmitter &e_;
   bool open_;
 };
+
+/// One window axis of a convolution or pooling: its geometry.
+struct WindowAxis {
+  int64_t taps, stride, pad, dilation, outSize, inSize;
+};
+
+/// The bounds tests of the input coordinate `name` on `axis`.
+SmallVector<std::string> axisTests(StringRef name, const WindowAxis &axis) {
+  SmallVector<std::string> tests;
+  windowTests(tests, name, axis.pad, axis.outSize, axis.stride, axis.taps,
+              axis.dilation, axis.inSize);
+  return tests;
+}
+
+/// The loops over a 2-D window's taps (ky, then kx) for the output pixel
+/// (oy, ox), each with its input coordinate (iy, ix) and the guard that
+/// skips the taps in the padding; closed innermost first.
+class WindowTaps {
+public:
+  WindowTaps(ElementEmitter &e, StringRef oy, StringRef ox,
+             const WindowAxis &rows, const WindowAxis &cols)
+      : ky_(e, "ky", rows.taps),
+        iy_(e.indexLocal(
+            windowCoord(oy, rows.stride, rows.pad, ky_.var(), rows.dilation))),
+        rowGuard_(e, axisTests(iy_, rows)), kx_(e, "kx", cols.taps),
+        ix_(e.indexLocal(
+            windowCoord(ox, cols.stride, cols.pad, kx_.var(), cols.dilation))),
+        colGuard_(e, axisTests(ix_, cols)) {}
+  const std::string &ky() const { return ky_.var(); }
+  const std::string &kx() const { return kx_.var(); }
+  const std::string &iy() const { return iy_; }
+  const std::string &ix() const { return ix_; }
+
+private:
+  Loop ky_;
+  std::string iy_;
+  Guard rowGuard_;
+  Loop kx_;
+  std::string ix_;
+  Guard colGuard_;
+};
 } // namespace
 
 void codegen::detail::windowTests(SmallVectorImpl<std::string> &tests,
@@ -134,20 +175,11 @@ FailureOr<std::string> ElementEmitter::emitConv2D(Conv2DOp op,
     channelBase = indexLocal(
         mulIndex("(" + co + " / " + std::to_string(outPerGroup) + ")", f.in));
   {
-    Loop ky(*this, "ky", f.kh);
-    std::string iy = indexLocal(
-        windowCoord(oy, strides[0], pads[0], ky.var(), dilations[0]));
-    SmallVector<std::string> rowTests;
-    windowTests(rowTests, iy, pads[0], out[dims.h], strides[0], f.kh,
-                dilations[0], in[dims.h]);
-    Guard rowGuard(*this, rowTests);
-    Loop kx(*this, "kx", f.kw);
-    std::string ix = indexLocal(
-        windowCoord(ox, strides[1], pads[2], kx.var(), dilations[1]));
-    SmallVector<std::string> colTests;
-    windowTests(colTests, ix, pads[2], out[dims.w], strides[1], f.kw,
-                dilations[1], in[dims.w]);
-    Guard colGuard(*this, colTests);
+    WindowTaps taps(
+        *this, oy, ox,
+        {f.kh, strides[0], pads[0], dilations[0], out[dims.h], in[dims.h]},
+        {f.kw, strides[1], pads[2], dilations[1], out[dims.w], in[dims.w]});
+    const std::string &iy = taps.iy(), &ix = taps.ix();
     Loop ci(*this, "ci", f.in);
     std::string channel = channelBase == "0"
                               ? ci.var()
@@ -158,7 +190,7 @@ FailureOr<std::string> ElementEmitter::emitConv2D(Conv2DOp op,
       return failure();
     FailureOr<std::string> w = emit(
         op.getFilter(), inLayout<std::string>(op.getFilterLayout(), co,
-                                              ci.var(), ky.var(), kx.var()));
+                                              ci.var(), taps.ky(), taps.kx()));
     if (failed(w))
       return failure();
     code_->line(acc + " += " + *x + " * " + *w + ";");
@@ -186,27 +218,19 @@ ElementEmitter::emitDepthwise(DepthwiseConv2DOp op,
   std::string acc = fresh("acc");
   code_->line("float " + acc + " = 0.0f;");
   {
-    Loop ky(*this, "ky", filter[0]);
-    std::string iy = indexLocal(
-        windowCoord(oy, strides[0], pads[0], ky.var(), dilations[0]));
-    SmallVector<std::string> rowTests;
-    windowTests(rowTests, iy, pads[0], out[dims.h], strides[0], filter[0],
-                dilations[0], in[dims.h]);
-    Guard rowGuard(*this, rowTests);
-    Loop kx(*this, "kx", filter[1]);
-    std::string ix = indexLocal(
-        windowCoord(ox, strides[1], pads[2], kx.var(), dilations[1]));
-    SmallVector<std::string> colTests;
-    windowTests(colTests, ix, pads[2], out[dims.w], strides[1], filter[1],
-                dilations[1], in[dims.w]);
-    Guard colGuard(*this, colTests);
+    WindowTaps taps(
+        *this, oy, ox,
+        {filter[0], strides[0], pads[0], dilations[0], out[dims.h], in[dims.h]},
+        {filter[1], strides[1], pads[2], dilations[1], out[dims.w],
+         in[dims.w]});
+    const std::string &iy = taps.iy(), &ix = taps.ix();
     FailureOr<std::string> x =
         emit(op.getInput(), inLayout<std::string>(layout, b, iy, ix, c));
     if (failed(x))
       return failure();
     FailureOr<std::string> w =
         emit(op.getFilter(),
-             broadcastIndex(op.getFilter(), {ky.var(), kx.var(), c, m}));
+             broadcastIndex(op.getFilter(), {taps.ky(), taps.kx(), c, m}));
     if (failed(w))
       return failure();
     code_->line(acc + " += " + *x + " * " + *w + ";");
@@ -294,20 +318,11 @@ LogicalResult ElementEmitter::emitWindowLanes(Operation *op,
   if (countValid)
     code_->line("int " + count + " = 0;");
   {
-    Loop ky(*this, "ky", window[0]);
-    std::string iy = indexLocal(
-        windowCoord(oy, strides[0], pads[0], ky.var(), dilations[0]));
-    SmallVector<std::string> rowTests;
-    windowTests(rowTests, iy, pads[0], out[1], strides[0], window[0],
-                dilations[0], in[1]);
-    Guard rowGuard(*this, rowTests);
-    Loop kx(*this, "kx", window[1]);
-    std::string ix = indexLocal(
-        windowCoord(ox, strides[1], pads[2], kx.var(), dilations[1]));
-    SmallVector<std::string> colTests;
-    windowTests(colTests, ix, pads[2], out[2], strides[1], window[1],
-                dilations[1], in[2]);
-    Guard colGuard(*this, colTests);
+    WindowTaps taps(
+        *this, oy, ox,
+        {window[0], strides[0], pads[0], dilations[0], out[1], in[1]},
+        {window[1], strides[1], pads[2], dilations[1], out[2], in[2]});
+    const std::string &iy = taps.iy(), &ix = taps.ix();
     const std::string x =
         load(xArg, "((" + b + " * " + std::to_string(in[1]) + " + " + iy +
                        ") * " + std::to_string(in[2]) + " + " + ix + ") * " +
@@ -315,8 +330,8 @@ LogicalResult ElementEmitter::emitWindowLanes(Operation *op,
     std::string w;
     if (dw)
       w = load(*inputArgument(dw.getFilter()),
-               "(" + ky.var() + " * " + std::to_string(window[1]) + " + " +
-                   kx.var() + ") * " + std::to_string(in[3]) + " + " + c0);
+               "(" + taps.ky() + " * " + std::to_string(window[1]) + " + " +
+                   taps.kx() + ") * " + std::to_string(in[3]) + " + " + c0);
     for (int64_t l = 0; l < width; ++l) {
       const std::string xl =
           "dlc_to_float(" + x + ".v[" + std::to_string(l) + "])";
@@ -473,20 +488,11 @@ FailureOr<std::string> ElementEmitter::emitPool2D(Pool2DOp op,
   if (countValid)
     code_->line("int " + count + " = 0;");
   {
-    Loop ky(*this, "ky", window[0]);
-    std::string iy =
-        indexLocal(windowCoord(oy, strides[0], pads[0], ky.var(), 1));
-    SmallVector<std::string> rowTests;
-    windowTests(rowTests, iy, pads[0], out[dims.h], strides[0], window[0], 1,
-                in[dims.h]);
-    Guard rowGuard(*this, rowTests);
-    Loop kx(*this, "kx", window[1]);
-    std::string ix =
-        indexLocal(windowCoord(ox, strides[1], pads[2], kx.var(), 1));
-    SmallVector<std::string> colTests;
-    windowTests(colTests, ix, pads[2], out[dims.w], strides[1], window[1], 1,
-                in[dims.w]);
-    Guard colGuard(*this, colTests);
+    WindowTaps taps(
+        *this, oy, ox,
+        {window[0], strides[0], pads[0], 1, out[dims.h], in[dims.h]},
+        {window[1], strides[1], pads[2], 1, out[dims.w], in[dims.w]});
+    const std::string &iy = taps.iy(), &ix = taps.ix();
     FailureOr<std::string> x =
         emit(op.getInput(), inLayout<std::string>(layout, b, iy, ix, c));
     if (failed(x))
@@ -789,20 +795,11 @@ ElementEmitter::emitQuantizedConv2D(QuantizedConv2DOp op,
     channelBase = indexLocal(
         mulIndex("(" + co + " / " + std::to_string(outPerGroup) + ")", f.in));
   {
-    Loop ky(*this, "ky", f.kh);
-    std::string iy = indexLocal(
-        windowCoord(oy, strides[0], pads[0], ky.var(), dilations[0]));
-    SmallVector<std::string> rowTests;
-    windowTests(rowTests, iy, pads[0], out[dims.h], strides[0], f.kh,
-                dilations[0], in[dims.h]);
-    Guard rowGuard(*this, rowTests);
-    Loop kx(*this, "kx", f.kw);
-    std::string ix = indexLocal(
-        windowCoord(ox, strides[1], pads[2], kx.var(), dilations[1]));
-    SmallVector<std::string> colTests;
-    windowTests(colTests, ix, pads[2], out[dims.w], strides[1], f.kw,
-                dilations[1], in[dims.w]);
-    Guard colGuard(*this, colTests);
+    WindowTaps taps(
+        *this, oy, ox,
+        {f.kh, strides[0], pads[0], dilations[0], out[dims.h], in[dims.h]},
+        {f.kw, strides[1], pads[2], dilations[1], out[dims.w], in[dims.w]});
+    const std::string &iy = taps.iy(), &ix = taps.ix();
     Loop ci(*this, "ci", f.in);
     std::string channel = channelBase == "0"
                               ? ci.var()
@@ -813,7 +810,7 @@ ElementEmitter::emitQuantizedConv2D(QuantizedConv2DOp op,
       return failure();
     FailureOr<std::string> w = emit(
         op.getFilter(), inLayout<std::string>(op.getFilterLayout(), co,
-                                              ci.var(), ky.var(), kx.var()));
+                                              ci.var(), taps.ky(), taps.kx()));
     if (failed(w))
       return failure();
     code_->line(acc + " += (int)" + *x + " * (int)" + *w + ";");
