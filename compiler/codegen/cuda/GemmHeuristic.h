@@ -79,8 +79,10 @@
 //     f32, 8 MB of weights) ran as SIMT tiles with K slices at about 80 GB/s
 //     (0.099 ms on the H200, cuBLASLt 0.0069 ms); as 125 CTAs of 8 warps, a
 //     warp per class over all of K, it ran at 0.0109 ms (750 GB/s: 8 warps
-//     per SM, too few loads in flight); now 500 CTAs of 8 warps, a warp per
-//     (class, quarter of K), 8 loads per lane in flight.
+//     per SM, too few loads in flight); now, compiled for sm_90 alone, 500
+//     CTAs of 8 warps, a warp per (class, quarter of K), 8 loads per lane in
+//     flight (250 CTAs and halves of K when sm_80, 108 SMs, is the oldest
+//     arch).
 //     Not tuned: an autotuner measures no candidates for it (CudaKernel::gemm
 //     stays empty), and a tuned SIMT tiling for its problem is not used.
 //
@@ -112,6 +114,8 @@
 
 #ifndef DLC_COMPILER_CODEGEN_CUDA_GEMMHEURISTIC_H
 #define DLC_COMPILER_CODEGEN_CUDA_GEMMHEURISTIC_H
+
+#include "compiler/codegen/Gemv.h"
 
 #include <array>
 #include <cstdint>
@@ -163,9 +167,6 @@ struct GemvTiling {
   /// For CudaKernel::tiling: "GEMV B=k-major COLS=1 SPLIT=8".
   std::string str() const;
 };
-
-/// The most rows (M) a SIMT GEMM runs dlc_gemv_simt with.
-constexpr int64_t kGemvMaxRows = 4;
 
 /// Rule step 6: the GEMV for an M x N x K SIMT GEMM whose B is contiguous
 /// in K (`kMajor`) or in N, M at most kGemvMaxRows.

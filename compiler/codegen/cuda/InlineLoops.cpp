@@ -133,6 +133,34 @@ private:
   std::string ix_;
   Guard colGuard_;
 };
+
+/// Whether an average pooling divides by the cells of its window inside the
+/// input (count_include_pad false and some window reaching into the
+/// padding). Padding is never a value: max skips it.
+bool countsValidCells(Pool2DOp op) {
+  if (op.getKind() == PoolKind::Max || op.getCountIncludePad())
+    return false;
+  const LayoutDims dims = dimsOf(op.getDataLayout());
+  ArrayRef<int64_t> in = shapeOf(op.getInput()), out = shapeOf(op);
+  ArrayRef<int64_t> window = op.getWindow(), strides = op.getStrides(),
+                    pads = op.getPads();
+  SmallVector<std::string> probe;
+  windowTests(probe, "y", pads[0], out[dims.h], strides[0], window[0], 1,
+              in[dims.h]);
+  windowTests(probe, "x", pads[2], out[dims.w], strides[1], window[1], 1,
+              in[dims.w]);
+  return !probe.empty();
+}
+
+/// What an average pooling multiplies its sum by: 1 / the valid cells
+/// counted in `count` (countsValidCells), or 1 / the window's cells.
+std::string averageFactor(ElementEmitter &e, Pool2DOp op, StringRef count) {
+  ArrayRef<int64_t> window = op.getWindow();
+  if (countsValidCells(op))
+    return e.local(DType::F32, "1.0f / (float)(" + count.str() + " > 1 ? " +
+                                   count.str() + " : 1)");
+  return floatLiteral(1.0f / static_cast<float>(window[0] * window[1]));
+}
 } // namespace
 
 void codegen::detail::windowTests(SmallVectorImpl<std::string> &tests,
@@ -286,15 +314,8 @@ LogicalResult ElementEmitter::emitWindowLanes(Operation *op,
       dw ? SmallVector<int64_t, 2>(dw.getDilations())
          : SmallVector<int64_t, 2>{1, 1};
   const bool isMax = pool && pool.getKind() == PoolKind::Max;
-  // As emitPool2D: padding is never a value; max skips it, avg counts the
-  // valid cells (the same for every lane).
-  bool countValid = false;
-  if (pool && !isMax && !pool.getCountIncludePad()) {
-    SmallVector<std::string> probe;
-    windowTests(probe, "y", pads[0], out[1], strides[0], window[0], 1, in[1]);
-    windowTests(probe, "x", pads[2], out[2], strides[1], window[1], 1, in[2]);
-    countValid = !probe.empty();
-  }
+  // The valid cells are the same for every lane.
+  const bool countValid = pool && countsValidCells(pool);
   const std::string &b = index[0], &oy = index[1], &ox = index[2],
                     &c0 = index[3];
   auto vec = [&](unsigned arg) {
@@ -346,12 +367,8 @@ LogicalResult ElementEmitter::emitWindowLanes(Operation *op,
     if (countValid)
       code_->line("++" + count + ";");
   }
-  std::string inv;
-  if (pool && !isMax)
-    inv = countValid
-              ? local(DType::F32,
-                      "1.0f / (float)(" + count + " > 1 ? " + count + " : 1)")
-              : floatLiteral(1.0f / static_cast<float>(window[0] * window[1]));
+  const std::string inv =
+      pool && !isMax ? averageFactor(*this, pool, count) : std::string();
   for (int64_t l = 0; l < width; ++l) {
     Index at(index.begin(), index.end());
     at.back() = addIndex(c0, l);
@@ -474,14 +491,7 @@ FailureOr<std::string> ElementEmitter::emitPool2D(Pool2DOp op,
   const bool isMax = op.getKind() == PoolKind::Max;
   const std::string &b = index[dims.n], &oy = index[dims.h],
                     &ox = index[dims.w], &c = index[dims.c];
-  SmallVector<std::string> probeRow, probeCol;
-  windowTests(probeRow, "y", pads[0], out[dims.h], strides[0], window[0], 1,
-              in[dims.h]);
-  windowTests(probeCol, "x", pads[2], out[dims.w], strides[1], window[1], 1,
-              in[dims.w]);
-  // Padding is never a value: max skips it, avg counts the valid cells.
-  const bool partial = !probeRow.empty() || !probeCol.empty();
-  const bool countValid = !isMax && partial && !op.getCountIncludePad();
+  const bool countValid = countsValidCells(op);
   std::string acc = fresh("acc"), count = fresh("n");
   code_->line("float " + acc + " = " +
               (isMax ? floatLiteral(-INFINITY) : std::string("0.0f")) + ";");
@@ -506,12 +516,8 @@ FailureOr<std::string> ElementEmitter::emitPool2D(Pool2DOp op,
   }
   if (isMax)
     return local(DType::F32, rounded(op, acc));
-  std::string inv =
-      countValid
-          ? local(DType::F32,
-                  "1.0f / (float)(" + count + " > 1 ? " + count + " : 1)")
-          : floatLiteral(1.0f / static_cast<float>(window[0] * window[1]));
-  return local(DType::F32, rounded(op, acc + " * " + inv));
+  return local(DType::F32,
+               rounded(op, acc + " * " + averageFactor(*this, op, count)));
 }
 
 /// The input index of a reduction over `axes` (sorted) of an input of

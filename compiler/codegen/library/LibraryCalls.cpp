@@ -350,10 +350,10 @@ FailureOr<LibraryCallPlan> planGemm(KernelMatcher &matcher, graph::MatmulOp mm,
   if (failed(planned))
     return failure();
   // Below kAutoGemmMacs, a GEMM that the generated code runs as a GEMV (f32
-  // operands, at most kAutoGemvMaxRows rows, one matrix) stays generated under
+  // operands, at most kGemvMaxRows rows, one matrix) stays generated under
   // auto whatever its weights (LibraryCalls.h, kAutoGemmWeights).
   if (choice == KernelChoice::Auto && batch * m * n * k < kAutoGemmMacs &&
-      batch == 1 && m <= kAutoGemvMaxRows && ab.isF32())
+      batch == 1 && m <= codegen::kGemvMaxRows && ab.isF32())
     return failure();
 
   using Epilogue = artifact::GemmDescriptor::Epilogue;

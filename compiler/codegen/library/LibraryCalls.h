@@ -87,6 +87,7 @@
 #define DLC_COMPILER_CODEGEN_LIBRARY_LIBRARYCALLS_H
 
 #include "artifact/LibraryCall.h"
+#include "compiler/codegen/Gemv.h"
 #include "dialects/exec/ExecDialect.h"
 
 #include <cstdint>
@@ -115,17 +116,12 @@ constexpr int64_t kAutoGemmMacs = int64_t(1) << 24;
 /// LSTM's 128x1000 head 0.0043 against 0.0097); the MNIST CNN's 37K-weight
 /// dense stayed faster generated at every batch (1.3-3x). This does not take
 /// a GEMM that the generated code runs as a GEMV (f32 operands, at most
-/// kAutoGemvMaxRows rows, one matrix: dlc_gemv_simt, since session 28):
+/// codegen::kGemvMaxRows rows, one matrix: dlc_gemv_simt, since session 28):
 /// on the H200 (session 29) the GEMV took 0.0055 ms on MobileNetV2's head
 /// where cuBLASLt took 0.0151, 0.0036 against 0.0042 on the text LSTM's;
 /// on ResNet50's 0.0109 against 0.0070, before its loads in flight were
 /// raised (GemmHeuristic.h, rule step 6).
 constexpr int64_t kAutoGemmWeights = int64_t(1) << 16;
-
-/// The rows up to which the generated code runs an f32 GEMM as a GEMV:
-/// codegen::kGemvMaxRows (compiler/codegen/cuda/GemmHeuristic.h, a layer
-/// this one does not include; LibraryCallsTest asserts that they are equal).
-constexpr int64_t kAutoGemvMaxRows = 4;
 
 /// Convolutions of at least this many multiply-adds (N*P*Q*K*R*S*C/groups)
 /// go to cuDNN under auto. Measured on an H200 (bench/NOTES.md, 2026-11-27:
