@@ -372,12 +372,12 @@ def run(args):
             # jaxlib's cuDNN RNN has no float16 ("Unknown output type float16", the first H200
             # runs): the recurrent layers take Keras's own loop (a lax.scan that XLA compiles),
             # as use_cudnn="auto" would where cuDNN cannot run the layer.
-            rnns = [l.name for l in model._flatten_layers() if getattr(l, "use_cudnn", None) == "auto"]
-            for layer in model._flatten_layers():
-                if layer.name in rnns:
-                    layer.use_cudnn = False
+            rnns = [l for l in model._flatten_layers() if getattr(l, "use_cudnn", None) == "auto"]
+            for layer in rnns:
+                layer.use_cudnn = False
             if rnns:
-                result["notes"] = "use_cudnn=False (jaxlib's cuDNN RNN has no float16): " + ", ".join(rnns)
+                result["notes"] = "use_cudnn=False (jaxlib's cuDNN RNN has no float16): " + \
+                    ", ".join(l.name for l in rnns)
         dev = jax.devices()[0]
         xs_dev = [jax.device_put(x, dev) for x in xs]
         fn = jax.jit(lambda *a: model(a[0] if len(a) == 1 else list(a), training=False))
