@@ -115,6 +115,12 @@ Json toObject(const Float8GemmDescriptor &g) {
   return j;
 }
 
+Json toObject(const Int8GemmDescriptor &g) {
+  return {{"m", g.m},          {"n", g.n},          {"k", g.k},
+          {"a_dtype", "int8"}, {"b_dtype", "int8"}, {"d_dtype", "int32"},
+          {"compute", "int32"}};
+}
+
 Json toObject(const Conv2dDescriptor &c) {
   Json j = {{"n", c.n},
             {"h", c.h},
@@ -371,6 +377,33 @@ Float8GemmDescriptor parseFloat8Gemm(const DescriptorReader &r) {
   return g;
 }
 
+/// The int8 GEMM's one set of types: int8 operands, int32 accumulation and
+/// D.
+const Names<bool> kInt8Operands = {{"int8", true}};
+const Names<bool> kInt8Output = {{"int32", true}};
+const Names<bool> kInt8Compute = {{"int32", true}};
+
+Int8GemmDescriptor parseInt8Gemm(const DescriptorReader &r) {
+  Int8GemmDescriptor g;
+  g.m = r.integer("m", 1);
+  g.n = r.integer("n", 1);
+  g.k = r.integer("k", 1);
+  // cuBLASLt's IMMA kernels need its m (our n) and k to be multiples of 4.
+  if (g.k % 4 != 0)
+    r.fail("descriptor.k", "expected a multiple of 4");
+  if (g.n % 4 != 0)
+    r.fail("descriptor.n", "expected a multiple of 4");
+  r.choice("a_dtype", kInt8Operands);
+  r.choice("b_dtype", kInt8Operands);
+  r.choice("d_dtype", kInt8Output);
+  r.choice("compute", kInt8Compute);
+  // Int8 elements are one byte each: sized as bool-wide elements.
+  r.checkParams({r.bytes({g.m, g.k, 1}, ElementType::Bool),
+                 r.bytes({g.n, g.k, 1}, ElementType::Bool),
+                 r.bytes({g.m, g.n}, ElementType::I32)});
+  return g;
+}
+
 /// The output size of a window sliding over `in` padded by `before` and
 /// `after`, or -1 when the window does not fit.
 int64_t windowCount(int64_t in, int64_t before, int64_t after, int64_t extent,
@@ -546,6 +579,8 @@ LibraryDescriptor dlc::artifact::parseDescriptor(const LibraryCall &call) {
     return parseSdpa(DescriptorReader(call));
   if (isCall<Float8GemmDescriptor>(call))
     return parseFloat8Gemm(DescriptorReader(call));
+  if (isCall<Int8GemmDescriptor>(call))
+    return parseInt8Gemm(DescriptorReader(call));
   throw UnknownCallError("library call " + call.name + ": " + call.library +
                          " " + call.op + " is not a call of the schema");
 }

@@ -11,7 +11,8 @@
 //
 // Descriptors are JSON objects; sizes are integers in [1, kMaxCallSize],
 // tensors row-major. Dtypes are "float32", "float16" or "bfloat16";
-// "compute" is always "float32" (float accumulation).
+// "compute" is always "float32" (float accumulation), except gemm_i8's
+// "int32".
 //   cublaslt gemm  D[b] = epilogue(alpha * A[b] B[b] + bias) (beta = 0):
 //     m, n, k, batch, a_batch_stride / b_batch_stride (elements; 0 reuses
 //     one matrix, else m*k / k*n), transpose_b (B stored [N, K]), a_dtype =
@@ -25,6 +26,11 @@
 //     d_dtype float32, compute, epilogue (as gemm's), bias_dtype bfloat16
 //     with a bias (and only then); params A, B, a_scale, b_scale (one
 //     float32 each, read by the device), [bias [N],] D.
+//   cublaslt gemm_i8  D = A B^T exactly, the int8 GEMM of
+//     graph.integer_matmul (a generated kernel de-scales D): m, n, k (k and
+//     n multiples of 4), a_dtype = b_dtype "int8" (A [M, K] and B [N, K],
+//     K contiguous: cuBLASLt's TN layout), d_dtype "int32", compute
+//     "int32"; params A [M, K], B [N, K], D [M, N].
 //   cudnn conv2d   Y = activation(conv(X, W) + bias + Z), NHWC, W is KRSC
 //     (OHWI): n, h, w, c, k, r, s, groups (divides c and k), p, q (output
 //     height, width: what the geometry gives), pads [top, bottom, left,
@@ -124,6 +130,22 @@ struct Float8GemmDescriptor {
   }
 };
 
+/// cuBLASLt "gemm_i8": D = A B^T exactly, with A [M, K] and B [N, K] int8
+/// (K contiguous: cuBLASLt's TN layout), int32 accumulation and D int32
+/// [M, N] (CUBLAS_COMPUTE_32I, alpha 1, beta 0). K and N multiples of 4 (the
+/// IMMA kernels' requirement on m and k in cuBLASLt's column-major terms).
+struct Int8GemmDescriptor {
+  static constexpr const char *kLibrary = kCublasLt;
+  static constexpr const char *kOp = "gemm_i8";
+
+  int64_t m = 0, n = 0, k = 0;
+
+  friend bool operator==(const Int8GemmDescriptor &a,
+                         const Int8GemmDescriptor &b) {
+    return a.m == b.m && a.n == b.n && a.k == b.k;
+  }
+};
+
 /// cuDNN "conv2d": Y = activation(conv(X, W) + bias + Z), X NHWC, W KRSC
 /// (OHWI), Y and the residual Z NPQK.
 struct Conv2dDescriptor {
@@ -214,7 +236,8 @@ struct SdpaDescriptor {
 /// One call of the schema.
 using LibraryDescriptor =
     std::variant<GemmDescriptor, Conv2dDescriptor, Pool2dDescriptor,
-                 SoftmaxDescriptor, SdpaDescriptor, Float8GemmDescriptor>;
+                 SoftmaxDescriptor, SdpaDescriptor, Float8GemmDescriptor,
+                 Int8GemmDescriptor>;
 
 /// The library and op of a descriptor's call ("cudnn", "conv2d").
 const char *libraryOf(const LibraryDescriptor &descriptor);

@@ -208,6 +208,11 @@ void driver::runPipeline(ModuleOp module, const CompileOptions &options,
   config.float8 =
       !options.archs.empty() &&
       *std::min_element(options.archs.begin(), options.archs.end()) >= 89;
+  // cuBLASLt's int8 GEMMs need their int32 sums split from the de-scaling
+  // (dlc-integer-matmul): under --kernels library, unless every kernel is
+  // generated (Emit::Cuda).
+  config.int8Library =
+      options.kernels == KernelChoice::Library && options.emit != Emit::Cuda;
   std::vector<PipelineStage> stages = pipelineStages(config);
   if (!stopAfter.empty() && llvm::none_of(stages, [&](const PipelineStage &s) {
         return s.name == stopAfter;

@@ -15,7 +15,9 @@
 //    user is their product join too. The group is one attention kernel (the
 //    score matrix never leaves it).
 // 1. Anchors: conv2d, depthwise_conv2d, conv2d_transpose, matmul,
-//    quantized_matmul, quantized_conv2d.
+//    quantized_matmul, quantized_conv2d, float8_matmul, integer_matmul
+//    (dlc-integer-matmul's, for cuBLASLt: alone, with neither prologue nor
+//    epilogue; its de-scaling starts an elementwise kernel, round 3).
 //    Prologue: a pad or cast whose only user is the anchor (or a chain of
 //    them); for quantized_matmul also a transpose (its int8 weight stored
 //    [N, K]). Not on the input of a 16-bit conv2d that the tensor-core
@@ -132,8 +134,8 @@ Kind classify(Operation *op) {
     return Kind::Elementwise;
   return llvm::TypeSwitch<Operation *, Kind>(op)
       .Case<Conv2DOp, DepthwiseConv2DOp, Conv2DTransposeOp, MatmulOp,
-            QuantizedMatmulOp, QuantizedConv2DOp, Float8MatmulOp>(
-          [](auto) { return Kind::Anchor; })
+            QuantizedMatmulOp, QuantizedConv2DOp, Float8MatmulOp,
+            IntegerMatmulOp>([](auto) { return Kind::Anchor; })
       .Case<SoftmaxOp, LayerNormOp, GlobalPoolOp, Pool2DOp, QuantizeOp>(
           [](auto) { return Kind::Reduction; })
       // Per element, but not NumPy broadcasts: each reads its operands at
@@ -488,7 +490,10 @@ void Fuser::growAnchor(Operation *anchor) {
   unsigned group = newGroup(anchor);
   // A quantized_matmul's rhs may be a transpose (its int8 weight stored
   // [N, K] by dlc-assign-layout), which the GEMM reads in place.
+  // An integer_matmul reads its operands as stored (a cuBLASLt call).
   auto prologue = [&](Operation *op) {
+    if (isa<IntegerMatmulOp>(anchor))
+      return false;
     return isa<PadOp, CastOp>(op) ||
            (isa<TransposeOp>(op) && isa<QuantizedMatmulOp>(anchor));
   };
@@ -552,6 +557,8 @@ std::string Fuser::epilogueVeto(unsigned group, Operation *op, bool pooled,
     return "softmax closes the epilogue";
   Operation *leader = groups[group].leader;
   Operation *sink = groups[group].sink;
+  if (isa<IntegerMatmulOp>(leader))
+    return "integer_matmul stores its int32 sums (a cuBLASLt call)";
   switch (classify(op)) {
   case Kind::Elementwise:
     if (shapeOf(op->getResult(0)) != shapeOf(sink->getResult(0)))

@@ -52,7 +52,7 @@ StringRef anchorName(Block &body) {
       continue;
     if (isa<graph::Conv2DOp, graph::DepthwiseConv2DOp, graph::Conv2DTransposeOp,
             graph::MatmulOp, graph::QuantizedMatmulOp, graph::QuantizedConv2DOp,
-            graph::Float8MatmulOp>(op))
+            graph::Float8MatmulOp, graph::IntegerMatmulOp>(op))
       return op.getName().stripDialect();
     if (!reduction &&
         isa<graph::SoftmaxOp, graph::LayerNormOp, graph::GlobalPoolOp,

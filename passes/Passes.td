@@ -190,6 +190,32 @@ def Float8MatmulPass : Pass<"dlc-float8-matmul", "mlir::func::FuncOp"> {
   let dependentDialects = ["::dlc::graph::GraphDialect"];
 }
 
+def IntegerMatmulPass : Pass<"dlc-integer-matmul", "mlir::func::FuncOp"> {
+  let summary = "int8 products as an exact int32 GEMM and its de-scaling";
+  let description = [{
+    For cuBLASLt's int8 GEMM (`--kernels library`), which sums int8
+    products exactly in int32 but cannot de-scale them as the reference
+    does (f32(sum) / (s_w[n] * s_x[row]), one f32 division by one f32
+    product), splits the product from its de-scaling:
+    `graph.quantized_matmul(x, graph.transpose(W), s_w, s_x)` with an i8
+    lhs, W [N, K] (dlc-assign-layout's layout) becomes
+    `graph.div(graph.cast(graph.integer_matmul(x, W)) : i32 -> f32, s)`,
+    and a 1x1, stride-1, unpadded, ungrouped NHWC `graph.quantized_conv2d`
+    with an OHWI filter [O, 1, 1, C] the same over its pixels, W the filter
+    reshaped to [O, C]. `s` is `s_w * s_x`: a constant when both are
+    constants (s_x a splat; the convolution's input_scale), computed here in
+    f32 as the reference multiplies them, else `graph.mul(s_w, s_x)`
+    (Keras's int8 Dense, whose s_x is computed per row). The sums are the
+    same integers and the de-scaling the same f32 operations, so the result
+    is the reference's bit for bit. Only static shapes with K and N
+    multiples of 4 (the IMMA kernels' requirement) and f32 results; other
+    products stay as they are. dlc-fuse keeps an integer_matmul a kernel of
+    its own (stored int32) and fuses its de-scaling with what follows. The
+    driver runs it with `--kernels library`, in the fuse stage.
+  }];
+  let dependentDialects = ["::dlc::graph::GraphDialect"];
+}
+
 def FusePass : Pass<"dlc-fuse", "mlir::func::FuncOp"> {
   let summary = "Group ops into graph.fusion kernels";
   let description = [{

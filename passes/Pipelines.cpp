@@ -94,9 +94,10 @@ dlc::pipelineStages(const PipelineConfig &config) {
   std::optional<int64_t> late =
       config.int8 && !config.fp16 ? config.batch : std::nullopt;
   bool float8 = config.float8 && !config.fp16;
+  bool int8Library = config.int8Library;
   stages.push_back(
       {"fuse",
-       [report, late, float8](OpPassManager &pm) {
+       [report, late, float8, int8Library](OpPassManager &pm) {
          if (late) {
            SpecializeBatchPassOptions options;
            options.batch = *late;
@@ -109,6 +110,8 @@ dlc::pipelineStages(const PipelineConfig &config) {
          options.report = report;
          if (float8)
            pm.addNestedPass<func::FuncOp>(createFloat8MatmulPass());
+         if (int8Library)
+           pm.addNestedPass<func::FuncOp>(createIntegerMatmulPass());
          pm.addNestedPass<func::FuncOp>(createSplitRecurrentPass());
          pm.addNestedPass<func::FuncOp>(createFusePass(options));
        },
@@ -155,6 +158,11 @@ struct PipelineOptions : public PassPipelineOptions<PipelineOptions> {
       *this, "float8",
       llvm::cl::desc("Float8 GEMMs for Keras float8 Dense (sm_89+ targets)"),
       llvm::cl::init(false)};
+  Option<bool> int8Library{
+      *this, "int8-library",
+      llvm::cl::desc("int8 GEMMs as int32 sums for cuBLASLt (--kernels "
+                     "library)"),
+      llvm::cl::init(false)};
 };
 } // namespace
 
@@ -168,6 +176,7 @@ void dlc::registerPipelines() {
         config.fp16 = options.precision == "fp16";
         config.reportFusion = options.reportFusion;
         config.float8 = options.float8;
+        config.int8Library = options.int8Library;
         buildPipeline(pm, config);
       });
 }

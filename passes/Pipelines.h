@@ -33,6 +33,9 @@ struct PipelineConfig {
   /// Run dlc-float8-matmul: every target arch has float8 tensor cores
   /// (sm_89 and newer).
   bool float8 = false;
+  /// Run dlc-integer-matmul: the int8 GEMMs' int32 sums are cuBLASLt calls
+  /// (`--kernels library`), their de-scaling generated kernels.
+  bool int8Library = false;
 };
 
 /// One stage: a name (`--stop-after` takes it) and the passes it adds to a

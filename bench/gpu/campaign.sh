@@ -24,8 +24,9 @@
 # int8 NAME/calib/*.npy or a fixture's NAME/input_0.npy; default
 # BUILD/bench-models, written by gen_models.py), BATCHES (1 32 256),
 # PRECISIONS (fp16; add fp32, int8 or int8-fp16 where the lease allows: int8
-# is dlc's post-training int8, calibrated on those batches, generated kernels
-# only and no baseline; int8-fp16 the same with --int8-fallback fp16),
+# is dlc's post-training int8, calibrated on those batches, generated and
+# library (its int8 GEMMs as cuBLASLt int32 sums) kernels, no auto rows and
+# no baseline; int8-fp16 the same with --int8-fallback fp16),
 # KERNELS (generated
 # library auto), COMPILE_AT (where torch.compile max-autotune runs,
 # MODEL:PRECISION:BATCH; default the targets of bench/README.md), BASELINE_AT
@@ -87,8 +88,8 @@ prepare() {
       fi
     fi
     for p in $precisions; do for b in $batches; do for k in $kernels; do
-      # int8 has no library path (its ops stay generated under any KERNELS).
-      case $p in int8*) [ "$k" != generated ] && continue ;; esac
+      # int8 under auto is int8 generated (auto takes no int8 library call).
+      case $p in int8*) [ "$k" = auto ] && continue ;; esac
       echo "$m $p $k $b"
     done; done; done
   done | xargs -P "${JOBS:-2}" -L 1 sh -c 'dir=$1 stage=$2 m=$3 p=$4 k=$5 b=$6
@@ -113,7 +114,7 @@ for m in models:
     for p in precisions:
         for b in batches:
             for k in kernels:
-                if p.startswith("int8") and k != "generated":
+                if p.startswith("int8") and k == "auto":
                     continue
                 item = {"kind": "dlc", "model": m, "precision": p, "batch": b,
                         "kernels": k, "artifact": "%s.%s.%s.b%d.dlcm" % (m, p, k, b)}

@@ -37,7 +37,10 @@
 #                    int8-fp16: calibrated on each fixture's inputs) of
 #                    INT8_MODELS (default "mnist_cnn mobilenet_v2": the int8
 #                    tensor-core, per-element and depthwise convolutions,
-#                    about 5 MB); INT8=0 leaves it out
+#                    about 5 MB per kernel choice) with INT8_KERNELS (default
+#                    "generated library": under library the Dense layers and
+#                    1x1 convolutions are cuBLASLt int8 GEMMs); INT8=0
+#                    leaves it out
 #   CARRY            where the batches go (default carry/: CARRY/gpu/N)
 #   CAPACITY         bytes per batch (default: 64 MiB less the working tree;
 #                    campaign.sh gives what its first call leaves)
@@ -106,7 +109,7 @@ if [ "${INT8:-1}" = 1 ]; then
   # shellcheck disable=SC2086
   "$python" "$root/test/e2e/check_gpu.py" --dlc "$build/bin/dlc" --fixtures "$fixtures" \
     --out "$stage" --models ${INT8_MODELS:-mnist_cnn mobilenet_v2} --precision int8 int8-fp16 \
-    --kernels generated --no-device --jobs "${JOBS:-2}" --commit "$commit" \
+    --kernels ${INT8_KERNELS:-generated library} --no-device --jobs "${JOBS:-2}" --commit "$commit" \
     --json "$stage.int8.json" >"$stage.int8.log" 2>&1 ||
     { grep -v ' ok$' "$stage.int8.log" >&2; echo "prepare.sh: error: see $stage.int8.log" >&2; exit 1; }
   echo "int8 set: $(tail -1 "$stage.int8.log")"

@@ -68,6 +68,8 @@ uint64_t dlc::codegen::opFlops(Operation *op) {
     return 2 * out * uint64_t(dim(matmul.getLhs(), -1));
   if (auto matmul = dyn_cast<Float8MatmulOp>(op))
     return 2 * out * uint64_t(dim(matmul.getLhs(), -1));
+  if (auto matmul = dyn_cast<IntegerMatmulOp>(op))
+    return 2 * out * uint64_t(dim(matmul.getLhs(), -1));
   if (auto pool = dyn_cast<Pool2DOp>(op)) {
     uint64_t window = 1;
     for (int64_t w : pool.getWindow())

@@ -332,6 +332,9 @@ Buffer Interpreter::evalOne(Operation *op, Operands operands) {
       .Case([&](QuantizedMatmulOp c) {
         return evalQuantizedMatmul(c, operands, pool);
       })
+      .Case([&](IntegerMatmulOp c) {
+        return evalIntegerMatmul(c, operands, pool);
+      })
       .Case([&](QuantizedConv2DOp c) {
         return evalQuantizedConv2D(c, operands, pool);
       })

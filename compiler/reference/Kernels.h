@@ -99,6 +99,9 @@ std::vector<Buffer> evalQuantize(graph::QuantizeOp op, Operands operands,
                                  ThreadPool &pool);
 Buffer evalQuantizedMatmul(graph::QuantizedMatmulOp op, Operands operands,
                            ThreadPool &pool);
+// dlc-integer-matmul's exact int32 product (rhs [N, K]).
+Buffer evalIntegerMatmul(graph::IntegerMatmulOp op, Operands operands,
+                         ThreadPool &pool);
 // dlc-quantize-int8's static quantization and int8 convolution.
 std::vector<Buffer> evalQuantizeStatic(graph::QuantizeStaticOp op,
                                        Operands operands, ThreadPool &pool);

@@ -63,6 +63,28 @@ std::vector<Buffer> dlc::reference::detail::evalQuantize(QuantizeOp op,
   return {std::move(out), std::move(scale)};
 }
 
+Buffer dlc::reference::detail::evalIntegerMatmul(IntegerMatmulOp op,
+                                                 Operands operands,
+                                                 ThreadPool &pool) {
+  const Buffer &lhs = operands[0], &rhs = operands[1];
+  Buffer out = allocResult(op);
+  auto [rows, k] = rowsAndWidth(lhs);
+  const int64_t n = rhs.dim(0);
+  const int8_t *a = lhs.data<int8_t>(), *w = rhs.data<int8_t>();
+  int32_t *y = out.mutableData<int32_t>();
+  // int8 x int8 summed exactly in int32; rhs [N, K].
+  pool.parallelForRange(rows, 16, [&](int64_t begin, int64_t end) {
+    for (int64_t r = begin; r < end; ++r)
+      for (int64_t j = 0; j < n; ++j) {
+        int32_t acc = 0;
+        for (int64_t kk = 0; kk < k; ++kk)
+          acc += int32_t(a[r * k + kk]) * int32_t(w[j * k + kk]);
+        y[r * n + j] = acc;
+      }
+  });
+  return out;
+}
+
 Buffer dlc::reference::detail::evalQuantizedMatmul(QuantizedMatmulOp op,
                                                    Operands operands,
                                                    ThreadPool &pool) {

@@ -1059,6 +1059,33 @@ static LogicalResult inferQuantizedMatmul(T op, EmitFn emit,
 DLC_INFERRED_OP(QuantizedMatmulOp, inferQuantizedMatmul)
 
 template <typename T>
+static LogicalResult inferIntegerMatmul(T op, EmitFn emit,
+                                        SmallVectorImpl<Type> &out) {
+  RankedTensorType lhs = tensorType(op.getLhs());
+  RankedTensorType rhs = tensorType(op.getRhs());
+  if (!lhs || !rhs)
+    return failure();
+  if (lhs.getRank() < 1)
+    return emit() << "expects an lhs of rank 1 or more, got " << lhs;
+  if (failed(checkRank(emit, rhs, 2, "rhs")))
+    return failure();
+  int64_t k = lhs.getShape().back();
+  if (!dimsCompatible(k, rhs.getDimSize(1)))
+    return emit() << "contraction sizes differ: lhs " << fmt(lhs.getShape())
+                  << " has " << k << ", rhs [N, K] " << fmt(rhs.getShape())
+                  << " has " << rhs.getDimSize(1);
+  // 128 * 128 * K must fit an int32.
+  if (!ShapedType::isDynamic(k) && k >= (int64_t(1) << 17))
+    return emit() << "K = " << k << " could overflow the int32 sum";
+  Shape shape(lhs.getShape());
+  shape.back() = rhs.getDimSize(0);
+  out.push_back(
+      RankedTensorType::get(shape, IntegerType::get(lhs.getContext(), 32)));
+  return success();
+}
+DLC_INFERRED_OP(IntegerMatmulOp, inferIntegerMatmul)
+
+template <typename T>
 static LogicalResult inferQuantizeStatic(T op, EmitFn emit,
                                          SmallVectorImpl<Type> &out) {
   RankedTensorType in = tensorType(op.getInput());

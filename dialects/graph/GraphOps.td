@@ -502,6 +502,24 @@ def Graph_QuantizedMatmulOp : Graph_InferredOp<"quantized_matmul"> {
   }];
 }
 
+def Graph_IntegerMatmulOp : Graph_InferredOp<"integer_matmul"> {
+  let summary = "int8 product summed exactly in int32, rhs [N, K]";
+  let description = [{
+    `output[..., n] = sum_k i32(lhs[..., k]) * i32(rhs[n, k])`, exact in
+    int32 (|sum| <= K * 128 * 128 < 2^31 for K < 2^17). `rhs` is [N, K], K
+    contiguous (cuBLASLt's TN layout). dlc-integer-matmul splits a
+    graph.quantized_matmul into this product and its de-scaling
+    (graph.cast, graph.mul of the scales, graph.div) for
+    `--kernels library`, where cuBLASLt's int8 GEMM (CUBLAS_COMPUTE_32I)
+    computes it.
+  }];
+  let arguments = (ins Graph_QuantTensor:$lhs, Graph_QuantTensor:$rhs);
+  let results = (outs RankedTensorOf<[I32]>:$output);
+  let assemblyFormat = [{
+    $lhs `,` $rhs attr-dict `:` functional-type(operands, results)
+  }];
+}
+
 def Graph_QuantizeStaticOp : Graph_InferredOp<"quantize_static"> {
   let summary = "quantization with a calibrated per-tensor scale";
   let description = [{

@@ -5,7 +5,8 @@
 // algorithm that cublasLtMatmulAlgoGetHeuristic picks for them, the call's
 // workspace and its parameters' alignments. Computation is CUBLAS_COMPUTE_32F
 // (float accumulation and no TF32, so float32 GEMMs compute what the
-// reference does).
+// reference does). The float8 (gemm_f8) and int8 (gemm_i8, exact int32
+// accumulation: CUBLAS_COMPUTE_32I) GEMMs follow at the end.
 //
 //===----------------------------------------------------------------------===//
 
@@ -315,6 +316,91 @@ void Float8GemmPlan::build(const std::vector<uint32_t> &alignments) {
                         alignments, "float8 (sm_89 or newer)");
 }
 
+//===----------------------------------------------------------------------===//
+// gemm_i8: graph.integer_matmul (artifact::Int8GemmDescriptor)
+//===----------------------------------------------------------------------===//
+
+/// The int8 GEMM: row-major D [M, N] = A [M, K] B [N, K]^T, exact, is
+/// column-major D^T [N, M] = op(B^T) A^T with cuBLASLt's A our B (K x N,
+/// transposed: the "TN" layout its IMMA kernels require) and its B our A
+/// (K x M). CUBLAS_COMPUTE_32I with int32 scale (alpha 1, beta 0, host
+/// pointers), A/B CUDA_R_8I, C/D CUDA_R_32I; the parser has checked that k
+/// and n (cuBLASLt's k and m) are multiples of 4.
+class Int8GemmPlan : public CallPlan {
+public:
+  Int8GemmPlan(cublasLtHandle_t lt, const artifact::Int8GemmDescriptor &g,
+               const std::vector<uint32_t> &alignments, uint64_t workspaceBytes)
+      : lt_(lt), spec_(g), workspaceBytes_(workspaceBytes) {
+    try {
+      build(alignments);
+    } catch (...) {
+      release();
+      throw;
+    }
+  }
+  ~Int8GemmPlan() override { release(); }
+  Int8GemmPlan(const Int8GemmPlan &) = delete;
+  Int8GemmPlan &operator=(const Int8GemmPlan &) = delete;
+
+  void run(const std::vector<void *> &params, void *workspace,
+           cudaStream_t stream) override {
+    // params: A, B, D. cuBLASLt's A is our B. The scale type is CUDA_R_32I:
+    // alpha and beta are int32.
+    const int32_t alpha = 1, beta = 0;
+    void *d = params[2];
+    checkLt(cublasLtMatmul(lt_, desc_, &alpha, params[1], first_, params[0],
+                           second_, &beta, d, out_, d, out_, &algo_, workspace,
+                           workspaceBytes_, stream),
+            "cublasLtMatmul (int8)");
+  }
+
+private:
+  void build(const std::vector<uint32_t> &alignments);
+  void release() noexcept {
+    if (out_)
+      cublasLtMatrixLayoutDestroy(out_);
+    if (second_)
+      cublasLtMatrixLayoutDestroy(second_);
+    if (first_)
+      cublasLtMatrixLayoutDestroy(first_);
+    if (desc_)
+      cublasLtMatmulDescDestroy(desc_);
+  }
+
+  cublasLtHandle_t lt_;
+  artifact::Int8GemmDescriptor spec_;
+  uint64_t workspaceBytes_;
+  cublasLtMatmulDesc_t desc_ = nullptr;
+  cublasLtMatrixLayout_t first_ = nullptr, second_ = nullptr, out_ = nullptr;
+  cublasLtMatmulAlgo_t algo_{};
+};
+
+void Int8GemmPlan::build(const std::vector<uint32_t> &alignments) {
+  const artifact::Int8GemmDescriptor &g = spec_;
+  checkLt(cublasLtMatmulDescCreate(&desc_, CUBLAS_COMPUTE_32I, CUDA_R_32I),
+          "cublasLtMatmulDescCreate");
+  auto setDesc = [&](cublasLtMatmulDescAttributes_t attr, const auto &value) {
+    checkLt(cublasLtMatmulDescSetAttribute(desc_, attr, &value, sizeof(value)),
+            "cublasLtMatmulDescSetAttribute");
+  };
+  setDesc(CUBLASLT_MATMUL_DESC_TRANSA, CUBLAS_OP_T);
+  setDesc(CUBLASLT_MATMUL_DESC_TRANSB, CUBLAS_OP_N);
+  setDesc(CUBLASLT_MATMUL_DESC_POINTER_MODE,
+          int32_t(CUBLASLT_POINTER_MODE_HOST));
+  auto layout = [&](cublasLtMatrixLayout_t &l, cudaDataType_t type,
+                    int64_t rows, int64_t cols) {
+    checkLt(cublasLtMatrixLayoutCreate(&l, type, uint64_t(rows), uint64_t(cols),
+                                       rows),
+            "cublasLtMatrixLayoutCreate");
+  };
+  layout(first_, CUDA_R_8I, g.k, g.n);  // B [N, K]: K x N, op T
+  layout(second_, CUDA_R_8I, g.k, g.m); // A [M, K]: K x M
+  layout(out_, CUDA_R_32I, g.n, g.m);   // D [M, N]: N x M
+
+  algo_ = pickAlgorithm(lt_, desc_, first_, second_, out_, workspaceBytes_,
+                        alignments, "int8 (IMMA: TN, k and n multiples of 4)");
+}
+
 } // namespace
 
 std::unique_ptr<CallPlan> dlc::rt::planFloat8Gemm(
@@ -322,6 +408,12 @@ std::unique_ptr<CallPlan> dlc::rt::planFloat8Gemm(
     const std::vector<uint32_t> &alignments, uint64_t workspaceBytes) {
   return std::make_unique<Float8GemmPlan>(handle, g, alignments,
                                           workspaceBytes);
+}
+
+std::unique_ptr<CallPlan> dlc::rt::planInt8Gemm(
+    cublasLtHandle_t handle, const artifact::Int8GemmDescriptor &g,
+    const std::vector<uint32_t> &alignments, uint64_t workspaceBytes) {
+  return std::make_unique<Int8GemmPlan>(handle, g, alignments, workspaceBytes);
 }
 
 std::unique_ptr<CallPlan>

@@ -95,6 +95,8 @@ struct LibrarySession::Impl {
             return planSdpa(dnnHandle(), d, spec.alignments, bytes);
           else if constexpr (std::is_same_v<D, artifact::Float8GemmDescriptor>)
             return planFloat8Gemm(ltHandle(), d, spec.alignments, bytes);
+          else if constexpr (std::is_same_v<D, artifact::Int8GemmDescriptor>)
+            return planInt8Gemm(ltHandle(), d, spec.alignments, bytes);
           else {
             static_assert(std::is_same_v<D, artifact::SoftmaxDescriptor>);
             return planSoftmax(dnnHandle(), d);

@@ -46,6 +46,10 @@ std::unique_ptr<CallPlan>
 planFloat8Gemm(cublasLtHandle_t handle, const artifact::Float8GemmDescriptor &g,
                const std::vector<uint32_t> &alignments,
                uint64_t workspaceBytes);
+std::unique_ptr<CallPlan> planInt8Gemm(cublasLtHandle_t handle,
+                                       const artifact::Int8GemmDescriptor &g,
+                                       const std::vector<uint32_t> &alignments,
+                                       uint64_t workspaceBytes);
 std::unique_ptr<CallPlan> planConv2d(cudnnHandle_t handle,
                                      const artifact::Conv2dDescriptor &c,
                                      const std::vector<uint32_t> &alignments,

@@ -633,3 +633,71 @@ TEST(LibraryCallSchema, Float8GemmRules) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// cublaslt gemm_i8 (graph.integer_matmul)
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+TEST(LibraryCallSchema, Int8GemmRoundTripAndText) {
+  EXPECT_STREQ(libraryOf(Int8GemmDescriptor{}), "cublaslt");
+  EXPECT_STREQ(opOf(Int8GemmDescriptor{}), "gemm_i8");
+  Int8GemmDescriptor g;
+  g.m = 5;
+  g.n = 8;
+  g.k = 12;
+  EXPECT_EQ(toJson(g), "{\"a_dtype\":\"int8\",\"b_dtype\":\"int8\","
+                       "\"compute\":\"int32\",\"d_dtype\":\"int32\",\"k\":12,"
+                       "\"m\":5,\"n\":8}");
+  // A [5, 12] bytes, B [8, 12] bytes, D [5, 8] int32.
+  LibraryDescriptor back = roundTrip(g, {60, 96, 160});
+  ASSERT_TRUE(std::holds_alternative<Int8GemmDescriptor>(back));
+  EXPECT_EQ(std::get<Int8GemmDescriptor>(back), g);
+  // m need not be a multiple of 4.
+  g.m = 1;
+  EXPECT_EQ(std::get<Int8GemmDescriptor>(roundTrip(g, {12, 96, 32})), g);
+}
+
+TEST(LibraryCallSchema, Int8GemmRules) {
+  Int8GemmDescriptor g;
+  g.m = 5;
+  g.n = 8;
+  g.k = 12;
+  const std::string text = toJson(g);
+  const std::vector<uint64_t> bytes = {60, 96, 160};
+  const std::string prefix = "library call l2_gemm_i8 (cublaslt gemm_i8): ";
+  EXPECT_EQ(errorOf("cublaslt", "gemm_i8", text, bytes), "");
+  EXPECT_EQ(
+      errorOf("cublaslt", "gemm_i8", edit(text, "\"k\":12", "\"k\":0"), bytes),
+      prefix + "descriptor.k: expected an integer in [1, 2147483647]");
+  EXPECT_EQ(errorOf("cublaslt", "gemm_i8", edit(text, "\"k\":12", "\"k\":10"),
+                    {50, 80, 160}),
+            prefix + "descriptor.k: expected a multiple of 4");
+  EXPECT_EQ(errorOf("cublaslt", "gemm_i8", edit(text, "\"n\":8", "\"n\":6"),
+                    {60, 72, 120}),
+            prefix + "descriptor.n: expected a multiple of 4");
+  EXPECT_EQ(errorOf("cublaslt", "gemm_i8",
+                    edit(text, "\"b_dtype\":\"int8\"", "\"b_dtype\":\"uint8\""),
+                    bytes),
+            prefix + "descriptor.b_dtype: expected one of int8");
+  EXPECT_EQ(
+      errorOf("cublaslt", "gemm_i8",
+              edit(text, "\"d_dtype\":\"int32\"", "\"d_dtype\":\"float32\""),
+              bytes),
+      prefix + "descriptor.d_dtype: expected one of int32");
+  EXPECT_EQ(
+      errorOf("cublaslt", "gemm_i8",
+              edit(text, "\"compute\":\"int32\"", "\"compute\":\"float32\""),
+              bytes),
+      prefix + "descriptor.compute: expected one of int32");
+  // A and B are one byte an element, D four.
+  EXPECT_EQ(errorOf("cublaslt", "gemm_i8", text, {60, 95, 160}),
+            prefix + "params[1]: 95 bytes, the descriptor needs 96");
+  EXPECT_EQ(errorOf("cublaslt", "gemm_i8", text, {60, 96, 40}),
+            prefix + "params[2]: 40 bytes, the descriptor needs 160");
+  EXPECT_EQ(errorOf("cublaslt", "gemm_i8", text, {60, 96}),
+            prefix + "params: 2 parameters, the descriptor needs 3");
+}
+
+} // namespace

@@ -1186,3 +1186,64 @@ TEST_F(LibraryCallsTest, Float8GemmOnlyUnderLibraryAndExactBias) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// cuBLASLt gemm_i8: dlc-integer-matmul's int32 sums
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+// integer_matmul of int8 [2, 3, 64] rows and the [32, 64] weight: 6 rows.
+constexpr const char *kIntegerMatmul = R"mlir(
+func.func @main(%x: memref<2x3x64xi8>, %y: memref<2x3x32xi32>) {
+  %w = exec.weight dense<3> : tensor<32x64xi8> : memref<32x64xi8>
+  exec.kernel "k0_integer_matmul" ins(%x, %w : memref<2x3x64xi8>, memref<32x64xi8>) outs(%y : memref<2x3x32xi32>) attributes {layers = ["dense"]} {
+  ^bb0(%a: tensor<2x3x64xi8>, %b: tensor<32x64xi8>):
+    %m = graph.integer_matmul %a, %b : (tensor<2x3x64xi8>, tensor<32x64xi8>) -> tensor<2x3x32xi32>
+    exec.yield %m : tensor<2x3x32xi32>
+  }
+  return
+}
+)mlir";
+
+TEST_F(LibraryCallsTest, IntegerMatmulIsACublasLtInt8Gemm) {
+  std::optional<LibraryCallPlan> p =
+      plan(kIntegerMatmul, KernelChoice::Library);
+  ASSERT_TRUE(p);
+  EXPECT_STREQ(artifact::libraryOf(p->descriptor), "cublaslt");
+  EXPECT_STREQ(artifact::opOf(p->descriptor), "gemm_i8");
+  json::Object d = descriptor(*p);
+  EXPECT_EQ(d.getInteger("m"), 6);
+  EXPECT_EQ(d.getInteger("n"), 32);
+  EXPECT_EQ(d.getInteger("k"), 64);
+  EXPECT_EQ(d.getString("a_dtype"), "int8");
+  EXPECT_EQ(d.getString("d_dtype"), "int32");
+  // A, B, D: buffers of the plan.
+  ASSERT_EQ(p->operands.size(), 3u);
+  exec::KernelOp k;
+  module->walk([&](exec::KernelOp op) { k = op; });
+  EXPECT_EQ(p->operands[0].buffer, k.getIns()[0]);
+  EXPECT_EQ(p->operands[1].buffer, k.getIns()[1]);
+  EXPECT_EQ(p->operands[2].buffer, k.getOuts()[0]);
+}
+
+TEST_F(LibraryCallsTest, Int8GemmOnlyUnderLibraryAndOnImmaShapes) {
+  EXPECT_FALSE(plan(kIntegerMatmul, KernelChoice::Auto));
+  EXPECT_FALSE(plan(kIntegerMatmul, KernelChoice::Generated));
+  auto replaced = [](std::string text, const std::string &from,
+                     const std::string &to) {
+    for (size_t at = text.find(from); at != std::string::npos;
+         at = text.find(from, at + to.size()))
+      text.replace(at, from.size(), to);
+    return text;
+  };
+  // N = 30: not a multiple of 4 (cuBLASLt's IMMA kernels need it).
+  EXPECT_FALSE(plan(replaced(replaced(kIntegerMatmul, "32x64", "30x64"),
+                             "3x32xi32", "3x30xi32"),
+                    KernelChoice::Library));
+  // K = 62: the same.
+  EXPECT_FALSE(plan(replaced(kIntegerMatmul, "x64xi8", "x62xi8"),
+                    KernelChoice::Library));
+}
+
+} // namespace

@@ -13,6 +13,7 @@
 
 #include "compiler/InitAll.h"
 #include "dialects/graph/GraphDialect.h"
+#include "passes/Passes.h"
 #include "support/Error.h"
 #include "support/Tensor.h"
 
@@ -21,6 +22,7 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
+#include "mlir/Pass/PassManager.h"
 
 #include <gtest/gtest.h>
 
@@ -1941,6 +1943,83 @@ TEST_F(ReferenceTest, FakeQuantizeRoundsToE4M3AndSaturates) {
                 tt({6}) + ", " + tt({}) + ") -> " + tt({6}),
             {f32({6}, {0.6f, 34, 1000, -5000, 0, -0.003f}), f32({}, {2})});
   expectExact(y, {0.625f, 32, 896, -896, 0, -0.00390625f});
+}
+
+TEST_F(ReferenceTest, IntegerMatmulSplitIsBitExact) {
+  // dlc-integer-matmul's rewrite (the int32 sums for cuBLASLt, the
+  // de-scaling as cast / mul / div) against the ops it replaces, on the
+  // reference executor: Keras's int8 Dense (per-row scales computed by
+  // graph.quantize), dlc's int8 Dense (a splat input scale, the product of
+  // the scales folded by the pass) and a 1x1 convolution. K = 2048 makes
+  // sums beyond 2^24, whose conversion to f32 rounds, and the scales are
+  // not powers of two: the results must still be equal bit for bit.
+  const int64_t m = 5, k = 2048, n = 8;
+  Random rng(11);
+  std::vector<float> xv(m * k), swv(n);
+  for (float &v : xv)
+    v = static_cast<float>(rng.uniform(-3, 3));
+  for (float &v : swv)
+    v = static_cast<float>(rng.uniform(20, 90));
+  std::vector<int8_t> wv(n * k), xq(m * k);
+  // Even columns large and positive (sums near 2^25 against the large
+  // positive xq), odd ones of both signs.
+  for (int64_t i = 0; i < n * k; ++i)
+    wv[i] = static_cast<int8_t>((i / k) % 2 ? rng.grid(1, -127, 127)[0]
+                                            : rng.grid(1, 100, 127)[0]);
+  for (int8_t &v : xq)
+    v = static_cast<int8_t>(rng.grid(1, 100, 127)[0]);
+  std::string swConst = "dense<[";
+  for (int64_t j = 0; j < n; ++j)
+    swConst += (j ? ", " : "") + std::to_string(swv[j]);
+  swConst += "]>";
+  const std::string fx = tt({m, k}), qx = tt({m, k}, "i8"),
+                    w = tt({n, k}, "i8"), wt = tt({k, n}, "i8"), y = tt({m, n}),
+                    rows = tt({m, 1}), sw = tt({n}),
+                    px = tt({1, 1, m, k}, "i8"), pf = tt({n, 1, 1, k}, "i8"),
+                    py = tt({1, 1, m, n});
+  std::string ir =
+      "func.func @main(%x: " + fx + ", %q: " + qx + ", %w: " + w +
+      ", %sw: " + sw + ") -> (" + y + ", " + y + ", " + py + ") {\n" +
+      "  %c = graph.constant " + swConst + " : " + sw + "\n" +
+      "  %sx = graph.constant dense<0.0371> : " + rows + "\n" +
+      "  %kq:2 = graph.quantize %x : (" + fx + ") -> (" + qx + ", " + rows +
+      ")\n" + "  %t = graph.transpose %w [1, 0] : " + w + " -> " + wt + "\n" +
+      "  %a = graph.quantized_matmul %kq#0, %t, %sw, %kq#1 : (" + qx + ", " +
+      wt + ", " + sw + ", " + rows + ") -> " + y + "\n" +
+      "  %b = graph.quantized_matmul %q, %t, %c, %sx : (" + qx + ", " + wt +
+      ", " + sw + ", " + rows + ") -> " + y + "\n" +
+      "  %pq = graph.reshape %q : " + qx + " -> " + px + "\n" +
+      "  %pw = graph.reshape %w : " + w + " -> " + pf + "\n" +
+      "  %p = graph.quantized_conv2d %pq, %pw, %c {input_scale = 0.0371 : "
+      "f32, filter_layout = #graph.filter_layout<ohwi>} : (" +
+      px + ", " + pf + ", " + sw + ") -> " + py + "\n" +
+      "  return %a, %b, %p : " + y + ", " + y + ", " + py + "\n}\n";
+  std::vector<Tensor> inputs = {
+      f32({m, k}, xv), ints<int8_t>(DType::I8, {m, k}, xq),
+      ints<int8_t>(DType::I8, {n, k}, wv), f32({n}, swv)};
+  std::vector<Tensor> before = run(ir, inputs);
+  PassManager pm(&context);
+  pm.addNestedPass<func::FuncOp>(dlc::createIntegerMatmulPass());
+  ASSERT_TRUE(succeeded(pm.run(*module)));
+  int splits = 0;
+  module->walk([&](dlc::graph::IntegerMatmulOp) { ++splits; });
+  EXPECT_EQ(splits, 3);
+  auto main = module->lookupSymbol<func::FuncOp>("main");
+  std::vector<Tensor> after = dlc::reference::execute(main, inputs, {2});
+  ASSERT_EQ(before.size(), 3u);
+  ASSERT_EQ(after.size(), 3u);
+  for (size_t r = 0; r < 3; ++r) {
+    ASSERT_EQ(before[r].bytes(), after[r].bytes());
+    // Large sums: the f32 conversion rounds (checked, so the test covers it).
+    EXPECT_EQ(std::memcmp(before[r].raw(), after[r].raw(), before[r].bytes()),
+              0)
+        << "result " << r;
+  }
+  float largest = 0;
+  for (int64_t i = 0; i < after[1].numel(); ++i)
+    largest = std::max(
+        largest, std::fabs(after[1].data<float>()[i] * swv[i % n] * 0.0371f));
+  EXPECT_GT(largest, 16777216.0f);
 }
 
 TEST_F(ReferenceTest, Float8QuantizeStoresFakeQuantizeBytes) {

@@ -711,3 +711,71 @@ TEST_F(RuntimeLibraryGpu, CublasLtFloat8Gemms) {
 }
 
 } // namespace
+
+//===----------------------------------------------------------------------===//
+// cublaslt gemm_i8 (dlc-integer-matmul's int32 sums): sm_80 and newer
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// One int8 GEMM whose operands live in the weight region: D = A B^T in
+/// int32, which must equal the host's integer sum exactly.
+void checkInt8Gemm(int64_t m, int64_t n, int64_t k, std::mt19937 &rng) {
+  using namespace artifact;
+  std::uniform_int_distribution<int> value(-128, 127);
+  auto draw = [&](int64_t count) {
+    std::string bytes;
+    for (int64_t i = 0; i < count; ++i)
+      bytes.push_back(char(int8_t(value(rng))));
+    return bytes;
+  };
+  const std::string a = draw(m * k), b = draw(n * k);
+  Artifact art;
+  art.archs = {80};
+  art.ptxArch = 80;
+  art.source = "library.keras";
+  art.precision = "int8";
+  LibraryCall call{"l0_gemm_i8", "cublaslt", "gemm_i8",          {"layer"},
+                   "",           {},         uint64_t(32) << 20, std::nullopt};
+  call.descriptor = "{\"m\": " + std::to_string(m) +
+                    ", \"n\": " + std::to_string(n) +
+                    ", \"k\": " + std::to_string(k) +
+                    ", \"a_dtype\": \"int8\", \"b_dtype\": \"int8\", "
+                    "\"d_dtype\": \"int32\", \"compute\": \"int32\"}";
+  auto place = [&](const std::string &bytes) {
+    art.weights.resize(alignUp(art.weights.size()), '\0');
+    call.params.push_back(
+        {Region::Weights, 0, uint64_t(art.weights.size()), bytes.size()});
+    art.weights += bytes;
+  };
+  place(a);
+  place(b);
+  art.weights.resize(alignUp(art.weights.size()), '\0');
+  art.outputs.push_back({"out", ElementType::I32, {m, n}});
+  call.params.push_back({Region::Output, 0, 0, art.outputs.back().bytes()});
+  art.libraryCalls = {call};
+  art.program = {{Step::Kind::LibraryCall, 0}};
+  std::string bytes = serialize(art);
+  runtime::Model model = runtime::Model::fromMemory(bytes.data(), bytes.size());
+  runtime::Session session(model);
+  std::vector<int32_t> out(size_t(m * n));
+  session.runHost({}, {out.data()});
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      int32_t want = 0;
+      for (int64_t l = 0; l < k; ++l)
+        want += int32_t(int8_t(a[i * k + l])) * int32_t(int8_t(b[j * k + l]));
+      ASSERT_EQ(out[size_t(i * n + j)], want)
+          << "element (" << i << ", " << j << ")";
+    }
+}
+
+TEST_F(RuntimeLibraryGpu, CublasLtInt8Gemms) {
+  // One row (a batch-1 Dense), ragged M, and a K of 2^12 whose sums reach
+  // 2^25 (exact only in int32).
+  checkInt8Gemm(1, 32, 64, rng);
+  checkInt8Gemm(37, 24, 20, rng);
+  checkInt8Gemm(256, 128, 4096, rng);
+}
+
+} // namespace

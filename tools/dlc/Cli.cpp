@@ -191,6 +191,12 @@ std::vector<CommandSpec> buildCommands() {
             "(default sm_80,sm_90; all sm_89 or newer: Keras float8 Dense "
             "as float8 GEMMs, which --device cpu runs on the reference "
             "executor)"),
+      value("--kernels", "auto|generated|library",
+            "The steps the pipeline plans as cuDNN/cuBLASLt calls, as "
+            "compile's (default auto; library: int8 GEMMs as int32 sums and "
+            "their de-scaling, which --device cpu runs on the reference "
+            "executor)",
+            {"auto", "generated", "library"}),
   };
   run.options.insert(run.options.begin() + 4, int8Options.begin(),
                      int8Options.end());

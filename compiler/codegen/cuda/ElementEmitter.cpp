@@ -394,6 +394,7 @@ FailureOr<std::string> ElementEmitter::computeOp(Operation *op,
       .Case([&](LayerNormOp l) { return emitLayerNorm(l, index); })
       .Case([&](EmbeddingOp e) { return emitEmbedding(e, index); })
       .Case([&](QuantizedMatmulOp m) { return emitQuantizedMatmul(m, index); })
+      .Case([&](IntegerMatmulOp m) { return emitIntegerMatmul(m, index); })
       .Case([&](QuantizedConv2DOp c) { return emitQuantizedConv2D(c, index); })
       .Case([&](UnpackInt4Op u) { return emitUnpackInt4(u, index); })
       .Case([&](DequantizeOp d) { return emitDequantize(d, index); })

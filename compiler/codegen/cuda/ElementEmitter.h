@@ -260,6 +260,11 @@ private:
   mlir::FailureOr<std::string>
   emitQuantizedMatmul(graph::QuantizedMatmulOp op,
                       llvm::ArrayRef<std::string> index);
+  /// dlc-integer-matmul's product: an exact int32 sum per element (the
+  /// generated form of what `--kernels library` gives cuBLASLt).
+  mlir::FailureOr<std::string>
+  emitIntegerMatmul(graph::IntegerMatmulOp op,
+                    llvm::ArrayRef<std::string> index);
   mlir::FailureOr<std::string>
   emitUnpackInt4(graph::UnpackInt4Op op, llvm::ArrayRef<std::string> index);
   mlir::FailureOr<std::string>

@@ -764,6 +764,26 @@ ElementEmitter::emitQuantizedMatmul(QuantizedMatmulOp op,
 }
 
 FailureOr<std::string>
+ElementEmitter::emitIntegerMatmul(IntegerMatmulOp op,
+                                  ArrayRef<std::string> index) {
+  const int64_t k = shapeOf(op.getLhs()).back();
+  std::string acc = fresh("acc");
+  code_->line("int " + acc + " = 0;");
+  Loop kk(*this, "k", k);
+  Index a(index.begin(), index.end() - 1);
+  a.push_back(kk.var());
+  FailureOr<std::string> x = emit(op.getLhs(), a);
+  if (failed(x))
+    return failure();
+  FailureOr<std::string> w = emit(op.getRhs(), {index.back(), kk.var()});
+  if (failed(w))
+    return failure();
+  // int8 x int8 summed exactly in int32; rhs [N, K].
+  code_->line(acc + " += " + *x + " * " + *w + ";");
+  return acc;
+}
+
+FailureOr<std::string>
 ElementEmitter::emitQuantizeStatic(QuantizeStaticOp op, unsigned result,
                                    ArrayRef<std::string> index) {
   const std::string scale = floatLiteral(op.getScale().convertToFloat());

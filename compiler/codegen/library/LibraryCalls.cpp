@@ -458,6 +458,45 @@ FailureOr<LibraryCallPlan> planFloat8Gemm(KernelMatcher &matcher,
 }
 
 //===----------------------------------------------------------------------===//
+// cuBLASLt: integer_matmul (dlc-integer-matmul's int32 sums)
+//===----------------------------------------------------------------------===//
+
+/// The int8 GEMM (`--kernels library` only, as dlc-integer-matmul runs only
+/// there): a kernel that is one integer_matmul of two stored i8 operands,
+/// lhs [..., K] and rhs [N, K], K and N multiples of 4, stored int32.
+std::optional<LibraryCallPlan> planInt8Gemm(exec::KernelOp kernel,
+                                            KernelChoice choice) {
+  Block &body = kernel.getBody().front();
+  auto mm = dyn_cast<graph::IntegerMatmulOp>(&body.front());
+  if (choice != KernelChoice::Library || !mm ||
+      body.getTerminator()->getOperands() != ValueRange(mm.getResult()) ||
+      kernel.getOuts().size() != 1)
+    return std::nullopt;
+  auto lhs = dyn_cast<BlockArgument>(mm.getLhs());
+  auto rhs = dyn_cast<BlockArgument>(mm.getRhs());
+  auto lhsType = cast<RankedTensorType>(mm.getLhs().getType());
+  auto rhsType = cast<RankedTensorType>(mm.getRhs().getType());
+  if (!lhs || !rhs || !lhsType.hasStaticShape() || !rhsType.hasStaticShape() ||
+      lhsType.getNumElements() == 0)
+    return std::nullopt;
+  artifact::Int8GemmDescriptor d;
+  d.k = lhsType.getShape().back();
+  d.n = rhsType.getDimSize(0);
+  d.m = lhsType.getNumElements() / d.k;
+  if (d.k % 4 != 0 || d.n % 4 != 0)
+    return std::nullopt;
+  LibraryCallPlan plan;
+  plan.descriptor = d;
+  plan.workspaceBytes = kLibraryWorkspaceBytes;
+  plan.operands.push_back(
+      LibraryOperand{kernel.getIns()[lhs.getArgNumber()], {}});
+  plan.operands.push_back(
+      LibraryOperand{kernel.getIns()[rhs.getArgNumber()], {}});
+  plan.operands.push_back(LibraryOperand{kernel.getOuts()[0], {}});
+  return plan;
+}
+
+//===----------------------------------------------------------------------===//
 // cuDNN: conv2d [+ bias] [+ relu | relu6 | gelu | gelu_tanh], pool2d
 //===----------------------------------------------------------------------===//
 
@@ -938,6 +977,8 @@ std::optional<LibraryCallPlan> driver::planLibraryCall(exec::KernelOp kernel,
     if (auto alloc = viewRoot(out).getDefiningOp<exec::AllocOp>();
         alloc && alloc.getInPlace())
       return std::nullopt;
+  if (isa<graph::IntegerMatmulOp>(kernel.getBody().front().front()))
+    return planInt8Gemm(kernel, choice);
   KernelMatcher matcher(kernel);
   FailureOr<Chain> chain = matcher.peelEpilogue();
   if (failed(chain))

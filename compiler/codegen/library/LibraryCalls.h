@@ -20,6 +20,12 @@
 //     only: auto keeps the generated float8 GEMM (nothing measured). A float8
 //     GEMM whose kernel also quantizes the next layer's input (its stored
 //     result is i8) stays generated.
+//   cuBLASLt "gemm_i8": a kernel that is one graph.integer_matmul (what
+//     dlc-integer-matmul splits from Keras's int8 Dense, dlc's int8 Dense
+//     and 1x1 convolutions under `--kernels library`) of two i8 buffers, lhs
+//     [..., K] and rhs [N, K], K and N multiples of 4: the int32 sums,
+//     exact (CUBLAS_COMPUTE_32I); the de-scaling and what follows it are
+//     the next, generated kernel. Library only.
 //   cuDNN "conv2d": graph.conv2d NHWC with an OHWI filter (any groups,
 //     strides, dilations, asymmetric pads), then optionally bias_add on the
 //     channels and relu, relu6 (a relu with max_value 6: MobileNet's),
@@ -77,8 +83,10 @@
 // softmax, attention and the float8 GEMM stay generated under auto (no
 // measurement shows cuDNN or cuBLASLt's float8 GEMM faster than dlc's generated
 // kernels: cuDNN's pooling was slower on the H200, and no GPU has run the SDPA
-// or float8 calls). Keras's int8 Dense has no library call: its epilogue
-// divides by a scale per row and per column, which cuBLASLt cannot do exactly.
+// or float8 calls), and so do the int8 GEMMs (dlc-integer-matmul runs only
+// under `library`: cuBLASLt's own float epilogue multiplies by one scale
+// where the reference divides by a product, so the int32 sums and the
+// de-scaling are two steps, which the fused generated kernel saves).
 // `library` takes every match, `generated` none.
 //
 //===----------------------------------------------------------------------===//
