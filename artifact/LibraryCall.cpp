@@ -6,6 +6,8 @@
 
 #include <cmath>
 #include <initializer_list>
+#include <string>
+#include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -348,14 +350,25 @@ const Names<bool> kFloat8Operands = {{"float8_e4m3", true}};
 const Names<bool> kFloat8Output = {{"float32", true}};
 const Names<bool> kFloat8Bias = {{"bfloat16", true}};
 
-Float8GemmDescriptor parseFloat8Gemm(const DescriptorReader &r) {
-  Float8GemmDescriptor g;
+/// A TN GEMM's m, n and k, with k and n multiples of `kMultiple` and
+/// `nMultiple`.
+template <typename G>
+void readTnSizes(const DescriptorReader &r, G &g, int64_t kMultiple,
+                 int64_t nMultiple) {
   g.m = r.integer("m", 1);
   g.n = r.integer("n", 1);
   g.k = r.integer("k", 1);
+  for (auto [key, value, multiple] :
+       {std::tuple("k", g.k, kMultiple), std::tuple("n", g.n, nMultiple)})
+    if (value % multiple != 0)
+      r.fail(std::string("descriptor.") + key,
+             "expected a multiple of " + std::to_string(multiple));
+}
+
+Float8GemmDescriptor parseFloat8Gemm(const DescriptorReader &r) {
+  Float8GemmDescriptor g;
   // cuBLASLt's float8 GEMMs need leading dimensions of 16 bytes' multiples.
-  if (g.k % 16 != 0)
-    r.fail("descriptor.k", "expected a multiple of 16");
+  readTnSizes(r, g, 16, 1);
   r.choice("a_dtype", kFloat8Operands);
   r.choice("b_dtype", kFloat8Operands);
   r.choice("d_dtype", kFloat8Output);
@@ -385,14 +398,8 @@ const Names<bool> kInt8Compute = {{"int32", true}};
 
 Int8GemmDescriptor parseInt8Gemm(const DescriptorReader &r) {
   Int8GemmDescriptor g;
-  g.m = r.integer("m", 1);
-  g.n = r.integer("n", 1);
-  g.k = r.integer("k", 1);
   // cuBLASLt's IMMA kernels need its m (our n) and k to be multiples of 4.
-  if (g.k % 4 != 0)
-    r.fail("descriptor.k", "expected a multiple of 4");
-  if (g.n % 4 != 0)
-    r.fail("descriptor.n", "expected a multiple of 4");
+  readTnSizes(r, g, 4, 4);
   r.choice("a_dtype", kInt8Operands);
   r.choice("b_dtype", kInt8Operands);
   r.choice("d_dtype", kInt8Output);

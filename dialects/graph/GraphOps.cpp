@@ -1058,13 +1058,11 @@ static LogicalResult inferQuantizedMatmul(T op, EmitFn emit,
 }
 DLC_INFERRED_OP(QuantizedMatmulOp, inferQuantizedMatmul)
 
-template <typename T>
-static LogicalResult inferIntegerMatmul(T op, EmitFn emit,
-                                        SmallVectorImpl<Type> &out) {
-  RankedTensorType lhs = tensorType(op.getLhs());
-  RankedTensorType rhs = tensorType(op.getRhs());
-  if (!lhs || !rhs)
-    return failure();
+/// The result shape [..., N] of lhs [..., K] times rhs [N, K]^T (K
+/// contiguous in both: float8_matmul, integer_matmul), or failure.
+static FailureOr<Shape> transposedProductShape(EmitFn emit,
+                                               RankedTensorType lhs,
+                                               RankedTensorType rhs) {
   if (lhs.getRank() < 1)
     return emit() << "expects an lhs of rank 1 or more, got " << lhs;
   if (failed(checkRank(emit, rhs, 2, "rhs")))
@@ -1074,13 +1072,27 @@ static LogicalResult inferIntegerMatmul(T op, EmitFn emit,
     return emit() << "contraction sizes differ: lhs " << fmt(lhs.getShape())
                   << " has " << k << ", rhs [N, K] " << fmt(rhs.getShape())
                   << " has " << rhs.getDimSize(1);
-  // 128 * 128 * K must fit an int32.
-  if (!ShapedType::isDynamic(k) && k >= (int64_t(1) << 17))
-    return emit() << "K = " << k << " could overflow the int32 sum";
   Shape shape(lhs.getShape());
   shape.back() = rhs.getDimSize(0);
+  return shape;
+}
+
+template <typename T>
+static LogicalResult inferIntegerMatmul(T op, EmitFn emit,
+                                        SmallVectorImpl<Type> &out) {
+  RankedTensorType lhs = tensorType(op.getLhs());
+  RankedTensorType rhs = tensorType(op.getRhs());
+  if (!lhs || !rhs)
+    return failure();
+  FailureOr<Shape> shape = transposedProductShape(emit, lhs, rhs);
+  if (failed(shape))
+    return failure();
+  // 128 * 128 * K must fit an int32.
+  int64_t k = lhs.getShape().back();
+  if (!ShapedType::isDynamic(k) && k >= (int64_t(1) << 17))
+    return emit() << "K = " << k << " could overflow the int32 sum";
   out.push_back(
-      RankedTensorType::get(shape, IntegerType::get(lhs.getContext(), 32)));
+      RankedTensorType::get(*shape, IntegerType::get(lhs.getContext(), 32)));
   return success();
 }
 DLC_INFERRED_OP(IntegerMatmulOp, inferIntegerMatmul)
@@ -1250,15 +1262,9 @@ static LogicalResult inferFloat8Matmul(T op, EmitFn emit,
   RankedTensorType rhsScale = tensorType(op.getRhsScale());
   if (!lhs || !rhs || !lhsScale || !rhsScale)
     return failure();
-  if (lhs.getRank() < 1)
-    return emit() << "expects an lhs of rank 1 or more, got " << lhs;
-  if (failed(checkRank(emit, rhs, 2, "rhs")))
+  FailureOr<Shape> shape = transposedProductShape(emit, lhs, rhs);
+  if (failed(shape))
     return failure();
-  int64_t k = lhs.getShape().back();
-  if (!dimsCompatible(k, rhs.getDimSize(1)))
-    return emit() << "contraction sizes differ: lhs " << fmt(lhs.getShape())
-                  << " has " << k << ", rhs [N, K] " << fmt(rhs.getShape())
-                  << " has " << rhs.getDimSize(1);
   if (lhsScale.getRank() != 0 || rhsScale.getRank() != 0 ||
       lhsScale.getElementType() != rhsScale.getElementType() ||
       !lhsScale.getElementType().isF32())
@@ -1266,9 +1272,7 @@ static LogicalResult inferFloat8Matmul(T op, EmitFn emit,
                   << rhsScale;
   if (!isFloat8(op.getLhsType()) || !isFloat8(op.getRhsType()))
     return emit() << "expects lhs_type and rhs_type f8E4M3FN or f8E5M2";
-  Shape shape(lhs.getShape());
-  shape.back() = rhs.getDimSize(0);
-  out.push_back(RankedTensorType::get(shape, lhsScale.getElementType()));
+  out.push_back(RankedTensorType::get(*shape, lhsScale.getElementType()));
   return success();
 }
 DLC_INFERRED_OP(Float8MatmulOp, inferFloat8Matmul)

@@ -66,42 +66,74 @@ pickAlgorithm(cublasLtHandle_t lt, cublasLtMatmulDesc_t desc,
   return result.algo;
 }
 
-/// One GEMM, planned: row-major D = A B is column-major D^T = B^T A^T, so
-/// cuBLASLt's A is our B and its B our A; its m is our n.
-class GemmPlan : public CallPlan {
+/// What every cuBLASLt GEMM plan holds, released with it: the matmul
+/// descriptor, the three layouts (`first_` is cuBLASLt's A, our B; `second_`
+/// its B, our A; `out_` C and D) and the algorithm. Row-major D = A B is
+/// column-major D^T = B^T A^T, hence the swap. A subclass builds them in its
+/// constructor (a throw there releases what was made) and runs `matmul`.
+class LtPlan : public CallPlan {
 public:
-  GemmPlan(cublasLtHandle_t lt, const GemmDescriptor &g,
-           const std::vector<uint32_t> &alignments, uint64_t workspaceBytes)
-      : lt_(lt), spec_(g), workspaceBytes_(workspaceBytes) {
-    try {
-      build(alignments);
-    } catch (...) {
-      release();
-      throw;
-    }
-  }
-  ~GemmPlan() override { release(); }
-  GemmPlan(const GemmPlan &) = delete;
-  GemmPlan &operator=(const GemmPlan &) = delete;
+  ~LtPlan() override { release(); }
+  LtPlan(const LtPlan &) = delete;
+  LtPlan &operator=(const LtPlan &) = delete;
 
-  void run(const std::vector<void *> &params, void *workspace,
-           cudaStream_t stream) override {
-    if (spec_.hasBias()) {
-      const void *bias = params[2];
-      checkLt(cublasLtMatmulDescSetAttribute(desc_,
-                                             CUBLASLT_MATMUL_DESC_BIAS_POINTER,
-                                             &bias, sizeof(bias)),
-              "setting the bias");
-    }
-    void *d = params.back();
-    checkLt(cublasLtMatmul(lt_, desc_, &spec_.alpha, params[1], first_,
-                           params[0], second_, &spec_.beta, d, out_, d, out_,
-                           &algo_, workspace, workspaceBytes_, stream),
-            "cublasLtMatmul");
+protected:
+  LtPlan(cublasLtHandle_t lt, uint64_t workspaceBytes)
+      : lt_(lt), workspaceBytes_(workspaceBytes) {}
+
+  void createDesc(cublasComputeType_t compute, cudaDataType_t scale) {
+    checkLt(cublasLtMatmulDescCreate(&desc_, compute, scale),
+            "cublasLtMatmulDescCreate");
   }
+  template <typename T>
+  void setDesc(cublasLtMatmulDescAttributes_t attr, const T &value,
+               const char *what = "cublasLtMatmulDescSetAttribute") {
+    checkLt(cublasLtMatmulDescSetAttribute(desc_, attr, &value, sizeof(value)),
+            what);
+  }
+  /// A column-major `rows` x `cols` layout, leading dimension `rows`.
+  static void layout(cublasLtMatrixLayout_t &l, cudaDataType_t type,
+                     int64_t rows, int64_t cols) {
+    checkLt(cublasLtMatrixLayoutCreate(&l, type, uint64_t(rows), uint64_t(cols),
+                                       rows),
+            "cublasLtMatrixLayoutCreate");
+  }
+  /// The GEMM epilogue of a descriptor's.
+  static cublasLtEpilogue_t epilogueOf(GemmDescriptor::Epilogue e) {
+    using Epilogue = GemmDescriptor::Epilogue;
+    switch (e) {
+    case Epilogue::Default:
+      break;
+    case Epilogue::Relu:
+      return CUBLASLT_EPILOGUE_RELU;
+    case Epilogue::Gelu:
+      return CUBLASLT_EPILOGUE_GELU;
+    case Epilogue::Bias:
+      return CUBLASLT_EPILOGUE_BIAS;
+    case Epilogue::ReluBias:
+      return CUBLASLT_EPILOGUE_RELU_BIAS;
+    case Epilogue::GeluBias:
+      return CUBLASLT_EPILOGUE_GELU_BIAS;
+    }
+    return CUBLASLT_EPILOGUE_DEFAULT;
+  }
+  void pick(const std::vector<uint32_t> &alignments, const std::string &what) {
+    algo_ = pickAlgorithm(lt_, desc_, first_, second_, out_, workspaceBytes_,
+                          alignments, what);
+  }
+  /// D = alpha A B + beta D (our A and B; alpha and beta of the scale type).
+  void matmul(const void *alpha, const void *a, const void *b, const void *beta,
+              void *d, void *workspace, cudaStream_t stream, const char *what) {
+    checkLt(cublasLtMatmul(lt_, desc_, alpha, b, first_, a, second_, beta, d,
+                           out_, d, out_, &algo_, workspace, workspaceBytes_,
+                           stream),
+            what);
+  }
+
+  cublasLtMatmulDesc_t desc_ = nullptr;
+  cublasLtMatrixLayout_t first_ = nullptr, second_ = nullptr, out_ = nullptr;
 
 private:
-  void build(const std::vector<uint32_t> &alignments);
   void release() noexcept {
     if (out_)
       cublasLtMatrixLayoutDestroy(out_);
@@ -114,46 +146,42 @@ private:
   }
 
   cublasLtHandle_t lt_;
-  GemmDescriptor spec_;
   uint64_t workspaceBytes_;
-  cublasLtMatmulDesc_t desc_ = nullptr;
-  cublasLtMatrixLayout_t first_ = nullptr, second_ = nullptr, out_ = nullptr;
   cublasLtMatmulAlgo_t algo_{};
 };
 
+/// One GEMM, planned: cuBLASLt's m is our n (LtPlan).
+class GemmPlan : public LtPlan {
+public:
+  GemmPlan(cublasLtHandle_t lt, const GemmDescriptor &g,
+           const std::vector<uint32_t> &alignments, uint64_t workspaceBytes)
+      : LtPlan(lt, workspaceBytes), spec_(g) {
+    build(alignments);
+  }
+
+  void run(const std::vector<void *> &params, void *workspace,
+           cudaStream_t stream) override {
+    if (spec_.hasBias()) {
+      const void *bias = params[2];
+      setDesc(CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias, "setting the bias");
+    }
+    matmul(&spec_.alpha, params[0], params[1], &spec_.beta, params.back(),
+           workspace, stream, "cublasLtMatmul");
+  }
+
+private:
+  void build(const std::vector<uint32_t> &alignments);
+
+  GemmDescriptor spec_;
+};
+
 void GemmPlan::build(const std::vector<uint32_t> &alignments) {
-  using Epilogue = GemmDescriptor::Epilogue;
   const GemmDescriptor &g = spec_;
-  checkLt(cublasLtMatmulDescCreate(&desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F),
-          "cublasLtMatmulDescCreate");
-  auto setDesc = [&](cublasLtMatmulDescAttributes_t attr, const auto &value) {
-    checkLt(cublasLtMatmulDescSetAttribute(desc_, attr, &value, sizeof(value)),
-            "cublasLtMatmulDescSetAttribute");
-  };
+  createDesc(CUBLAS_COMPUTE_32F, CUDA_R_32F);
   setDesc(CUBLASLT_MATMUL_DESC_TRANSA,
           g.transposeB ? CUBLAS_OP_T : CUBLAS_OP_N);
   setDesc(CUBLASLT_MATMUL_DESC_TRANSB, CUBLAS_OP_N);
-  cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
-  switch (g.epilogue) {
-  case Epilogue::Default:
-    break;
-  case Epilogue::Relu:
-    epilogue = CUBLASLT_EPILOGUE_RELU;
-    break;
-  case Epilogue::Gelu:
-    epilogue = CUBLASLT_EPILOGUE_GELU;
-    break;
-  case Epilogue::Bias:
-    epilogue = CUBLASLT_EPILOGUE_BIAS;
-    break;
-  case Epilogue::ReluBias:
-    epilogue = CUBLASLT_EPILOGUE_RELU_BIAS;
-    break;
-  case Epilogue::GeluBias:
-    epilogue = CUBLASLT_EPILOGUE_GELU_BIAS;
-    break;
-  }
-  setDesc(CUBLASLT_MATMUL_DESC_EPILOGUE, epilogue);
+  setDesc(CUBLASLT_MATMUL_DESC_EPILOGUE, epilogueOf(g.epilogue));
   if (g.hasBias()) {
     setDesc(CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, int32_t(ltType(g.d)));
     // The heuristic reads only the pointer's alignment; run() sets the real
@@ -162,11 +190,9 @@ void GemmPlan::build(const std::vector<uint32_t> &alignments) {
             reinterpret_cast<const void *>(uintptr_t(alignments[2])));
   }
 
-  auto layout = [&](cublasLtMatrixLayout_t &l, ElementType type, int64_t rows,
-                    int64_t cols, int64_t stride) {
-    checkLt(cublasLtMatrixLayoutCreate(&l, ltType(type), uint64_t(rows),
-                                       uint64_t(cols), rows),
-            "cublasLtMatrixLayoutCreate");
+  auto batched = [&](cublasLtMatrixLayout_t &l, ElementType type, int64_t rows,
+                     int64_t cols, int64_t stride) {
+    layout(l, ltType(type), rows, cols);
     if (g.batch == 1)
       return;
     int32_t count = int32_t(g.batch);
@@ -179,14 +205,13 @@ void GemmPlan::build(const std::vector<uint32_t> &alignments) {
             "setting the batch stride");
   };
   if (g.transposeB)
-    layout(first_, g.ab, g.k, g.n, g.bBatchStride); // B [N, K]: K x N
+    batched(first_, g.ab, g.k, g.n, g.bBatchStride); // B [N, K]: K x N
   else
-    layout(first_, g.ab, g.n, g.k, g.bBatchStride); // B [K, N]: N x K
-  layout(second_, g.ab, g.k, g.m, g.aBatchStride);  // A [M, K]: K x M
-  layout(out_, g.d, g.n, g.m, g.m * g.n);           // D [M, N]: N x M
+    batched(first_, g.ab, g.n, g.k, g.bBatchStride); // B [K, N]: N x K
+  batched(second_, g.ab, g.k, g.m, g.aBatchStride);  // A [M, K]: K x M
+  batched(out_, g.d, g.n, g.m, g.m * g.n);           // D [M, N]: N x M
 
-  algo_ = pickAlgorithm(lt_, desc_, first_, second_, out_, workspaceBytes_,
-                        alignments, "");
+  pick(alignments, "");
 }
 
 //===----------------------------------------------------------------------===//
@@ -200,97 +225,44 @@ void GemmPlan::build(const std::vector<uint32_t> &alignments) {
 /// CUDA_R_32F, the bias CUDA_R_16BF; the scales are device pointers
 /// (CUBLASLT_MATMUL_DESC_A/B_SCALE_POINTER), set per run. Fast accumulation
 /// (CUBLASLT_MATMUL_DESC_FAST_ACCUM) stays off.
-class Float8GemmPlan : public CallPlan {
+class Float8GemmPlan : public LtPlan {
 public:
   Float8GemmPlan(cublasLtHandle_t lt, const artifact::Float8GemmDescriptor &g,
                  const std::vector<uint32_t> &alignments,
                  uint64_t workspaceBytes)
-      : lt_(lt), spec_(g), workspaceBytes_(workspaceBytes) {
-    try {
-      build(alignments);
-    } catch (...) {
-      release();
-      throw;
-    }
+      : LtPlan(lt, workspaceBytes), spec_(g) {
+    build(alignments);
   }
-  ~Float8GemmPlan() override { release(); }
-  Float8GemmPlan(const Float8GemmPlan &) = delete;
-  Float8GemmPlan &operator=(const Float8GemmPlan &) = delete;
 
   void run(const std::vector<void *> &params, void *workspace,
            cudaStream_t stream) override {
     // params: A, B, a_scale, b_scale, [bias,] D. cuBLASLt's A is our B.
     const void *scaleOfLtA = params[3], *scaleOfLtB = params[2];
-    setPointer(CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, scaleOfLtA);
-    setPointer(CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, scaleOfLtB);
-    if (spec_.hasBias())
-      setPointer(CUBLASLT_MATMUL_DESC_BIAS_POINTER, params[4]);
+    const char *what = "setting a float8 GEMM pointer";
+    setDesc(CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, scaleOfLtA, what);
+    setDesc(CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, scaleOfLtB, what);
+    if (spec_.hasBias()) {
+      const void *bias = params[4];
+      setDesc(CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias, what);
+    }
     const float alpha = 1.0f, beta = 0.0f;
-    void *d = params.back();
-    checkLt(cublasLtMatmul(lt_, desc_, &alpha, params[1], first_, params[0],
-                           second_, &beta, d, out_, d, out_, &algo_, workspace,
-                           workspaceBytes_, stream),
-            "cublasLtMatmul (float8)");
+    matmul(&alpha, params[0], params[1], &beta, params.back(), workspace,
+           stream, "cublasLtMatmul (float8)");
   }
 
 private:
-  void setPointer(cublasLtMatmulDescAttributes_t attr, const void *p) {
-    checkLt(cublasLtMatmulDescSetAttribute(desc_, attr, &p, sizeof(p)),
-            "setting a float8 GEMM pointer");
-  }
   void build(const std::vector<uint32_t> &alignments);
-  void release() noexcept {
-    if (out_)
-      cublasLtMatrixLayoutDestroy(out_);
-    if (second_)
-      cublasLtMatrixLayoutDestroy(second_);
-    if (first_)
-      cublasLtMatrixLayoutDestroy(first_);
-    if (desc_)
-      cublasLtMatmulDescDestroy(desc_);
-  }
 
-  cublasLtHandle_t lt_;
   artifact::Float8GemmDescriptor spec_;
-  uint64_t workspaceBytes_;
-  cublasLtMatmulDesc_t desc_ = nullptr;
-  cublasLtMatrixLayout_t first_ = nullptr, second_ = nullptr, out_ = nullptr;
-  cublasLtMatmulAlgo_t algo_{};
 };
 
 void Float8GemmPlan::build(const std::vector<uint32_t> &alignments) {
-  using Epilogue = GemmDescriptor::Epilogue;
   const artifact::Float8GemmDescriptor &g = spec_;
-  checkLt(cublasLtMatmulDescCreate(&desc_, CUBLAS_COMPUTE_32F, CUDA_R_32F),
-          "cublasLtMatmulDescCreate");
-  auto setDesc = [&](cublasLtMatmulDescAttributes_t attr, const auto &value) {
-    checkLt(cublasLtMatmulDescSetAttribute(desc_, attr, &value, sizeof(value)),
-            "cublasLtMatmulDescSetAttribute");
-  };
+  createDesc(CUBLAS_COMPUTE_32F, CUDA_R_32F);
   setDesc(CUBLASLT_MATMUL_DESC_TRANSA, CUBLAS_OP_T);
   setDesc(CUBLASLT_MATMUL_DESC_TRANSB, CUBLAS_OP_N);
   setDesc(CUBLASLT_MATMUL_DESC_FAST_ACCUM, int8_t(0));
-  cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
-  switch (g.epilogue) {
-  case Epilogue::Default:
-    break;
-  case Epilogue::Relu:
-    epilogue = CUBLASLT_EPILOGUE_RELU;
-    break;
-  case Epilogue::Gelu:
-    epilogue = CUBLASLT_EPILOGUE_GELU;
-    break;
-  case Epilogue::Bias:
-    epilogue = CUBLASLT_EPILOGUE_BIAS;
-    break;
-  case Epilogue::ReluBias:
-    epilogue = CUBLASLT_EPILOGUE_RELU_BIAS;
-    break;
-  case Epilogue::GeluBias:
-    epilogue = CUBLASLT_EPILOGUE_GELU_BIAS;
-    break;
-  }
-  setDesc(CUBLASLT_MATMUL_DESC_EPILOGUE, epilogue);
+  setDesc(CUBLASLT_MATMUL_DESC_EPILOGUE, epilogueOf(g.epilogue));
   // The heuristic reads only the pointers' alignments; run() sets the real
   // ones.
   setDesc(CUBLASLT_MATMUL_DESC_A_SCALE_POINTER,
@@ -302,18 +274,11 @@ void Float8GemmPlan::build(const std::vector<uint32_t> &alignments) {
     setDesc(CUBLASLT_MATMUL_DESC_BIAS_POINTER,
             reinterpret_cast<const void *>(uintptr_t(alignments[4])));
   }
-  auto layout = [&](cublasLtMatrixLayout_t &l, cudaDataType_t type,
-                    int64_t rows, int64_t cols) {
-    checkLt(cublasLtMatrixLayoutCreate(&l, type, uint64_t(rows), uint64_t(cols),
-                                       rows),
-            "cublasLtMatrixLayoutCreate");
-  };
   layout(first_, CUDA_R_8F_E4M3, g.k, g.n);  // B [N, K]: K x N, op T
   layout(second_, CUDA_R_8F_E4M3, g.k, g.m); // A [M, K]: K x M
   layout(out_, CUDA_R_32F, g.n, g.m);        // D [M, N]: N x M
 
-  algo_ = pickAlgorithm(lt_, desc_, first_, second_, out_, workspaceBytes_,
-                        alignments, "float8 (sm_89 or newer)");
+  pick(alignments, "float8 (sm_89 or newer)");
 }
 
 //===----------------------------------------------------------------------===//
@@ -326,80 +291,31 @@ void Float8GemmPlan::build(const std::vector<uint32_t> &alignments) {
 /// (K x M). CUBLAS_COMPUTE_32I with int32 scale (alpha 1, beta 0, host
 /// pointers), A/B CUDA_R_8I, C/D CUDA_R_32I; the parser has checked that k
 /// and n (cuBLASLt's k and m) are multiples of 4.
-class Int8GemmPlan : public CallPlan {
+class Int8GemmPlan : public LtPlan {
 public:
   Int8GemmPlan(cublasLtHandle_t lt, const artifact::Int8GemmDescriptor &g,
                const std::vector<uint32_t> &alignments, uint64_t workspaceBytes)
-      : lt_(lt), spec_(g), workspaceBytes_(workspaceBytes) {
-    try {
-      build(alignments);
-    } catch (...) {
-      release();
-      throw;
-    }
+      : LtPlan(lt, workspaceBytes) {
+    createDesc(CUBLAS_COMPUTE_32I, CUDA_R_32I);
+    setDesc(CUBLASLT_MATMUL_DESC_TRANSA, CUBLAS_OP_T);
+    setDesc(CUBLASLT_MATMUL_DESC_TRANSB, CUBLAS_OP_N);
+    setDesc(CUBLASLT_MATMUL_DESC_POINTER_MODE,
+            int32_t(CUBLASLT_POINTER_MODE_HOST));
+    layout(first_, CUDA_R_8I, g.k, g.n);  // B [N, K]: K x N, op T
+    layout(second_, CUDA_R_8I, g.k, g.m); // A [M, K]: K x M
+    layout(out_, CUDA_R_32I, g.n, g.m);   // D [M, N]: N x M
+    pick(alignments, "int8 (IMMA: TN, k and n multiples of 4)");
   }
-  ~Int8GemmPlan() override { release(); }
-  Int8GemmPlan(const Int8GemmPlan &) = delete;
-  Int8GemmPlan &operator=(const Int8GemmPlan &) = delete;
 
   void run(const std::vector<void *> &params, void *workspace,
            cudaStream_t stream) override {
-    // params: A, B, D. cuBLASLt's A is our B. The scale type is CUDA_R_32I:
-    // alpha and beta are int32.
+    // params: A, B, D. The scale type is CUDA_R_32I: alpha and beta are
+    // int32.
     const int32_t alpha = 1, beta = 0;
-    void *d = params[2];
-    checkLt(cublasLtMatmul(lt_, desc_, &alpha, params[1], first_, params[0],
-                           second_, &beta, d, out_, d, out_, &algo_, workspace,
-                           workspaceBytes_, stream),
-            "cublasLtMatmul (int8)");
+    matmul(&alpha, params[0], params[1], &beta, params[2], workspace, stream,
+           "cublasLtMatmul (int8)");
   }
-
-private:
-  void build(const std::vector<uint32_t> &alignments);
-  void release() noexcept {
-    if (out_)
-      cublasLtMatrixLayoutDestroy(out_);
-    if (second_)
-      cublasLtMatrixLayoutDestroy(second_);
-    if (first_)
-      cublasLtMatrixLayoutDestroy(first_);
-    if (desc_)
-      cublasLtMatmulDescDestroy(desc_);
-  }
-
-  cublasLtHandle_t lt_;
-  artifact::Int8GemmDescriptor spec_;
-  uint64_t workspaceBytes_;
-  cublasLtMatmulDesc_t desc_ = nullptr;
-  cublasLtMatrixLayout_t first_ = nullptr, second_ = nullptr, out_ = nullptr;
-  cublasLtMatmulAlgo_t algo_{};
 };
-
-void Int8GemmPlan::build(const std::vector<uint32_t> &alignments) {
-  const artifact::Int8GemmDescriptor &g = spec_;
-  checkLt(cublasLtMatmulDescCreate(&desc_, CUBLAS_COMPUTE_32I, CUDA_R_32I),
-          "cublasLtMatmulDescCreate");
-  auto setDesc = [&](cublasLtMatmulDescAttributes_t attr, const auto &value) {
-    checkLt(cublasLtMatmulDescSetAttribute(desc_, attr, &value, sizeof(value)),
-            "cublasLtMatmulDescSetAttribute");
-  };
-  setDesc(CUBLASLT_MATMUL_DESC_TRANSA, CUBLAS_OP_T);
-  setDesc(CUBLASLT_MATMUL_DESC_TRANSB, CUBLAS_OP_N);
-  setDesc(CUBLASLT_MATMUL_DESC_POINTER_MODE,
-          int32_t(CUBLASLT_POINTER_MODE_HOST));
-  auto layout = [&](cublasLtMatrixLayout_t &l, cudaDataType_t type,
-                    int64_t rows, int64_t cols) {
-    checkLt(cublasLtMatrixLayoutCreate(&l, type, uint64_t(rows), uint64_t(cols),
-                                       rows),
-            "cublasLtMatrixLayoutCreate");
-  };
-  layout(first_, CUDA_R_8I, g.k, g.n);  // B [N, K]: K x N, op T
-  layout(second_, CUDA_R_8I, g.k, g.m); // A [M, K]: K x M
-  layout(out_, CUDA_R_32I, g.n, g.m);   // D [M, N]: N x M
-
-  algo_ = pickAlgorithm(lt_, desc_, first_, second_, out_, workspaceBytes_,
-                        alignments, "int8 (IMMA: TN, k and n multiples of 4)");
-}
 
 } // namespace
 

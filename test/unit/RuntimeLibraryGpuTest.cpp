@@ -609,6 +609,38 @@ double e4m3(uint8_t b) {
   return b & 0x80 ? -v : v;
 }
 
+/// Runs one cuBLASLt call `op` whose parameters all live in the weight
+/// region (an artifact has no int8 inputs) on the GPU, its one output of
+/// `type` and `shape` into `out`.
+void runOnWeights(const std::string &op, const std::string &descriptor,
+                  const std::vector<std::string> &params, ElementType type,
+                  const std::vector<int64_t> &shape, void *out, uint32_t arch) {
+  using namespace artifact;
+  Artifact art;
+  art.archs = {arch};
+  art.ptxArch = arch;
+  art.source = "library.keras";
+  art.precision = "fp32";
+  LibraryCall call{"l0_" + op, "cublaslt",         op,          {"layer"}, "",
+                   {},         uint64_t(32) << 20, std::nullopt};
+  call.descriptor = descriptor;
+  for (const std::string &bytes : params) {
+    art.weights.resize(alignUp(art.weights.size()), '\0');
+    call.params.push_back(
+        {Region::Weights, 0, uint64_t(art.weights.size()), bytes.size()});
+    art.weights += bytes;
+  }
+  art.weights.resize(alignUp(art.weights.size()), '\0');
+  art.outputs.push_back({"out", type, shape});
+  call.params.push_back({Region::Output, 0, 0, art.outputs.back().bytes()});
+  art.libraryCalls = {call};
+  art.program = {{Step::Kind::LibraryCall, 0}};
+  std::string bytes = serialize(art);
+  runtime::Model model = runtime::Model::fromMemory(bytes.data(), bytes.size());
+  runtime::Session session(model);
+  session.runHost({}, {out});
+}
+
 /// One float8 GEMM whose operands, scales and bias live in the weight region
 /// (the artifact has no int8 inputs): D = epilogue(sa * sb * A B^T + bias),
 /// against a host sum in double. The products are exact; only cuBLASLt's
@@ -641,42 +673,21 @@ void checkFloat8Gemm(int64_t m, int64_t n, int64_t k,
     std::memcpy(&v, &bits, 4);
     biasBytes.append(reinterpret_cast<const char *>(&bits) + 2, 2);
   }
-  Artifact art;
-  art.archs = {90};
-  art.ptxArch = 90;
-  art.source = "library.keras";
-  art.precision = "fp32";
-  LibraryCall call{"l0_gemm_f8", "cublaslt", "gemm_f8",          {"layer"},
-                   "",           {},         uint64_t(32) << 20, std::nullopt};
-  call.descriptor =
+  const std::string descriptor =
       "{\"m\": " + std::to_string(m) + ", \"n\": " + std::to_string(n) +
       ", \"k\": " + std::to_string(k) +
       ", \"a_dtype\": \"float8_e4m3\", \"b_dtype\": "
       "\"float8_e4m3\", \"d_dtype\": \"float32\", \"compute\": "
       "\"float32\", \"epilogue\": \"" +
       epilogue + "\"" + (hasBias ? ", \"bias_dtype\": \"bfloat16\"}" : "}");
-  auto place = [&](const std::string &bytes) {
-    art.weights.resize(alignUp(art.weights.size()), '\0');
-    call.params.push_back(
-        {Region::Weights, 0, uint64_t(art.weights.size()), bytes.size()});
-    art.weights += bytes;
-  };
-  place(a);
-  place(b);
-  place(std::string(reinterpret_cast<const char *>(&sa), 4));
-  place(std::string(reinterpret_cast<const char *>(&sb), 4));
+  std::vector<std::string> params = {
+      a, b, std::string(reinterpret_cast<const char *>(&sa), 4),
+      std::string(reinterpret_cast<const char *>(&sb), 4)};
   if (hasBias)
-    place(biasBytes);
-  art.weights.resize(alignUp(art.weights.size()), '\0');
-  art.outputs.push_back({"out", ElementType::F32, {m, n}});
-  call.params.push_back({Region::Output, 0, 0, art.outputs.back().bytes()});
-  art.libraryCalls = {call};
-  art.program = {{Step::Kind::LibraryCall, 0}};
-  std::string bytes = serialize(art);
-  runtime::Model model = runtime::Model::fromMemory(bytes.data(), bytes.size());
-  runtime::Session session(model);
+    params.push_back(biasBytes);
   std::vector<float> out(size_t(m * n));
-  session.runHost({}, {out.data()});
+  runOnWeights("gemm_f8", descriptor, params, ElementType::F32, {m, n},
+               out.data(), 90);
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
       double sum = 0, mag = 0;
@@ -719,10 +730,11 @@ TEST_F(RuntimeLibraryGpu, CublasLtFloat8Gemms) {
 namespace {
 
 /// One int8 GEMM whose operands live in the weight region: D = A B^T in
-/// int32, which must equal the host's integer sum exactly.
-void checkInt8Gemm(int64_t m, int64_t n, int64_t k, std::mt19937 &rng) {
+/// int32, which must equal the host's integer sum exactly. The values are
+/// drawn from [lo, 127].
+void checkInt8Gemm(int64_t m, int64_t n, int64_t k, int lo, std::mt19937 &rng) {
   using namespace artifact;
-  std::uniform_int_distribution<int> value(-128, 127);
+  std::uniform_int_distribution<int> value(lo, 127);
   auto draw = [&](int64_t count) {
     std::string bytes;
     for (int64_t i = 0; i < count; ++i)
@@ -730,36 +742,14 @@ void checkInt8Gemm(int64_t m, int64_t n, int64_t k, std::mt19937 &rng) {
     return bytes;
   };
   const std::string a = draw(m * k), b = draw(n * k);
-  Artifact art;
-  art.archs = {80};
-  art.ptxArch = 80;
-  art.source = "library.keras";
-  art.precision = "int8";
-  LibraryCall call{"l0_gemm_i8", "cublaslt", "gemm_i8",          {"layer"},
-                   "",           {},         uint64_t(32) << 20, std::nullopt};
-  call.descriptor = "{\"m\": " + std::to_string(m) +
-                    ", \"n\": " + std::to_string(n) +
-                    ", \"k\": " + std::to_string(k) +
-                    ", \"a_dtype\": \"int8\", \"b_dtype\": \"int8\", "
-                    "\"d_dtype\": \"int32\", \"compute\": \"int32\"}";
-  auto place = [&](const std::string &bytes) {
-    art.weights.resize(alignUp(art.weights.size()), '\0');
-    call.params.push_back(
-        {Region::Weights, 0, uint64_t(art.weights.size()), bytes.size()});
-    art.weights += bytes;
-  };
-  place(a);
-  place(b);
-  art.weights.resize(alignUp(art.weights.size()), '\0');
-  art.outputs.push_back({"out", ElementType::I32, {m, n}});
-  call.params.push_back({Region::Output, 0, 0, art.outputs.back().bytes()});
-  art.libraryCalls = {call};
-  art.program = {{Step::Kind::LibraryCall, 0}};
-  std::string bytes = serialize(art);
-  runtime::Model model = runtime::Model::fromMemory(bytes.data(), bytes.size());
-  runtime::Session session(model);
+  const std::string descriptor =
+      "{\"m\": " + std::to_string(m) + ", \"n\": " + std::to_string(n) +
+      ", \"k\": " + std::to_string(k) +
+      ", \"a_dtype\": \"int8\", \"b_dtype\": \"int8\", "
+      "\"d_dtype\": \"int32\", \"compute\": \"int32\"}";
   std::vector<int32_t> out(size_t(m * n));
-  session.runHost({}, {out.data()});
+  runOnWeights("gemm_i8", descriptor, {a, b}, ElementType::I32, {m, n},
+               out.data(), 80);
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
       int32_t want = 0;
@@ -771,11 +761,11 @@ void checkInt8Gemm(int64_t m, int64_t n, int64_t k, std::mt19937 &rng) {
 }
 
 TEST_F(RuntimeLibraryGpu, CublasLtInt8Gemms) {
-  // One row (a batch-1 Dense), ragged M, and a K of 2^12 whose sums reach
-  // 2^25 (exact only in int32).
-  checkInt8Gemm(1, 32, 64, rng);
-  checkInt8Gemm(37, 24, 20, rng);
-  checkInt8Gemm(256, 128, 4096, rng);
+  // One row (a batch-1 Dense), ragged M, and a K of 2^12 of large positive
+  // values whose sums pass 2^25 (exact in int32, not in f32).
+  checkInt8Gemm(1, 32, 64, -128, rng);
+  checkInt8Gemm(37, 24, 20, -128, rng);
+  checkInt8Gemm(256, 128, 4096, 100, rng);
 }
 
 } // namespace

@@ -260,6 +260,14 @@ private:
   mlir::FailureOr<std::string>
   emitQuantizedMatmul(graph::QuantizedMatmulOp op,
                       llvm::ArrayRef<std::string> index);
+  /// Declares an accumulator of `type` (= `zero`) and adds to it, over k,
+  /// term(lhs[..., k], rhs[n, k]) for the element `index` [..., n] of a
+  /// product with rhs [N, K] (float8_matmul, integer_matmul); its name.
+  mlir::FailureOr<std::string> emitTransposedSum(
+      mlir::Value lhs, mlir::Value rhs, llvm::ArrayRef<std::string> index,
+      llvm::StringRef type, llvm::StringRef zero,
+      llvm::function_ref<std::string(const std::string &, const std::string &)>
+          term);
   /// dlc-integer-matmul's product: an exact int32 sum per element (the
   /// generated form of what `--kernels library` gives cuBLASLt).
   mlir::FailureOr<std::string>

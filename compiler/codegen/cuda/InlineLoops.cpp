@@ -763,24 +763,33 @@ ElementEmitter::emitQuantizedMatmul(QuantizedMatmulOp op,
                                            " * " + *lhsScale + ")"));
 }
 
-FailureOr<std::string>
-ElementEmitter::emitIntegerMatmul(IntegerMatmulOp op,
-                                  ArrayRef<std::string> index) {
-  const int64_t k = shapeOf(op.getLhs()).back();
+FailureOr<std::string> ElementEmitter::emitTransposedSum(
+    Value lhs, Value rhs, ArrayRef<std::string> index, StringRef type,
+    StringRef zero,
+    function_ref<std::string(const std::string &, const std::string &)> term) {
+  const int64_t k = shapeOf(lhs).back();
   std::string acc = fresh("acc");
-  code_->line("int " + acc + " = 0;");
+  code_->line(type.str() + " " + acc + " = " + zero.str() + ";");
   Loop kk(*this, "k", k);
   Index a(index.begin(), index.end() - 1);
   a.push_back(kk.var());
-  FailureOr<std::string> x = emit(op.getLhs(), a);
+  FailureOr<std::string> x = emit(lhs, a);
   if (failed(x))
     return failure();
-  FailureOr<std::string> w = emit(op.getRhs(), {index.back(), kk.var()});
+  FailureOr<std::string> w = emit(rhs, {index.back(), kk.var()});
   if (failed(w))
     return failure();
-  // int8 x int8 summed exactly in int32; rhs [N, K].
-  code_->line(acc + " += " + *x + " * " + *w + ";");
+  code_->line(acc + " += " + term(*x, *w) + ";");
   return acc;
+}
+
+FailureOr<std::string>
+ElementEmitter::emitIntegerMatmul(IntegerMatmulOp op,
+                                  ArrayRef<std::string> index) {
+  // int8 x int8 summed exactly in int32.
+  return emitTransposedSum(
+      op.getLhs(), op.getRhs(), index, "int", "0",
+      [](const std::string &x, const std::string &w) { return x + " * " + w; });
 }
 
 FailureOr<std::string>
@@ -967,31 +976,24 @@ ElementEmitter::emitFloat8Quantize(Float8QuantizeOp op,
 FailureOr<std::string>
 ElementEmitter::emitFloat8Matmul(Float8MatmulOp op,
                                  ArrayRef<std::string> index) {
-  const int64_t k = shapeOf(op.getLhs()).back();
-  const std::string &n = index.back();
-  std::string acc = fresh("acc");
-  code_->line("float " + acc + " = 0.0f;");
-  {
-    Loop kk(*this, "k", k);
-    Index a(index.begin(), index.end() - 1);
-    a.push_back(kk.var());
-    FailureOr<std::string> x = emit(op.getLhs(), a);
-    if (failed(x))
-      return failure();
-    FailureOr<std::string> w = emit(op.getRhs(), {n, kk.var()});
-    if (failed(w))
-      return failure();
-    // Each product of two float8 values is exact in f32.
-    code_->line(acc + " += dlc_fp8_value(" + *x + ", " +
-                float8Format(op.getLhsType()) + ") * dlc_fp8_value(" + *w +
-                ", " + float8Format(op.getRhsType()) + ");");
-  }
+  // Each product of two float8 values is exact in f32.
+  const std::string lhsType = float8Format(op.getLhsType()),
+                    rhsType = float8Format(op.getRhsType());
+  FailureOr<std::string> acc =
+      emitTransposedSum(op.getLhs(), op.getRhs(), index, "float", "0.0f",
+                        [&](const std::string &x, const std::string &w) {
+                          return "dlc_fp8_value(" + x + ", " + lhsType +
+                                 ") * dlc_fp8_value(" + w + ", " + rhsType +
+                                 ")";
+                        });
+  if (failed(acc))
+    return failure();
   FailureOr<std::string> lhsScale = emit(op.getLhsScale(), {});
   if (failed(lhsScale))
     return failure();
   FailureOr<std::string> rhsScale = emit(op.getRhsScale(), {});
   if (failed(rhsScale))
     return failure();
-  return local(DType::F32,
-               rounded(op, acc + " * (" + *lhsScale + " * " + *rhsScale + ")"));
+  return local(DType::F32, rounded(op, *acc + " * (" + *lhsScale + " * " +
+                                           *rhsScale + ")"));
 }

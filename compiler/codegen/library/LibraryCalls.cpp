@@ -396,6 +396,26 @@ FailureOr<LibraryCallPlan> planGemm(KernelMatcher &matcher, graph::MatmulOp mm,
 // cuBLASLt: float8_matmul [+ bias] [+ relu | gelu_tanh] (Keras's float8 Dense)
 //===----------------------------------------------------------------------===//
 
+/// A product of lhs [..., K] and rhs [N, K] (K contiguous in both, as
+/// cuBLASLt's TN layout reads them), both kernel inputs of static shapes.
+struct TransposedGemm {
+  int64_t m, n, k;
+  unsigned lhs, rhs; ///< the kernel operands
+};
+
+FailureOr<TransposedGemm> transposedGemm(Value lhs, Value rhs) {
+  auto a = dyn_cast<BlockArgument>(lhs);
+  auto b = dyn_cast<BlockArgument>(rhs);
+  auto aType = cast<RankedTensorType>(lhs.getType());
+  auto bType = cast<RankedTensorType>(rhs.getType());
+  if (!a || !b || !aType.hasStaticShape() || !bType.hasStaticShape() ||
+      aType.getNumElements() == 0)
+    return failure();
+  const int64_t k = aType.getShape().back();
+  return TransposedGemm{aType.getNumElements() / k, bType.getDimSize(0), k,
+                        a.getArgNumber(), b.getArgNumber()};
+}
+
 /// The float8 GEMM (`--kernels library` only: no measurement puts it under
 /// auto): e4m3 bytes of the lhs and the [N, K] rhs in buffers, K % 16 == 0,
 /// scalar scales, an f32 result; the bias, if any, read as bfloat16 (exact:
@@ -407,25 +427,15 @@ FailureOr<LibraryCallPlan> planFloat8Gemm(KernelMatcher &matcher,
   if (choice != KernelChoice::Library || !mm.getLhsType().isFloat8E4M3FN() ||
       !mm.getRhsType().isFloat8E4M3FN() || !chain.stored.isF32())
     return failure();
-  auto lhs = dyn_cast<BlockArgument>(mm.getLhs());
-  auto rhs = dyn_cast<BlockArgument>(mm.getRhs());
-  auto lhsType = cast<RankedTensorType>(mm.getLhs().getType());
-  auto rhsType = cast<RankedTensorType>(mm.getRhs().getType());
-  if (!lhs || !rhs || !lhsType.hasStaticShape() || !rhsType.hasStaticShape() ||
-      lhsType.getNumElements() == 0)
+  FailureOr<TransposedGemm> gemm = transposedGemm(mm.getLhs(), mm.getRhs());
+  if (failed(gemm) || gemm->k % 16 != 0)
     return failure();
   artifact::Float8GemmDescriptor d;
-  d.k = lhsType.getShape().back();
-  d.n = rhsType.getDimSize(0);
-  d.m = lhsType.getNumElements() / d.k;
-  if (d.k % 16 != 0)
-    return failure();
+  d.m = gemm->m, d.n = gemm->n, d.k = gemm->k;
   LibraryCallPlan plan;
   plan.workspaceBytes = kLibraryWorkspaceBytes;
-  plan.operands.push_back(
-      LibraryOperand{matcher.kernelIn(lhs.getArgNumber()), {}});
-  plan.operands.push_back(
-      LibraryOperand{matcher.kernelIn(rhs.getArgNumber()), {}});
+  plan.operands.push_back(LibraryOperand{matcher.kernelIn(gemm->lhs), {}});
+  plan.operands.push_back(LibraryOperand{matcher.kernelIn(gemm->rhs), {}});
   for (Value scale : {mm.getLhsScale(), mm.getRhsScale()}) {
     FailureOr<Value> stored = matcher.storedValue(scale);
     if (failed(stored) || !elementOf(*stored).isF32())
@@ -472,26 +482,16 @@ std::optional<LibraryCallPlan> planInt8Gemm(exec::KernelOp kernel,
       body.getTerminator()->getOperands() != ValueRange(mm.getResult()) ||
       kernel.getOuts().size() != 1)
     return std::nullopt;
-  auto lhs = dyn_cast<BlockArgument>(mm.getLhs());
-  auto rhs = dyn_cast<BlockArgument>(mm.getRhs());
-  auto lhsType = cast<RankedTensorType>(mm.getLhs().getType());
-  auto rhsType = cast<RankedTensorType>(mm.getRhs().getType());
-  if (!lhs || !rhs || !lhsType.hasStaticShape() || !rhsType.hasStaticShape() ||
-      lhsType.getNumElements() == 0)
+  FailureOr<TransposedGemm> gemm = transposedGemm(mm.getLhs(), mm.getRhs());
+  if (failed(gemm) || gemm->k % 4 != 0 || gemm->n % 4 != 0)
     return std::nullopt;
   artifact::Int8GemmDescriptor d;
-  d.k = lhsType.getShape().back();
-  d.n = rhsType.getDimSize(0);
-  d.m = lhsType.getNumElements() / d.k;
-  if (d.k % 4 != 0 || d.n % 4 != 0)
-    return std::nullopt;
+  d.m = gemm->m, d.n = gemm->n, d.k = gemm->k;
   LibraryCallPlan plan;
   plan.descriptor = d;
   plan.workspaceBytes = kLibraryWorkspaceBytes;
-  plan.operands.push_back(
-      LibraryOperand{kernel.getIns()[lhs.getArgNumber()], {}});
-  plan.operands.push_back(
-      LibraryOperand{kernel.getIns()[rhs.getArgNumber()], {}});
+  plan.operands.push_back(LibraryOperand{kernel.getIns()[gemm->lhs], {}});
+  plan.operands.push_back(LibraryOperand{kernel.getIns()[gemm->rhs], {}});
   plan.operands.push_back(LibraryOperand{kernel.getOuts()[0], {}});
   return plan;
 }
