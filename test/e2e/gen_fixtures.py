@@ -630,6 +630,9 @@ def gen_model(spec, outdir, keras, tf_keras, tfjs, verify):
         "skipped": notes,
         "seconds": {"k3": round(t_k3, 2), "total": round(time.time() - t0, 2)},
     }
+    if spec.conditioning:
+        import gen_apps  # here: gen_apps imports this module
+        checks["conditioning"] = gen_apps.conditioning_k3(d, meta, keras)
     with open(os.path.join(d, "meta.json"), "w") as f:
         json.dump(meta, f, indent=1)
     return meta
