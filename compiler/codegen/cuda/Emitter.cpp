@@ -36,7 +36,7 @@ std::pair<int, const char *> familyOf(Operation *op) {
     return {9, q.getGroups() == 1 ? "conv_simt" : "depthwise"};
   if (isa<Conv2DOp>(op))
     return {9, "conv_simt"};
-  if (isa<MatmulOp, QuantizedMatmulOp, Float8MatmulOp>(op))
+  if (isa<MatmulOp, QuantizedMatmulOp, Float8MatmulOp, IntegerMatmulOp>(op))
     return {8, "gemm_simt"};
   if (isa<Conv2DTransposeOp>(op))
     return {7, "conv_transpose"};
