@@ -401,6 +401,85 @@ void selectPrecisions(ModuleOp module, const std::vector<Batch> &batches,
   }
 }
 
+/// --int8-bias-correction (docs/quantization.md): pass 3 over the
+/// calibration set measures, per input channel of each op to quantize, the
+/// mean of its f32 input and of that input quantized and de-quantized as
+/// dlc-quantize-int8 will (its clip, zero point and rounding: the reference
+/// executor's graph.quantize_static), all ops f32; int8BiasCorrection turns
+/// them into each output channel's expected error, recorded on the op
+/// (kInt8BiasCorrectionAttr) for dlc-quantize-int8 to add back. Each op's
+/// correction is measured on f32 inputs, so it does not depend on which
+/// other ops end up int8 (the accuracy target's search).
+void correctBiases(ModuleOp module, const std::vector<Batch> &batches,
+                   const Int8Options &options, Calibration &calibration) {
+  std::vector<Operation *> ops = candidatesOf(module);
+  struct Means {
+    Int8InputChannels layout;
+    float scale = 0; ///< the input scale: 127 or 255 / the clip
+    bool zeroPoint = false;
+    std::vector<double> input, quantized;
+    double count = 0; ///< elements per channel seen
+  };
+  std::vector<std::optional<Means>> means(ops.size());
+  for (auto [i, op] : llvm::enumerate(ops)) {
+    std::optional<Int8InputChannels> layout = int8InputChannels(op);
+    if (!calibration.layers[i].int8 || !layout)
+      continue;
+    Means m;
+    m.layout = *layout;
+    m.zeroPoint = int8UsesZeroPoint(op, options.unsignedActivations);
+    // The clip as the op's attribute holds it (f32), as the pass reads it.
+    m.scale =
+        (m.zeroPoint ? 255.0f : 127.0f) / float(calibration.layers[i].clip);
+    m.input.assign(layout->channels, 0.0);
+    m.quantized.assign(layout->channels, 0.0);
+    means[i] = std::move(m);
+  }
+  runBatches(module, batches, [&](size_t i, const float *x, int64_t n) {
+    if (!means[i])
+      return;
+    Means &m = *means[i];
+    const int64_t channels = m.layout.channels, inner = m.layout.inner;
+    // dlc-quantize-int8's arithmetic: with a zero point the input is first
+    // shifted by -128 / scale in f32, quantized to [-128, 127], and the
+    // shift added back in the de-quantized value; else [-127, 127].
+    const double shift = m.zeroPoint ? 128.0 / double(m.scale) : 0.0;
+    const float offset = float(-shift);
+    const float lo = m.zeroPoint ? -128.0f : -127.0f;
+    for (int64_t k = 0; k < n; ++k) {
+      const int64_t c = k / inner % channels;
+      float xs = m.zeroPoint ? x[k] + offset : x[k];
+      float v = std::min(std::max(std::nearbyint(xs * m.scale), lo), 127.0f);
+      m.input[c] += x[k];
+      m.quantized[c] += double(v) / m.scale + shift;
+    }
+    m.count += double(n) / double(channels);
+  });
+  Builder b(module.getContext());
+  for (auto [i, op] : llvm::enumerate(ops)) {
+    if (!means[i] || means[i]->count == 0)
+      continue;
+    Means &m = *means[i];
+    for (size_t c = 0; c < m.input.size(); ++c)
+      m.input[c] /= m.count, m.quantized[c] /= m.count;
+    std::vector<float> correction =
+        int8BiasCorrection(op, m.input, m.quantized);
+    if (correction.empty())
+      continue;
+    auto type =
+        RankedTensorType::get({int64_t(correction.size())}, b.getF32Type());
+    op->setAttr(kInt8BiasCorrectionAttr,
+                DenseElementsAttr::get(type, ArrayRef<float>(correction)));
+    LayerCalibration &layer = calibration.layers[i];
+    layer.corrected = true;
+    for (float v : correction) {
+      layer.correctionMaxAbs =
+          std::max(layer.correctionMaxAbs, double(std::fabs(v)));
+      layer.correctionMeanAbs += std::fabs(v) / double(correction.size());
+    }
+  }
+}
+
 } // namespace
 
 std::optional<CalibrationMethod>
@@ -520,7 +599,7 @@ Calibration driver::calibrate(ModuleOp module,
               ? entropyClip(hist[i], width)
           : options.method == CalibrationMethod::Mse
               ? mseClip(hist[i], width, zeros[i],
-                        options.unsignedActivations && int8InputUnsigned(ops[i])
+                        int8UsesZeroPoint(ops[i], options.unsignedActivations)
                             ? 255
                             : 127)
               : percentileClip(hist[i], width, options.percentile);
@@ -537,7 +616,7 @@ Calibration driver::calibrate(ModuleOp module,
     layer.op = opName(op);
     layer.observedAmax = amax[i];
     layer.clip = clip[i];
-    layer.unsignedInput = options.unsignedActivations && int8InputUnsigned(op);
+    layer.unsignedInput = int8UsesZeroPoint(op, options.unsignedActivations);
     std::vector<float> scales = int8WeightScales(op);
     layer.channels = int64_t(scales.size());
     if (!scales.empty()) {
@@ -562,6 +641,8 @@ Calibration driver::calibrate(ModuleOp module,
       op->setAttr(kCalibratedAmaxAttr, b.getF32FloatAttr(float(clip[i])));
     result.layers.push_back(std::move(layer));
   }
+  if (options.biasCorrection)
+    correctBiases(module, batches, options, result);
   if (options.accuracyTarget > 0)
     selectPrecisions(module, batches, options, result);
   return result;
@@ -615,6 +696,9 @@ void driver::writeReport(const std::string &modelPath,
                                             {"max", l.weightScaleMax}}}};
     if (!l.int8)
       layer["kept_f32_because"] = l.keptBecause;
+    if (l.corrected && l.int8)
+      layer["bias_correction"] = llvm::json::Object{
+          {"max_abs", l.correctionMaxAbs}, {"mean_abs", l.correctionMeanAbs}};
     if (l.sensitivityRank)
       layer["sensitivity"] =
           llvm::json::Object{{"rank", int64_t(l.sensitivityRank)},
@@ -627,6 +711,8 @@ void driver::writeReport(const std::string &modelPath,
       {"name", calibrationMethodName(options.method)},
       {"keep_first_last", options.keepFirstLast},
       {"unsigned_activations", options.unsignedActivations}};
+  if (options.biasCorrection)
+    method["bias_correction"] = true;
   if (options.fallbackFp16)
     method["fallback"] = "fp16";
   if (options.method == CalibrationMethod::Percentile)

@@ -50,6 +50,10 @@ struct Int8Options {
   /// Quantize inputs that are >= 0 by construction to 256 levels with a
   /// zero point (dlc-quantize-int8's unsigned-activations).
   bool unsignedActivations = false;
+  /// Empirical bias correction (`--int8-bias-correction`): each int8 op's
+  /// expected output error per channel, measured on the calibration set
+  /// (int8BiasCorrection in passes/Passes.h), is added back after it.
+  bool biasCorrection = false;
   /// Store what int8 leaves in float as f16 (`--int8-fallback fp16`): the
   /// fp16 stage after the int8 one; false keeps it f32.
   bool fallbackFp16 = false;
@@ -94,8 +98,12 @@ struct LayerCalibration {
   bool unsignedInput = false;    ///< 256 levels with a zero point
   int64_t channels = 0;          ///< output channels (weight scales)
   double weightScaleMin = 0, weightScaleMax = 0; ///< 127 / max|w| per channel
-  bool int8 = false;                             ///< quantized
-  std::string keptBecause;                       ///< why not, when not
+  /// --int8-bias-correction's values: the largest |correction| over the
+  /// output channels, and the mean |correction| over them.
+  double correctionMaxAbs = 0, correctionMeanAbs = 0;
+  bool corrected = false;  ///< a correction was measured and recorded
+  bool int8 = false;       ///< quantized
+  std::string keptBecause; ///< why not, when not
   /// With an accuracy target: the model's output error on the calibration
   /// set with this op the only one in int8 (the largest over the outputs),
   /// and its rank by that error (1: the most sensitive); 0 when not

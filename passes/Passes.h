@@ -15,6 +15,7 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/Pass.h"
 
+#include <optional>
 #include <vector>
 
 namespace dlc {
@@ -22,6 +23,13 @@ namespace dlc {
 /// The calibrated clip value (f32) of a conv / matmul input that
 /// dlc-quantize-int8 quantizes: set by calibration (compiler/Calibrate.h).
 inline constexpr const char *kCalibratedAmaxAttr = "dlc.calibrated_amax";
+
+/// An f32 vector, one value per output channel, that dlc-quantize-int8 adds
+/// to the de-quantized result of the op carrying it (with a calibrated
+/// amax): the empirical bias correction (--int8-bias-correction), set by
+/// calibration (int8BiasCorrection()).
+inline constexpr const char *kInt8BiasCorrectionAttr =
+    "dlc.int8_bias_correction";
 
 /// The int8 tensor-core implicit GEMM (compiler/codegen/cuda/ImplicitGemm.cpp)
 /// reads 16 int8 channels of an input pixel per 16-byte chunk: an ungrouped
@@ -49,6 +57,34 @@ bool int8InputUnsigned(mlir::Operation *op);
 /// `op` (127 / max|w| of each channel, 1 for an all-zero one); empty when
 /// the weight cannot be read.
 std::vector<float> int8WeightScales(mlir::Operation *op);
+
+/// Whether dlc-quantize-int8 quantizes candidate `op`'s input to 256 levels
+/// with a zero point: with unsigned-activations, an input >= 0
+/// (int8InputUnsigned) whose zero point's term it can build (a convolution
+/// needs static spatial sizes); otherwise symmetrically to 255 levels.
+bool int8UsesZeroPoint(mlir::Operation *op, bool unsignedActivations);
+
+/// How candidate `op`'s input holds its channels (those its weight's input
+/// dim reads): element k of the input is in channel (k / inner) % channels.
+/// The last dim for a matmul and an NHWC convolution, dim 1 for an NCHW one;
+/// nullopt when those sizes are not static.
+struct Int8InputChannels {
+  int64_t channels = 0, inner = 1;
+};
+std::optional<Int8InputChannels> int8InputChannels(mlir::Operation *op);
+
+/// The empirical bias correction of candidate `op` (Nagel et al. 2019,
+/// "Data-Free Quantization", section 4.2, with the expectations measured on
+/// the calibration set): for each output channel o, the expected f32 output
+/// minus the expected int8 one, sum over the taps of W[o, tap] * meanInput[c]
+/// - Wq[o, tap] * meanQuantized[c], where c is the tap's input channel, Wq
+/// the de-quantized int8 weight and meanQuantized[c] the mean of the input as
+/// quantized and de-quantized. Exact for a matmul; a convolution's padded
+/// border taps are counted as if they read the mean too. Empty when the
+/// weight cannot be read or the means do not have int8InputChannels' count.
+std::vector<float> int8BiasCorrection(mlir::Operation *op,
+                                      llvm::ArrayRef<double> meanInput,
+                                      llvm::ArrayRef<double> meanQuantized);
 
 /// The results of `op` that the kernel computing it stores: all of them,
 /// except for a graph.quantize_static whose scale result (a constant) has no

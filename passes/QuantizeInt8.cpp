@@ -33,6 +33,7 @@ struct QuantizedWeight {
   std::vector<int8_t> values;
   std::vector<float> scales;      ///< one per output channel: q = w * scale
   std::vector<float> dequantized; ///< q / scale, in `values`' order
+  std::vector<float> original;    ///< the f32 weight, in `values`' order
 };
 
 /// Quantizes `w` (row-major) whose output channel of element i is
@@ -41,6 +42,7 @@ struct QuantizedWeight {
 QuantizedWeight quantizeWeight(ArrayRef<float> w, int64_t channels,
                                int64_t inner) {
   QuantizedWeight q;
+  q.original.assign(w.begin(), w.end());
   std::vector<float> amax(channels, 0.0f);
   for (size_t i = 0; i < w.size(); ++i) {
     float &m = amax[(i / inner) % channels];
@@ -244,6 +246,32 @@ zeroPointTerm(Operation *op, double shift, const QuantizedWeight &q) {
   return std::make_pair(std::move(full), shape);
 }
 
+/// Whether candidate `op` holds its channels in dim 1 (an NCHW convolution).
+bool isChannelsFirst(Operation *op) {
+  if (auto conv = dyn_cast<Conv2DOp>(op))
+    return conv.getDataLayout() == Layout::NCHW;
+  if (auto dw = dyn_cast<DepthwiseConv2DOp>(op))
+    return dw.getDataLayout() == Layout::NCHW;
+  return false;
+}
+
+/// `op`'s kInt8BiasCorrectionAttr, one f32 per output channel of `q`; empty
+/// without one.
+FailureOr<std::vector<float>> biasCorrectionOf(Operation *op,
+                                               const QuantizedWeight &q) {
+  auto attr =
+      op->getAttrOfType<DenseElementsAttr>(dlc::kInt8BiasCorrectionAttr);
+  if (!attr)
+    return std::vector<float>();
+  if (!attr.getElementType().isF32() ||
+      attr.getNumElements() != int64_t(q.scales.size()))
+    return op->emitError() << dlc::kInt8BiasCorrectionAttr << " must hold "
+                           << q.scales.size()
+                           << " f32 values, one per output channel";
+  auto values = attr.getValues<float>();
+  return std::vector<float>(values.begin(), values.end());
+}
+
 } // namespace
 
 bool dlc::int8InputUnsigned(Operation *op) {
@@ -272,6 +300,90 @@ std::vector<float> dlc::int8WeightScales(Operation *op) {
   return succeeded(q) ? q->scales : std::vector<float>();
 }
 
+bool dlc::int8UsesZeroPoint(Operation *op, bool unsignedActivations) {
+  if (!unsignedActivations || !int8InputUnsigned(op))
+    return false;
+  if (isa<MatmulOp>(op))
+    return true;
+  // zeroPointTerm's condition: the spatial sizes of input and result.
+  const bool nchw =
+      isa<Conv2DOp>(op)
+          ? cast<Conv2DOp>(op).getDataLayout() == Layout::NCHW
+          : cast<DepthwiseConv2DOp>(op).getDataLayout() == Layout::NCHW;
+  for (Value v : {op->getOperand(0), Value(op->getResult(0))}) {
+    ArrayRef<int64_t> shape = cast<RankedTensorType>(v.getType()).getShape();
+    if (ShapedType::isDynamic(shape[nchw ? 2 : 1]) ||
+        ShapedType::isDynamic(shape[nchw ? 3 : 2]))
+      return false;
+  }
+  return true;
+}
+
+std::optional<dlc::Int8InputChannels> dlc::int8InputChannels(Operation *op) {
+  ArrayRef<int64_t> in =
+      cast<RankedTensorType>(op->getOperand(0).getType()).getShape();
+  Int8InputChannels c;
+  if (isa<MatmulOp>(op)) {
+    c.channels = in.back();
+  } else {
+    Layout layout = isa<Conv2DOp>(op)
+                        ? cast<Conv2DOp>(op).getDataLayout()
+                        : cast<DepthwiseConv2DOp>(op).getDataLayout();
+    if (layout == Layout::NCHW) {
+      c.channels = in[1];
+      c.inner = in[2] * in[3];
+      if (ShapedType::isDynamic(in[2]) || ShapedType::isDynamic(in[3]))
+        return std::nullopt;
+    } else {
+      c.channels = in[3];
+    }
+  }
+  if (ShapedType::isDynamic(c.channels))
+    return std::nullopt;
+  return c;
+}
+
+std::vector<float> dlc::int8BiasCorrection(Operation *op,
+                                           ArrayRef<double> meanInput,
+                                           ArrayRef<double> meanQuantized) {
+  FailureOr<QuantizedWeight> q = quantizedWeightOf(op);
+  std::optional<Int8InputChannels> in = int8InputChannels(op);
+  if (failed(q) || !in || int64_t(meanInput.size()) != in->channels ||
+      int64_t(meanQuantized.size()) != in->channels)
+    return {};
+  const int64_t outputs = int64_t(q->scales.size());
+  std::vector<double> sum(outputs, 0.0);
+  // Each weight element's output channel and input channel.
+  auto add = [&](size_t element, int64_t o, int64_t c) {
+    sum[o] += double(q->original[element]) * meanInput[c] -
+              double(q->dequantized[element]) * meanQuantized[c];
+  };
+  if (auto conv = dyn_cast<Conv2DOp>(op)) {
+    ArrayRef<int64_t> f =
+        cast<RankedTensorType>(conv.getFilter().getType()).getShape();
+    FilterDims fd = dimsOf(conv.getFilterLayout());
+    // Output channel o of group o / (O / groups) reads that group's inputs.
+    const int64_t perGroup = f[fd.o] / conv.getGroups();
+    int64_t idx[4];
+    size_t element = 0;
+    for (idx[0] = 0; idx[0] < f[0]; ++idx[0])
+      for (idx[1] = 0; idx[1] < f[1]; ++idx[1])
+        for (idx[2] = 0; idx[2] < f[2]; ++idx[2])
+          for (idx[3] = 0; idx[3] < f[3]; ++idx[3], ++element)
+            add(element, idx[fd.o], idx[fd.o] / perGroup * f[fd.i] + idx[fd.i]);
+  } else if (auto dw = dyn_cast<DepthwiseConv2DOp>(op)) {
+    // [kh, kw, C, M]: output channel c * M + m reads input channel c.
+    const int64_t m =
+        cast<RankedTensorType>(dw.getFilter().getType()).getDimSize(3);
+    for (size_t element = 0; element < q->original.size(); ++element)
+      add(element, int64_t(element) % outputs, int64_t(element) % outputs / m);
+  } else { // [K, N]
+    for (size_t element = 0; element < q->original.size(); ++element)
+      add(element, int64_t(element) % outputs, int64_t(element) / outputs);
+  }
+  return std::vector<float>(sum.begin(), sum.end());
+}
+
 namespace {
 
 struct QuantizeInt8Pass
@@ -293,12 +405,14 @@ struct QuantizeInt8Pass
       float a = static_cast<float>(amax.getValueAsDouble());
       if (!(a > 0) || !std::isfinite(a))
         continue; // an input that is always 0 (or broken) stays f32
-      bool zeroPoint = unsignedActivations && dlc::int8InputUnsigned(op);
+      bool zeroPoint = dlc::int8UsesZeroPoint(op, unsignedActivations);
       if (failed(rewrite(op, (zeroPoint ? 255.0f : 127.0f) / a, zeroPoint)))
         return signalPassFailure();
     }
-    getOperation().walk(
-        [](Operation *op) { op->removeAttr(dlc::kCalibratedAmaxAttr); });
+    getOperation().walk([](Operation *op) {
+      op->removeAttr(dlc::kCalibratedAmaxAttr);
+      op->removeAttr(dlc::kInt8BiasCorrectionAttr);
+    });
   }
 
   /// Quantizes `op` with the input scale `inputScale`. With `zeroPoint`
@@ -315,10 +429,32 @@ struct QuantizeInt8Pass
     const double shift = 128.0 / double(inputScale);
     if (zeroPoint) {
       auto t = zeroPointTerm(op, shift, *q);
-      if (failed(t))
-        zeroPoint = false, inputScale = inputScale * 127.0f / 255.0f;
-      else
-        term = std::move(*t);
+      if (failed(t)) // int8UsesZeroPoint has checked what it needs
+        return op->emitError("cannot build the zero point's term");
+      term = std::move(*t);
+    }
+    FailureOr<std::vector<float>> correction = biasCorrectionOf(op, *q);
+    if (failed(correction))
+      return failure();
+    if (!correction->empty()) {
+      // Added to the zero point's term where there is one (each output
+      // channel's value at every position of a full map), else a constant
+      // of its own.
+      const int64_t n = int64_t(correction->size());
+      const bool nchw = isChannelsFirst(op);
+      if (!term) {
+        SmallVector<int64_t> shape{n};
+        if (nchw)
+          shape = {n, 1, 1};
+        term = std::make_pair(std::vector<float>(n, 0.0f), shape);
+      }
+      std::vector<float> &values = term->first;
+      // A full map is [1, Ho, Wo, O] (NHWC) or [1, O, Ho, Wo] (NCHW).
+      const int64_t plane = term->second.size() == 4 && nchw
+                                ? term->second[2] * term->second[3]
+                                : 1;
+      for (size_t e = 0; e < values.size(); ++e)
+        values[e] += (*correction)[int64_t(e) / plane % n];
     }
     OpBuilder b(op);
     Location loc = op->getLoc();
@@ -403,7 +539,7 @@ struct QuantizeInt8Pass
     if (term) {
       auto back = b.create<ConstantOp>(
           loc, makeFloats(RankedTensorType::get(term->second, f32), term->first,
-                          hint + "_zero_point"));
+                          hint + (zeroPoint ? "_zero_point" : "_correction")));
       result = b.create<AddOp>(loc, result.getType(), result, back);
     }
     op->getResult(0).replaceAllUsesWith(result);

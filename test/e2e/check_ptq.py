@@ -15,7 +15,7 @@ the two). Then
 
 and asserts, for every output, top-1 agreement with fp32 >= --min-agreement (0.99) on the held-out
 set (the report's figure) and at least one int8 layer; --report-only prints it without asserting.
---method, --unsigned-activations, --accuracy-target, --accuracy-margin and --fallback pass dlc's options
+--method, --unsigned-activations, --bias-correction, --accuracy-target, --accuracy-margin and --fallback pass dlc's options
 (the e2e/ptq tests use the documented method: mse, unsigned activations, accuracy target 0.99,
 256 calibration samples; docs/quantization.md). With --cross-check, the held-out set is also run through
 `dlc run --device cpu` in fp32 and in int8 and the agreement is recomputed here from the .npy
@@ -236,6 +236,8 @@ def check_model(args, name, tmp):
         cmd.append("--int8-keep-first-last")
     if args.unsigned_activations:
         cmd.append("--int8-unsigned-activations")
+    if args.bias_correction:
+        cmd.append("--int8-bias-correction")
     if args.accuracy_target:
         cmd += ["--int8-accuracy-target", str(args.accuracy_target)]
         if args.accuracy_margin:
@@ -283,6 +285,8 @@ def check_model(args, name, tmp):
                     c.append("--int8-keep-first-last")
                 if args.unsigned_activations:
                     c.append("--int8-unsigned-activations")
+                if args.bias_correction:
+                    c.append("--int8-bias-correction")
                 if args.accuracy_target:
                     c += ["--int8-accuracy-target", str(args.accuracy_target)]
                     if args.accuracy_margin:
@@ -335,6 +339,7 @@ def main():
                          "(default 0.9)")
     ap.add_argument("--method", default="percentile", choices=["max", "percentile", "entropy", "mse"])
     ap.add_argument("--unsigned-activations", action="store_true")
+    ap.add_argument("--bias-correction", action="store_true")
     ap.add_argument("--keep-first-last", action="store_true")
     ap.add_argument("--accuracy-target", type=float, default=0,
                     help="--int8-accuracy-target (0: off)")

@@ -76,6 +76,9 @@ std::vector<CommandSpec> buildCommands() {
            "Quantize a layer input that is >= 0 by construction (after a "
            "ReLU) to all 256 int8 levels, with a zero point whose term is "
            "added back as an fp32 constant"),
+      flag("--int8-bias-correction",
+           "Add back each int8 layer's expected output error per channel, "
+           "measured on the calibration set (empirical bias correction)"),
       value("--int8-accuracy-target", "A",
             "Mixed precision: keep the quantizable layers whose int8 costs "
             "most accuracy in fp32 until the top-1 agreement with fp32 on "
