@@ -2,7 +2,8 @@
 //
 //   dlc-emulate MODEL|FILE.mlir --input X.npy ... --output Y.npy ...
 //               [--precision fp32|fp16|int8 [--calibrate DIR]
-//               [--int8-unsigned-activations] [--int8-fallback fp32|fp16]]
+//               [--int8-unsigned-activations] [--int8-bias-correction]
+//               [--int8-fallback fp32|fp16]]
 //               [--batch N]
 //               [--arch sm_XX]
 //               [--weights FILE] [--cache-dir DIR] [--jobs N] [--cxx PATH]
@@ -84,7 +85,7 @@ Args parseArgs(int argc, char **argv) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--reverse" || a == "--copies-at-once" || a == "--check-kernels" ||
-        a == "--int8-unsigned-activations") {
+        a == "--int8-unsigned-activations" || a == "--int8-bias-correction") {
       args.values[a].push_back("");
     } else if (std::find(std::begin(kValued), std::end(kValued), a) !=
                std::end(kValued)) {
@@ -479,6 +480,7 @@ int run(int argc, char **argv) {
   cudaOptions.int8.calibrationDir = args.get("--calibrate", "");
   cudaOptions.int8.unsignedActivations =
       args.has("--int8-unsigned-activations");
+  cudaOptions.int8.biasCorrection = args.has("--int8-bias-correction");
   cudaOptions.int8.fallbackFp16 = args.get("--int8-fallback", "") == "fp16";
   if (args.has("--arch"))
     cudaOptions.archs = driver::parseArchs(args.get("--arch", ""));
