@@ -306,10 +306,7 @@ bool dlc::int8UsesZeroPoint(Operation *op, bool unsignedActivations) {
   if (isa<MatmulOp>(op))
     return true;
   // zeroPointTerm's condition: the spatial sizes of input and result.
-  const bool nchw =
-      isa<Conv2DOp>(op)
-          ? cast<Conv2DOp>(op).getDataLayout() == Layout::NCHW
-          : cast<DepthwiseConv2DOp>(op).getDataLayout() == Layout::NCHW;
+  const bool nchw = isChannelsFirst(op);
   for (Value v : {op->getOperand(0), Value(op->getResult(0))}) {
     ArrayRef<int64_t> shape = cast<RankedTensorType>(v.getType()).getShape();
     if (ShapedType::isDynamic(shape[nchw ? 2 : 1]) ||
@@ -326,10 +323,7 @@ std::optional<dlc::Int8InputChannels> dlc::int8InputChannels(Operation *op) {
   if (isa<MatmulOp>(op)) {
     c.channels = in.back();
   } else {
-    Layout layout = isa<Conv2DOp>(op)
-                        ? cast<Conv2DOp>(op).getDataLayout()
-                        : cast<DepthwiseConv2DOp>(op).getDataLayout();
-    if (layout == Layout::NCHW) {
+    if (isChannelsFirst(op)) {
       c.channels = in[1];
       c.inner = in[2] * in[3];
       if (ShapedType::isDynamic(in[2]) || ShapedType::isDynamic(in[3]))
@@ -420,7 +414,9 @@ struct QuantizeInt8Pass
   /// scale), -128, 127), which is round(x * scale) - 128, so [0, amax]
   /// spans all 256 levels; the op then computes W (x - 128 / scale) and
   /// the constant W (128 / scale) (over the taps inside the input, the
-  /// padding being 0 in x) is added back after it in f32.
+  /// padding being 0 in x) is added back after it in f32. The op's
+  /// kInt8BiasCorrectionAttr, if any, is added after it too (in the same
+  /// constant when there is a zero point).
   LogicalResult rewrite(Operation *op, float inputScale, bool zeroPoint) {
     FailureOr<QuantizedWeight> q = quantizedWeightOf(op);
     if (failed(q))
