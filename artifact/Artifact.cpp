@@ -842,6 +842,8 @@ std::string dlc::artifact::serialize(const Artifact &input) {
   }
 
   std::string out(kHeaderBytes + 8, '\0');
+  // One allocation: the payload is most of it (the weights).
+  out.reserve(alignUp(out.size() + manifest.size()) + data.bytes().size());
   store<uint64_t>(out, kHeaderBytes, manifest.size());
   out += manifest;
   out.resize(alignUp(out.size()), '\0');

@@ -4,6 +4,12 @@
 
 #include <cstring>
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <cpuid.h>
+#include <immintrin.h>
+#define DLC_SHA256_X86 1
+#endif
+
 using namespace dlc;
 
 namespace {
@@ -25,7 +31,98 @@ constexpr uint32_t rotr(uint32_t x, int n) {
   return (x >> n) | (x << (32 - n));
 }
 
+#ifdef DLC_SHA256_X86
+/// Whether the CPU has the SHA extensions (and the SSSE3 and SSE4.1 their
+/// code below needs), from CPUID: leaf 7 EBX bit 29; leaf 1 ECX bits 9, 19.
+bool cpuHasSha() {
+  unsigned a, b, c, d;
+  if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & (1u << 9)) || !(c & (1u << 19)))
+    return false;
+  return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & (1u << 29));
+}
+
+/// FIPS 180-4's compression of `blocks` 64-byte blocks with the SHA
+/// extensions: the state as the two vectors they take, ABEF and CDGH; each
+/// sha256rnds2 does two rounds, each message vector holds four schedule
+/// words W[4i .. 4i+3], big-endian in the block.
+__attribute__((target("sha,sse4.1,ssse3"))) void
+compressSha(uint32_t state[8], const uint8_t *data, size_t blocks) {
+  const __m128i byteSwap =
+      _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
+  __m128i dcba = _mm_loadu_si128(reinterpret_cast<const __m128i *>(state));
+  __m128i hgfe = _mm_loadu_si128(reinterpret_cast<const __m128i *>(state + 4));
+  __m128i cdab = _mm_shuffle_epi32(dcba, 0xB1);
+  __m128i efgh = _mm_shuffle_epi32(hgfe, 0x1B);
+  __m128i abef = _mm_alignr_epi8(cdab, efgh, 8);
+  __m128i cdgh = _mm_blend_epi16(efgh, cdab, 0xF0);
+  for (; blocks; --blocks, data += 64) {
+    const __m128i abefIn = abef, cdghIn = cdgh;
+    __m128i w[4];
+    for (int i = 0; i < 16; ++i) {
+      __m128i &wi = w[i & 3];
+      if (i < 4) {
+        wi = _mm_shuffle_epi8(
+            _mm_loadu_si128(reinterpret_cast<const __m128i *>(data + 16 * i)),
+            byteSwap);
+      } else {
+        // W[t] = s1(W[t-2]) + W[t-7] + s0(W[t-15]) + W[t-16].
+        const __m128i &w1 = w[(i - 1) & 3], &w2 = w[(i - 2) & 3];
+        __m128i next = _mm_sha256msg1_epu32(wi, w[(i - 3) & 3]);
+        next = _mm_add_epi32(next, _mm_alignr_epi8(w1, w2, 4));
+        wi = _mm_sha256msg2_epu32(next, w1);
+      }
+      __m128i k = _mm_add_epi32(
+          wi,
+          _mm_loadu_si128(reinterpret_cast<const __m128i *>(kRound + 4 * i)));
+      cdgh = _mm_sha256rnds2_epu32(cdgh, abef, k);
+      abef = _mm_sha256rnds2_epu32(abef, cdgh, _mm_shuffle_epi32(k, 0x0E));
+    }
+    abef = _mm_add_epi32(abef, abefIn);
+    cdgh = _mm_add_epi32(cdgh, cdghIn);
+  }
+  __m128i feba = _mm_shuffle_epi32(abef, 0x1B);
+  __m128i dchg = _mm_shuffle_epi32(cdgh, 0xB1);
+  _mm_storeu_si128(reinterpret_cast<__m128i *>(state),
+                   _mm_blend_epi16(feba, dchg, 0xF0));
+  _mm_storeu_si128(reinterpret_cast<__m128i *>(state + 4),
+                   _mm_alignr_epi8(dchg, feba, 8));
+}
+#endif
+
+/// Whether compressBlocks uses the SHA extensions: where the CPU has them,
+/// unless a test turned them off (Sha256::useHardware).
+bool &hardwareOn() {
+#ifdef DLC_SHA256_X86
+  static bool on = cpuHasSha();
+#else
+  static bool on = false;
+#endif
+  return on;
+}
+
 } // namespace
+
+bool Sha256::hardwareAvailable() {
+#ifdef DLC_SHA256_X86
+  static const bool available = cpuHasSha();
+  return available;
+#else
+  return false;
+#endif
+}
+
+void Sha256::useHardware(bool on) { hardwareOn() = on && hardwareAvailable(); }
+
+void Sha256::compressBlocks(const uint8_t *data, size_t blocks) {
+#ifdef DLC_SHA256_X86
+  if (hardwareOn()) {
+    compressSha(state_.data(), data, blocks);
+    return;
+  }
+#endif
+  for (; blocks; --blocks, data += 64)
+    compress(data);
+}
 
 Sha256::Sha256()
     : state_{0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
@@ -78,11 +175,12 @@ Sha256 &Sha256::update(const void *data, size_t size) {
     size -= take;
     if (buffered_ < buffer_.size())
       return *this;
-    compress(buffer_.data());
+    compressBlocks(buffer_.data(), 1);
     buffered_ = 0;
   }
-  for (; size >= 64; bytes += 64, size -= 64)
-    compress(bytes);
+  compressBlocks(bytes, size / 64);
+  bytes += size / 64 * 64;
+  size %= 64;
   std::memcpy(buffer_.data(), bytes, size);
   buffered_ = size;
   return *this;

@@ -140,9 +140,11 @@ std::optional<std::string> f16Unfit(ArrayRef<float> values) {
       return holds(v, "beyond the largest f16 value 65504");
     largest = std::max(largest, std::fabs(v));
   }
+  // f16 rounds a magnitude to zero when it is at most 2^-25, half its
+  // smallest subnormal 2^-24 (a tie rounds to the even 0).
+  const float floor = std::ldexp(largest, -11);
   for (float v : values)
-    if (v != 0.0f && std::fabs(v) >= std::ldexp(largest, -11) &&
-        dlc::halfToFloat(dlc::floatToHalf(v)) == 0.0f)
+    if (v != 0.0f && std::fabs(v) >= floor && std::fabs(v) <= 0x1p-25f)
       return holds(v, "a nonzero value that f16 rounds to zero");
   return std::nullopt;
 }

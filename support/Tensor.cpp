@@ -8,6 +8,10 @@
 #include <limits>
 #include <stdexcept>
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+#endif
+
 using namespace dlc;
 
 size_t dlc::dtypeSize(DType dtype) {
@@ -148,6 +152,55 @@ uint16_t dlc::floatToHalf(float value) {
   return bits;
 }
 #endif
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+namespace {
+__attribute__((target("avx,f16c"))) size_t
+toHalvesF16C(const float *in, uint16_t *out, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm_storeu_si128(
+        reinterpret_cast<__m128i *>(out + i),
+        _mm256_cvtps_ph(_mm256_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT));
+  return i;
+}
+
+__attribute__((target("avx,f16c"))) size_t toFloatsF16C(const uint16_t *in,
+                                                        float *out, size_t n) {
+  size_t i = 0;
+  for (; i + 8 <= n; i += 8)
+    _mm256_storeu_ps(out + i, _mm256_cvtph_ps(_mm_loadu_si128(
+                                  reinterpret_cast<const __m128i *>(in + i))));
+  return i;
+}
+
+bool hasF16C() {
+  static const bool has = __builtin_cpu_supports("f16c");
+  return has;
+}
+} // namespace
+#define DLC_TENSOR_F16C 1
+#endif
+
+void dlc::floatsToHalves(const float *in, uint16_t *out, size_t n) {
+  size_t i = 0;
+#ifdef DLC_TENSOR_F16C
+  if (hasF16C())
+    i = toHalvesF16C(in, out, n);
+#endif
+  for (; i < n; ++i)
+    out[i] = floatToHalf(in[i]);
+}
+
+void dlc::halvesToFloats(const uint16_t *in, float *out, size_t n) {
+  size_t i = 0;
+#ifdef DLC_TENSOR_F16C
+  if (hasF16C())
+    i = toFloatsF16C(in, out, n);
+#endif
+  for (; i < n; ++i)
+    out[i] = halfToFloat(in[i]);
+}
 
 float dlc::bf16ToFloat(uint16_t bits) {
   uint32_t u = static_cast<uint32_t>(bits) << 16;

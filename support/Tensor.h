@@ -48,6 +48,12 @@ uint16_t floatToHalf(float value);
 float bf16ToFloat(uint16_t bits);
 uint16_t floatToBf16(float value);
 
+/// floatToHalf and halfToFloat over `n` values, eight at a time with F16C
+/// where the CPU has it (the same bits for every value but a NaN, which
+/// stays a NaN): the weight conversions of `--precision fp16`.
+void floatsToHalves(const float *in, uint16_t *out, size_t n);
+void halvesToFloats(const uint16_t *in, float *out, size_t n);
+
 class Tensor {
 public:
   Tensor() = default;

@@ -42,6 +42,10 @@ FailureOr<std::vector<float>> dlc::graph::readFloats(ElementsAttr value) {
       return failure();
     if (width == 4) {
       std::memcpy(out.data(), data.data(), data.size());
+    } else if (element.isF16() &&
+               reinterpret_cast<uintptr_t>(data.data()) % 2 == 0) {
+      dlc::halvesToFloats(reinterpret_cast<const uint16_t *>(data.data()),
+                          out.data(), size_t(n));
     } else {
       for (int64_t i = 0; i < n; ++i) {
         uint16_t bits;
@@ -101,19 +105,22 @@ ElementsAttr dlc::graph::makeFloats(RankedTensorType type,
   std::string key = "w_";
   for (char c : hint.take_front(48))
     key += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-  std::vector<char> bytes;
+  // Written straight into the blob (aligned for floats).
+  const size_t width = element.isF32() ? 4 : 2;
+  AsmResourceBlob blob =
+      HeapAsmResourceBlob::allocate(values.size() * width, alignof(float));
+  char *bytes = blob.getMutableData().data();
   if (element.isF32()) {
-    bytes.resize(values.size() * 4);
-    std::memcpy(bytes.data(), values.data(), bytes.size());
+    std::memcpy(bytes, values.data(), values.size() * 4);
+  } else if (element.isF16()) {
+    dlc::floatsToHalves(values.data(), reinterpret_cast<uint16_t *>(bytes),
+                        values.size());
   } else {
-    bytes.resize(values.size() * 2);
     for (size_t i = 0; i < values.size(); ++i) {
       uint16_t bits = toBits(values[i], element);
-      std::memcpy(bytes.data() + 2 * i, &bits, 2);
+      std::memcpy(bytes + 2 * i, &bits, 2);
     }
   }
-  auto blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
-      ArrayRef<char>(bytes.data(), bytes.size()), alignof(float));
   return DenseResourceElementsAttr::get(type, key, std::move(blob));
 }
 

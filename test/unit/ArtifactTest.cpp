@@ -22,8 +22,48 @@ std::string sha(std::string_view message) {
   return Sha256::hex(Sha256::hash(message));
 }
 
-// FIPS 180-4 examples and the NIST CAVP SHA-256 byte-oriented vectors.
+// FIPS 180-4 examples and the NIST CAVP SHA-256 byte-oriented vectors, with
+// the portable code and (where the CPU has them) the SHA extensions.
+void expectNistVectors();
+
 TEST(Sha256, NistVectors) {
+  Sha256::useHardware(false);
+  expectNistVectors();
+  Sha256::useHardware(true);
+  if (Sha256::hardwareAvailable())
+    expectNistVectors();
+}
+
+// The SHA extensions' digest equals the portable code's on messages of
+// every length up to 300 bytes (every padding case, one to five blocks)
+// and on a 1 MiB one, fed in pieces of uneven sizes.
+TEST(Sha256, HardwareEqualsPortable) {
+  if (!Sha256::hardwareAvailable())
+    GTEST_SKIP() << "this CPU has no SHA extensions";
+  std::string message;
+  uint32_t x = 12345;
+  for (int i = 0; i < (1 << 20); ++i) {
+    x = x * 1664525u + 1013904223u;
+    message += char(x >> 24);
+  }
+  auto digest = [&](bool hardware, std::string_view m) {
+    Sha256::useHardware(hardware);
+    Sha256 h;
+    for (size_t at = 0, step = 1; at < m.size();
+         at += step, step = step * 3 % 1031)
+      h.update(m.substr(at, step));
+    std::string hex = Sha256::hex(h.finish());
+    Sha256::useHardware(true);
+    return hex;
+  };
+  for (size_t n = 0; n <= 300; ++n)
+    EXPECT_EQ(digest(true, std::string_view(message).substr(0, n)),
+              digest(false, std::string_view(message).substr(0, n)))
+        << n;
+  EXPECT_EQ(digest(true, message), digest(false, message));
+}
+
+void expectNistVectors() {
   EXPECT_EQ(sha(""),
             "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
   EXPECT_EQ(sha("abc"),
