@@ -36,7 +36,7 @@ public:
   /// Lower-case hexadecimal, 64 characters.
   static std::string hex(const Digest &digest);
 
-  /// Whether this CPU has the x86 SHA extensions, which hash about 5x faster
+  /// Whether this CPU has the x86 SHA extensions, which hash 3-4x faster
   /// (the artifact's load check reads every payload byte).
   static bool hardwareAvailable();
   /// Tests: hash with the SHA extensions (where available; the default) or
