@@ -14,12 +14,8 @@
 #include "mlir/IR/Location.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <cstdlib>
-
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#include <immintrin.h>
-#define DLC_REFERENCE_X86 1
-#endif
 
 using namespace mlir;
 using namespace dlc::reference::detail;
@@ -166,37 +162,21 @@ float dlc::reference::detail::roundToHalf(float value) {
   return halfToFloat(floatToHalf(value));
 }
 
-#ifdef DLC_REFERENCE_X86
-namespace {
-__attribute__((target("avx,f16c"))) void roundHalfF16C(float *data,
-                                                       int64_t count) {
-  int64_t i = 0;
-  for (; i + 8 <= count; i += 8) {
-    __m256 v = _mm256_loadu_ps(data + i);
-    __m128i h = _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT);
-    _mm256_storeu_ps(data + i, _mm256_cvtph_ps(h));
-  }
-  for (; i < count; ++i)
-    data[i] = dlc::reference::detail::roundToHalf(data[i]);
-}
-} // namespace
-#endif
-
 void dlc::reference::detail::roundFloats(float *data, int64_t count,
                                          Round round) {
   switch (round) {
   case Round::None:
     return;
-  case Round::F16:
-#ifdef DLC_REFERENCE_X86
-    if (__builtin_cpu_supports("f16c")) {
-      roundHalfF16C(data, count);
-      return;
+  case Round::F16: {
+    // Through halves and back, a chunk at a time (F16C where the CPU has it).
+    uint16_t halves[4096];
+    for (int64_t at = 0; at < count; at += 4096) {
+      size_t n = size_t(std::min<int64_t>(4096, count - at));
+      floatsToHalves(data + at, halves, n);
+      halvesToFloats(halves, data + at, n);
     }
-#endif
-    for (int64_t i = 0; i < count; ++i)
-      data[i] = roundToHalf(data[i]);
     return;
+  }
   case Round::BF16:
     for (int64_t i = 0; i < count; ++i)
       data[i] = roundToBf16(data[i]);
