@@ -84,9 +84,12 @@ def main(argv=None):
     units = []  # (artifact name, {name: (path, 0, bytes)} for its inputs and references)
     for art in sorted(glob.glob(os.path.join(args.stage, "*.dlcm"))):
         name = os.path.basename(art)
-        model, precision, _ = name[:-len(".dlcm")].split(".")
+        model, precision, kernels = name[:-len(".dlcm")].split(".")
+        # check_gpu.py's references: per precision, an int8 one's per kernel choice too.
         side = glob.glob(os.path.join(args.stage, "%s.input_*.npy" % model)) + \
-            glob.glob(os.path.join(args.stage, "%s.%s.ref_*.npy" % (model, precision)))
+            glob.glob(os.path.join(args.stage, "%s.%s.ref_*.npy" % (model, precision))) + \
+            glob.glob(os.path.join(args.stage, "%s.%s.%s.ref_*.npy" % (
+                model, precision, kernels.partition("_sm_")[0])))
         units.append((name, art, {os.path.basename(p): (p, 0, size(p)) for p in side}))
 
     batches, split = [], {}

@@ -16,10 +16,11 @@ every arch (`dlc run --device cpu`, dlc's default targets: Keras's arithmetic).
 With --fixtures (the full build) the script makes them: `dlc compile FIXTURES/MODEL/model.keras
 --precision P --batch B --kernels K` at the fixture's batch, and the references with `dlc run
 model.keras --device cpu --precision P` (the CPU reference executor, once per model and
-precision) on the fixture's inputs. int8 is `--precision int8`, int8-fp16 the same with
+precision; for int8 and int8-fp16 once per kernel choice too, `--kernels K`, as the library plan
+rounds elsewhere: ref_key) on the fixture's inputs. int8 is `--precision int8`, int8-fp16 the same with
 `--int8-fallback fp16`: both compile and reference calibrate on the fixture's inputs (one batch,
 DIR/MODEL.calib/), so they quantize alike. With --carried (the device machine's runtime-only build,
-see bench/gpu/) they are read from DIR: MODEL.P.K.dlcm, MODEL.input_I.npy, MODEL.P.ref_I.npy,
+see bench/gpu/) they are read from DIR: MODEL.P.K.dlcm, MODEL.input_I.npy, MODEL.P.ref_I.npy (int8: MODEL.P.K.ref_I.npy),
 as `--no-device` wrote them.
 
 Checks, each one row of the table:
@@ -68,6 +69,18 @@ def precision_args(precision, calib):
             ["--int8-fallback", "fp16"] if precision == "int8-fp16" else [])
     return ["--precision", precision]
 CHECK_ORDER = {"prepared": 0, "compare": 1, "memcheck": 2, "stress": 3}
+
+
+def ref_key(precision, kernels):
+    """Whose reference an artifact is compared with: the precision's (one CPU run per model and
+    precision), but an int8 precision's per kernel choice (generated or library, whatever the
+    arch): the library plan (cuBLASLt's int32 sums, de-scaled by a kernel of its own) fuses
+    differently, so its float values are rounded to 16 bits at other places (int8-fp16), and
+    int8's quantization turns such an ulp into a whole step in the next layer (MobileNetV2
+    int8-fp16: library and generated plans 0.025 apart on the CPU reference executor)."""
+    if precision.startswith("int8"):
+        return "%s.%s" % (precision, kernels.partition("_sm_")[0])
+    return precision
 
 
 def first_line(text, limit=300):
@@ -229,11 +242,12 @@ class Work:
         root = self.args.carried or self.args.out
         return os.path.join(root, "%s.%s.%s.dlcm" % (self.model, precision, kernels))
 
-    def refs(self, precision):
+    def refs(self, key):
+        """The reference files of ref_key(precision, kernels)."""
         if self.args.carried:
             return by_index(glob.glob(os.path.join(
-                self.args.carried, "%s.%s.ref_*.npy" % (self.model, precision))))
-        return [os.path.join(self.args.out, "%s.%s.ref_%d.npy" % (self.model, precision, i))
+                self.args.carried, "%s.%s.ref_*.npy" % (self.model, key))))
+        return [os.path.join(self.args.out, "%s.%s.ref_%d.npy" % (self.model, key, i))
                 for i in range(self.outputs)]
 
     def input_args(self):
@@ -267,14 +281,15 @@ class Work:
                        (["--arch", "sm_" + arch] if arch else []), 1800)
         return None if rc == 0 else "compile: " + first_line(text)
 
-    def reference(self, precision):
-        """None, or why the references are missing."""
-        refs = self.refs(precision)
+    def reference(self, key):
+        """None, or why the references of ref_key(...) are missing."""
+        refs = self.refs(key)
         if self.args.carried:
-            return None if refs else "no %s.%s.ref_*.npy" % (self.model, precision)
+            return None if refs else "no %s.%s.ref_*.npy" % (self.model, key)
+        precision, _, kernels = key.partition(".")
         rc, text = run([self.args.dlc, "run", os.path.join(self.dir, "model.keras"),
                         "--device", "cpu"] + precision_args(precision, self.calibration()) +
-                       self.input_args() +
+                       (["--kernels", kernels] if kernels else []) + self.input_args() +
                        [a for r in refs for a in ("--output", r)], 1800)
         return None if rc == 0 else "reference: " + first_line(text)
 
@@ -304,14 +319,14 @@ def check_model(args, table, model):
             shutil.copyfile(f, os.path.join(args.out, "%s.input_%d.npy" % (model, i)))
     need_refs = args.no_device or "compare" in args.checks
     ref_error = {}
-    for p in sorted({p for p, _ in triples}) if need_refs else []:
-        ref_error[p] = w.reference(p)
+    for key in sorted({ref_key(p, k) for p, k in triples}) if need_refs else []:
+        ref_error[key] = w.reference(key)
     for p, k in triples:
         art = w.artifact(p, k)
         err = w.compile(p, k)
-        if err or ref_error.get(p):
+        if err or ref_error.get(ref_key(p, k)):
             check = "prepared" if args.no_device else args.checks[0]
-            table.add(model, p, k, check, "error", "", False, err or ref_error[p])
+            table.add(model, p, k, check, "error", "", False, err or ref_error[ref_key(p, k)])
             continue
         if args.no_device:
             table.add(model, p, k, "prepared", "%.1f MB" % (os.path.getsize(art) / 1e6), "",
@@ -329,7 +344,7 @@ def check_model(args, table, model):
 
 def compare(args, table, w, precision, kernels, art):
     import numpy as np
-    refs = w.refs(precision)
+    refs = w.refs(ref_key(precision, kernels))
     stem = os.path.join(args.out, "%s.%s.%s" % (w.model, precision, kernels))
     outs = ["%s.gpu_%d.npy" % (stem, i) for i in range(len(refs))]
     limit = LIMITS[precision]
@@ -361,7 +376,7 @@ def memcheck(args, table, w, precision, kernels, art):
                   "compute-sanitizer not found (PATH, nvcc's toolkit, CUDA_HOME, /usr/local/cuda)")
         return
     stem = os.path.join(args.out, "%s.%s.%s" % (w.model, precision, kernels))
-    n = len(w.refs(precision)) if args.carried else w.outputs
+    n = len(w.refs(ref_key(precision, kernels))) if args.carried else w.outputs
     outs = ["%s.memcheck_%d.npy" % (stem, i) for i in range(n)]
     rc, text = run([args.sanitizer, "--tool", "memcheck", "--error-exitcode", "9",
                     "--print-limit", "20", args.dlc, "run", art, "--device", "cuda"] +
