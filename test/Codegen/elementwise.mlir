@@ -1,4 +1,4 @@
-// RUN: dlc-cuda-translate --emit-cuda --split-input-file %s | FileCheck %s
+// RUN: dlc-cuda-translate --emit-cuda --min-lane-threads=0 --split-input-file %s | FileCheck %s
 
 // An elementwise tree of one shape with an innermost dim of 8: 16-byte
 // vectors (four floats per thread), the broadcast bias read per element.

@@ -1,4 +1,4 @@
-// RUN: dlc-cuda-translate --emit-cuda --split-input-file %s | FileCheck %s
+// RUN: dlc-cuda-translate --emit-cuda --min-lane-threads=0 --split-input-file %s | FileCheck %s
 
 // dlc's own int8 kernels (--precision int8; docs/quantization.md).
 
@@ -8,7 +8,8 @@
 // one input pixel (nullptr in the padding), b_ptr the filter row [O, K]; the
 // epilogue de-scales f32(sum) / (input_scale * filter_scale[o]) before the
 // bias and relu6, then quantizes for the next convolution (the
-// quantize_static fused here) and stores int8.
+// quantize_static fused here) and stores int8: the values pass as int
+// (Problem::Out, no float round trip), two channels per store.
 // CHECK-LABEL: // ===== kernel k0_quantized_conv2d family=conv_tc grid=(2,5,1) block=(32,1,1) smem=8192 tiling="BM=16 BN=16 BK=64 WM=16 WN=16 stages=4"
 // CHECK:       mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32
 // CHECK:       struct dlc_problem {
@@ -20,7 +21,8 @@
 // CHECK-NEXT:      return (in0 + ((i0 * 1152) + (i6 * 192) + (i7 * 32) + i5));
 // CHECK:         const signed char *b_ptr(int n, int k) const {
 // CHECK-NEXT:      return (in1 + (dlc_idx)n * 288 + k);
-// CHECK:         void values(int m, int n, int c0, int c1, float &dlc_r0, float &dlc_r1) const {
+// CHECK:         using Out = int;
+// CHECK-NEXT:    void values(int m, int n, int c0, int c1, int &dlc_r0, int &dlc_r1) const {
 // CHECK-NEXT:      const float [[FS:v[0-9]+]] = in2[n];
 // CHECK-NEXT:      const float [[D:v[0-9]+]] = (float)c0 / (50.0f * [[FS]]);
 // CHECK-NEXT:      const float [[B:v[0-9]+]] = in3[n];
@@ -28,8 +30,8 @@
 // CHECK-NEXT:      const float [[R:v[0-9]+]] = dlc_smin(([[S]] < 0.0f ? 0.0f : [[S]]), 6.0f);
 // CHECK-NEXT:      const int [[Q:v[0-9]+]] = dlc_quantize([[R]], 21.166666f, (-127.0f), 127.0f);
 // CHECK-NEXT:      dlc_r0 = [[Q]];
-// CHECK:         void store(int m, int n, float dlc_r0, float dlc_r1) const {
-// CHECK-NEXT:      out0[(dlc_idx)m * N + n] = (signed char)(dlc_r0);
+// CHECK:         void store(int m, int n, int dlc_r0, int dlc_r1) const {
+// CHECK-NEXT:      *reinterpret_cast<char2 *>(out0 + (dlc_idx)m * N + n) = make_char2((signed char)dlc_r0, (signed char)dlc_r1);
 // CHECK:       dlc_gemm_tc<16, 16, 64, 16, 16, 4>(p);
 func.func @qconv_tc(%x: memref<2x6x6x32xi8>, %w: memref<24x3x3x32xi8>, %ws: memref<24xf32>, %b: memref<24xf32>, %y: memref<2x6x6x24xi8>) {
   exec.kernel "k0_quantized_conv2d" ins(%x, %w, %ws, %b : memref<2x6x6x32xi8>, memref<24x3x3x32xi8>, memref<24xf32>, memref<24xf32>) outs(%y : memref<2x6x6x24xi8>) {
@@ -71,8 +73,9 @@ func.func @quantize_static(%x: memref<2x5x5x8xf32>, %q: memref<2x5x5x8xi8>) {
 // -----
 
 // A depthwise convolution (groups = C, dlc-quantize-int8's HWIO filter
-// [kh, kw, 1, C]): one thread per output element, an exact int32 sum over
-// the window, then the de-scaling.
+// [kh, kw, 1, C]) of 6 channels (no multiple of a vector's lanes): one thread
+// per output element, an exact int32 sum over the window, then the
+// de-scaling.
 // CHECK-LABEL: // ===== kernel k2_quantized_conv2d family=depthwise
 // CHECK:         int [[ACC:acc[0-9]+]] = 0;
 // CHECK:         for (dlc_idx ky{{[0-9]+}} = 0; ky{{[0-9]+}} < 3; ++ky{{[0-9]+}}) {
@@ -81,11 +84,47 @@ func.func @quantize_static(%x: memref<2x5x5x8xf32>, %q: memref<2x5x5x8xi8>) {
 // CHECK:         const float [[FS:v[0-9]+]] = in2[i2];
 // CHECK-NEXT:    const float [[Y:v[0-9]+]] = (float)[[ACC]] / (30.0f * [[FS]]);
 // CHECK-NEXT:    out0[e] = [[Y]];
-func.func @qdepthwise(%x: memref<1x7x7x16xi8>, %w: memref<3x3x1x16xi8>, %ws: memref<16xf32>, %y: memref<1x3x3x16xf32>) {
-  exec.kernel "k2_quantized_conv2d" ins(%x, %w, %ws : memref<1x7x7x16xi8>, memref<3x3x1x16xi8>, memref<16xf32>) outs(%y : memref<1x3x3x16xf32>) {
-  ^bb0(%a0: tensor<1x7x7x16xi8>, %a1: tensor<3x3x1x16xi8>, %a2: tensor<16xf32>):
-    %0 = graph.quantized_conv2d %a0, %a1, %a2 {groups = 16 : i64, input_scale = 3.0e+01 : f32, strides = array<i64: 2, 2>} : (tensor<1x7x7x16xi8>, tensor<3x3x1x16xi8>, tensor<16xf32>) -> tensor<1x3x3x16xf32>
-    exec.yield %0 : tensor<1x3x3x16xf32>
+func.func @qdepthwise(%x: memref<1x7x7x6xi8>, %w: memref<3x3x1x6xi8>, %ws: memref<6xf32>, %y: memref<1x3x3x6xf32>) {
+  exec.kernel "k2_quantized_conv2d" ins(%x, %w, %ws : memref<1x7x7x6xi8>, memref<3x3x1x6xi8>, memref<6xf32>) outs(%y : memref<1x3x3x6xf32>) {
+  ^bb0(%a0: tensor<1x7x7x6xi8>, %a1: tensor<3x3x1x6xi8>, %a2: tensor<6xf32>):
+    %0 = graph.quantized_conv2d %a0, %a1, %a2 {groups = 6 : i64, input_scale = 3.0e+01 : f32, strides = array<i64: 2, 2>} : (tensor<1x7x7x6xi8>, tensor<3x3x1x6xi8>, tensor<6xf32>) -> tensor<1x3x3x6xf32>
+    exec.yield %0 : tensor<1x3x3x6xf32>
+  }
+  return
+}
+
+// -----
+
+// The same with 32 channels, relu6 and the next layer's quantize_static
+// (MobileNet's depthwise kernels): vector lanes, 16 channels of int8 a
+// thread, each tap one 16-byte load of the input and one of the filter, an
+// exact int32 sum per lane, the de-scaling with the lane's filter scale, and
+// one 16-byte store of the int8 results.
+// CHECK-LABEL: // ===== kernel k3_quantized_conv2d family=depthwise
+// CHECK:         e < 18;
+// CHECK-NEXT:      const dlc_idx [[I:i[0-9]+]] = e * 16;
+// CHECK:           const dlc_idx [[C:i[0-9]+]] = [[I]] % 32;
+// CHECK-NEXT:      int [[A0:acc[0-9]+]] = 0;
+// CHECK-COUNT-15:  int acc{{[0-9]+}} = 0;
+// CHECK:           const dlc_vec<signed char, 16> [[X:x[0-9]+]] = *reinterpret_cast<const dlc_vec<signed char, 16> *>(in0 + {{.*}} * 32 + [[C]]);
+// CHECK-NEXT:      const dlc_vec<signed char, 16> [[W:w[0-9]+]] = *reinterpret_cast<const dlc_vec<signed char, 16> *>(in1 + (ky{{[0-9]+}} * 3 + kx{{[0-9]+}}) * 32 + [[C]]);
+// CHECK-NEXT:      [[A0]] += (int)[[X]].v[0] * (int)[[W]].v[0];
+// CHECK:           acc{{[0-9]+}} += (int)[[X]].v[15] * (int)[[W]].v[15];
+// CHECK:         const float [[FS:v[0-9]+]] = in2[[[C]]];
+// CHECK-NEXT:    const float [[Y:v[0-9]+]] = (float)[[A0]] / (30.0f * [[FS]]);
+// CHECK:         const float [[FS1:v[0-9]+]] = in2[([[C]] + 1)];
+// CHECK:         dlc_vec<signed char, 16> [[O:o[0-9]+]];
+// CHECK-NEXT:    const float [[R:v[0-9]+]] = dlc_smin(([[Y]] < 0.0f ? 0.0f : [[Y]]), 6.0f);
+// CHECK-NEXT:    const int [[Q:v[0-9]+]] = dlc_quantize([[R]], 20.0f, (-127.0f), 127.0f);
+// CHECK-NEXT:    [[O]].v[0] = (signed char)([[Q]]);
+// CHECK:         *reinterpret_cast<dlc_vec<signed char, 16> *>(out0 + [[I]]) = [[O]];
+func.func @qdepthwise_lanes(%x: memref<1x7x7x32xi8>, %w: memref<3x3x1x32xi8>, %ws: memref<32xf32>, %y: memref<1x3x3x32xi8>) {
+  exec.kernel "k3_quantized_conv2d" ins(%x, %w, %ws : memref<1x7x7x32xi8>, memref<3x3x1x32xi8>, memref<32xf32>) outs(%y : memref<1x3x3x32xi8>) {
+  ^bb0(%a0: tensor<1x7x7x32xi8>, %a1: tensor<3x3x1x32xi8>, %a2: tensor<32xf32>):
+    %0 = graph.quantized_conv2d %a0, %a1, %a2 {groups = 32 : i64, input_scale = 3.0e+01 : f32, strides = array<i64: 2, 2>} : (tensor<1x7x7x32xi8>, tensor<3x3x1x32xi8>, tensor<32xf32>) -> tensor<1x3x3x32xf32>
+    %1 = graph.activation <relu, max_value = 6.0> %0 : tensor<1x3x3x32xf32>
+    %q, %s = graph.quantize_static %1 {scale = 2.0e+01 : f32} : (tensor<1x3x3x32xf32>) -> (tensor<1x3x3x32xi8>, tensor<1x3x3x1xf32>)
+    exec.yield %q : tensor<1x3x3x32xi8>
   }
   return
 }

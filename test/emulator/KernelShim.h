@@ -50,6 +50,11 @@ inline unsigned __float_as_uint(float x) {
   return static_cast<unsigned>(__float_as_int(x));
 }
 template <class T> T __ldg(const T *p) { return *p; }
+// Round to nearest even (the host's default rounding mode), for values in
+// int's range (dlc_quantize clips first).
+inline int __float2int_rn(float x) {
+  return static_cast<int>(std::nearbyintf(x));
+}
 
 namespace dlc_emu {
 

@@ -15,7 +15,10 @@
      epilogue (the kernel stores int8); then a 1x1 conv with C = 24 (no multiple of 16: the
      per-element kernel's exact int32 sum) and a bias;
    - depthwise: a quantized_conv2d with groups = C = 24 (dlc-quantize-int8's depthwise conv)
-     over the HWIO filter [3, 3, 1, 24], stride 2, bias and relu6: the per-element kernel.
+     over the HWIO filter [3, 3, 1, 24], stride 2, bias and relu6: the per-element kernel;
+   - depthwise_lanes: the same over [8, 48, 48, 64], stride 1, pads 1, and the next 1x1 conv's
+     quantize_static fused: the per-element kernel's vector lanes, 16 int8 channels a thread
+     (its thread count is checked).
    Every kernel must equal the reference executor on its own inputs exactly (int8 values,
    int32 sums, the same f32 de-scaling, bias and clipping), and so must the outputs; the
    C = 32 and C = 48 convolutions must take the tensor cores (conv_tc).
@@ -138,17 +141,24 @@ def case_conv_c32(rng):
     return w.module(shape, y, s), x, {"conv_tc": 1}
 
 
-def case_conv_c48(rng):
+def two_convs(rng, shape, scale, o1, strides, pads, groups, o2, bias2, x_std):
+    """quantize, a 3x3 quantized_conv2d (o1 channels; groups) with bias and relu6, the next
+    1x1 conv's quantize_static (fused into the first's kernel) and that conv (o2 channels)."""
     w = Writer(rng)
-    shape = [2, 11, 10, 48]
-    q = w.quantize("%x", shape, 30.0)
-    y, s = w.conv(q, shape, 3, 3, 24, [2, 2], [0, 1, 0, 1], 1, 30.0)
+    q = w.quantize("%x", shape, scale)
+    y, s = w.conv(q, shape, 3, 3, o1, strides, pads, groups, scale)
     y = w.relu(w.bias(y, s), s, 6.0)
     q2 = w.quantize(y, s, 127.0 / 6.0)
-    z, s2 = w.conv(q2, s, 1, 1, 20, [1, 1], [0, 0, 0, 0], 1, 127.0 / 6.0)
-    z = w.bias(z, s2)
-    x = (rng.standard_normal(shape) * 1.5).astype(np.float32)
-    return w.module(shape, z, s2), x, {"conv_tc": 1, "conv_simt": 1}
+    z, s2 = w.conv(q2, s, 1, 1, o2, [1, 1], [0, 0, 0, 0], 1, 127.0 / 6.0)
+    if bias2:
+        z = w.bias(z, s2)
+    x = (rng.standard_normal(shape) * x_std).astype(np.float32)
+    return w.module(shape, z, s2), x
+
+
+def case_conv_c48(rng):
+    ir, x = two_convs(rng, [2, 11, 10, 48], 30.0, 24, [2, 2], [0, 1, 0, 1], 1, 20, True, 1.5)
+    return ir, x, {"conv_tc": 1, "conv_simt": 1}
 
 
 def case_depthwise(rng):
@@ -161,6 +171,11 @@ def case_depthwise(rng):
     return w.module(shape, y, s), x, {"depthwise": 1}
 
 
+def case_depthwise_lanes(rng):
+    ir, x = two_convs(rng, [8, 48, 48, 64], 50.0, 64, [1, 1], [1, 1, 1, 1], 64, 16, False, 1.0)
+    return ir, x, {"depthwise": 1, "conv_tc": 1}
+
+
 def case_conv_wide(rng):
     w = Writer(rng)
     shape = [4, 32, 32, 64]
@@ -171,7 +186,12 @@ def case_conv_wide(rng):
     return w.module(shape, y, s), x, {"conv_tc": 1}
 
 
-CASES = {"conv_c32": case_conv_c32, "conv_wide": case_conv_wide, "conv_c48": case_conv_c48, "depthwise": case_depthwise}
+CASES = {"conv_c32": case_conv_c32, "conv_wide": case_conv_wide, "conv_c48": case_conv_c48,
+         "depthwise": case_depthwise, "depthwise_lanes": case_depthwise_lanes}
+# The threads a case's kernel of a family must run: depthwise_lanes's 1179648 int8 outputs as
+# 16-channel vector lanes (ElementEmitter::emitWindowLanes), 73728 threads (narrower lanes,
+# or one thread per element, would be at least twice as many).
+THREADS = {"depthwise_lanes": ("depthwise", 1179648 // 16)}
 
 
 def rel_l2(a, e):
@@ -229,6 +249,12 @@ def check_case(args, name):
         got = sum(1 for k in kernels if k["family"] == family)
         if got < count:
             problems.append("%s: %d %s kernel(s), expected %d" % (name, got, family, count))
+    if name in THREADS:
+        family, threads = THREADS[name]
+        got = [k["grid"][0] * k["block"][0] for k in kernels if k["family"] == family]
+        if threads not in got:
+            problems.append("%s: the %s kernel ran %s threads, expected %d (16-byte lanes)" % (
+                name, family, got, threads))
     return problems
 
 

@@ -28,9 +28,18 @@ static llvm::cl::opt<int>
     smVersion("sm", llvm::cl::desc("The arch the heuristics aim at (80)"),
               llvm::cl::init(80));
 
+static llvm::cl::opt<int64_t> minLaneThreads(
+    "min-lane-threads",
+    llvm::cl::desc("The per-element kernel's vector lanes narrow to keep at "
+                   "least this many threads (default: two 256-thread CTAs "
+                   "per SM of --sm; 0: always 16-byte lanes)"),
+    llvm::cl::init(-1));
+
 static LogicalResult emitCuda(Operation *op, llvm::raw_ostream &os) {
   dlc::codegen::EmitOptions options;
   options.smVersion = smVersion;
+  if (minLaneThreads >= 0)
+    options.minLaneThreads = minLaneThreads;
   bool ok = true;
   op->walk([&](func::FuncOp func) {
     FailureOr<std::vector<dlc::codegen::CudaKernel>> kernels =

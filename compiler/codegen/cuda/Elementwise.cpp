@@ -9,8 +9,10 @@
 // (--precision int8) is vectorized the same way, its int8 values stored as
 // one vector of 4. So is such a tree over a depthwise convolution (NHWC,
 // multiplier 1, input and filter kernel inputs: MobileNet's) or a pooling
-// (NHWC, its input a kernel input): each window tap is one vector load of
-// the input's channels (and one of the filter's)
+// (NHWC, its input a kernel input), or over an int8 depthwise convolution
+// (--precision int8: 16 channels of int8 per vector, exact int32 sums): each
+// window tap is one vector load of the input's channels (and one of the
+// filter's)
 // (ElementEmitter::emitWindowLanes), where the scalar loop loaded 2 x 8
 // halves one by one per tap (on the H200, MobileNetV2's stride-1 depthwise
 // kernels ran at 520-620 GB/s, load-instruction bound, ResNet50's 3x3 max
@@ -59,17 +61,25 @@ int64_t vectorWidth(const KernelContext &context, Value result, unsigned out,
     // A depthwise convolution or pooling of the output's shape in a kernel
     // of one output: its lanes are vector loads of its input (and filter)
     // (ElementEmitter::emitWindowLanes).
+    // An int8 depthwise convolution's input and filter are int8 vectors of
+    // 16 channels (its filter scale is read per lane).
     if (Operation *def = v.getDefiningOp();
-        def && isa<DepthwiseConv2DOp, Pool2DOp>(def)) {
+        def && isa<DepthwiseConv2DOp, Pool2DOp, QuantizedConv2DOp>(def)) {
       if (context.op.getOuts().size() != 1 || shapeOf(v) != shape ||
           !windowLanesApply(def))
         return 1;
-      for (Value operand : def->getOperands()) {
+      auto q = dyn_cast<QuantizedConv2DOp>(def);
+      SmallVector<Value, 2> vectors =
+          q ? SmallVector<Value, 2>{q.getInput(), q.getFilter()}
+            : SmallVector<Value, 2>(def->getOperands());
+      for (Value operand : vectors) {
         const DType s = context.inDType(*inputArgument(operand));
-        if (!isFloat(s))
+        if (q ? s != DType::I8 : !isFloat(s))
           return 1;
         bytes = std::max(bytes, static_cast<int>(dtypeSize(s)));
       }
+      if (q)
+        work.push_back(q.getFilterScale());
       windows.push_back(def);
       continue;
     }
@@ -121,10 +131,22 @@ LogicalResult codegen::detail::emitPerElementKernel(KernelContext &context,
     ArrayRef<int64_t> shape = context.outShape(out);
     SmallVector<unsigned> vectorArgs;
     SmallVector<Operation *> windows;
-    const int64_t width = vectorWidth(context, value, out, vectorArgs, windows);
+    int64_t width = vectorWidth(context, value, out, vectorArgs, windows);
     int64_t total = 1;
     for (int64_t d : shape)
       total *= d;
+    // Narrower lanes where 16-byte ones would leave fewer threads than two
+    // CTAs per SM: on the H200, MobileNetV2's 17 depthwise kernels at batch 1
+    // took 0.109 ms as 16-byte lanes (7x7x960: 23 CTAs) against 0.083 ms per
+    // element (session 32's run).
+    const int64_t minThreads = context.options.minLaneThreads.value_or(
+        int64_t(smCount(context.options.smVersion)) * 2 * kThreads);
+    while (width > 1 && total / width < minThreads)
+      width /= 2;
+    if (width == 1) {
+      vectorArgs.clear();
+      windows.clear();
+    }
     total /= width;
     maxTotal = std::max(maxTotal, total);
     w.open("for (dlc_idx e = (dlc_idx)blockIdx.x * blockDim.x + threadIdx.x; "

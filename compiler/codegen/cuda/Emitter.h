@@ -61,6 +61,11 @@ struct EmitOptions {
   /// The arch the heuristics (tile sizes, grid sizes) aim at; the source
   /// itself compiles for sm_80 and newer.
   int smVersion = 80;
+  /// The per-element kernel's vector lanes (16 bytes a thread) narrow to
+  /// keep at least this many threads; unset: two 256-thread CTAs per SM of
+  /// smVersion. 0 keeps 16-byte lanes whatever the size (the Codegen lit
+  /// tests, on small tensors).
+  std::optional<int64_t> minLaneThreads;
   /// Replaces chooseTiling for the GEMM template kernels: called with each
   /// one's problem, it returns a tiling of the problem's template (one of
   /// tilingCandidates(), which the caller checks) or nothing for the

@@ -155,7 +155,10 @@ private:
   // The Problem's member functions.
   LogicalResult emitTensorCoreLoads(CodeWriter &w);
   LogicalResult emitSimtLoads(CodeWriter &w);
-  LogicalResult emitEpilogue(CodeWriter &w, bool pairs);
+  /// `pairs`: C(m, n) and C(m, n + 1) are stored as one aligned pair;
+  /// `quantizedOut`: the result is a quantize_static's int8 (values() and
+  /// store() pass ints).
+  LogicalResult emitEpilogue(CodeWriter &w, bool pairs, bool quantizedOut);
   /// GemmProblem::signature.
   std::string signature();
   /// The result's index without n: m split over mShape_, or the batch
@@ -569,7 +572,8 @@ Index GemmKernel::resultIndex(ArrayRef<std::string> mIndex, StringRef n) {
   return index;
 }
 
-LogicalResult GemmKernel::emitEpilogue(CodeWriter &w, bool pairs) {
+LogicalResult GemmKernel::emitEpilogue(CodeWriter &w, bool pairs,
+                                       bool quantizedOut) {
   e_.seal(op_);
   Value result = op_->getResult(0);
   // The element (m, n) with the accumulator `acc`, stored. A
@@ -635,9 +639,13 @@ LogicalResult GemmKernel::emitEpilogue(CodeWriter &w, bool pairs) {
   // Two steps (dlc_gemm_tc.cuh): values() for the whole tile, then store(),
   // so that what the epilogue loads (a residual) is not read after each
   // store; the values pass through f32, which holds every type stored here
-  // (emit() keeps other result types off the tensor cores).
+  // (emit() keeps other result types off the tensor cores), or through int
+  // when they are a quantize_static's int8 (no I2F and F2I per value).
+  const std::string vt = quantizedOut ? "int" : "float";
+  if (quantizedOut)
+    w.line("using Out = int;");
   w.open("__device__ __forceinline__ void values(int m, int n, " + acc +
-         " c0, " + acc + " c1, float &dlc_r0, float &dlc_r1) const");
+         " c0, " + acc + " c1, " + vt + " &dlc_r0, " + vt + " &dlc_r1) const");
   e_.startFunction(w);
   Index mIndex = resultRows();
   FailureOr<std::string> v0 = element(mIndex, "n", "c0");
@@ -657,11 +665,15 @@ LogicalResult GemmKernel::emitEpilogue(CodeWriter &w, bool pairs) {
     w.close();
   }
   w.close();
-  w.open("__device__ __forceinline__ void store(int m, int n, float dlc_r0, "
-         "float dlc_r1) const");
+  w.open("__device__ __forceinline__ void store(int m, int n, " + vt +
+         " dlc_r0, " + vt + " dlc_r1) const");
   if (pairs) {
     // N is even: C(m, n) and C(m, n + 1) are one aligned pair.
     switch (out) {
+    case DType::I8:
+      w.line("*reinterpret_cast<char2 *>(out0 + " + offset +
+             ") = make_char2((signed char)dlc_r0, (signed char)dlc_r1);");
+      break;
     case DType::F16:
       w.line("*reinterpret_cast<__half2 *>(out0 + " + offset +
              ") = __floats2half2_rn(dlc_r0, dlc_r1);");
@@ -740,9 +752,14 @@ LogicalResult GemmKernel::emit() {
     if (float8_)
       tiling = float8Tiling(tiling);
   }
-  const bool pairs =
-      tensorCores && n_ % 2 == 0 &&
-      (out == DType::F32 || out == DType::F16 || out == DType::BF16);
+  // The int8 result of a quantize_static (the next layer's input quantized
+  // in the epilogue) passes as int (dlc_gemm_tc.cuh's Problem::Out).
+  auto quantize = yield_.getDefiningOp<QuantizeStaticOp>();
+  const bool quantizedOut = tensorCores && out == DType::I8 && quantize &&
+                            quantize.getOutput() == yield_;
+  const bool pairs = tensorCores && n_ % 2 == 0 &&
+                     (out == DType::F32 || out == DType::F16 ||
+                      out == DType::BF16 || quantizedOut);
 
   CodeWriter &w = context_.code;
   w.open("struct dlc_problem");
@@ -754,7 +771,7 @@ LogicalResult GemmKernel::emit() {
   if (batched_)
     w.line("int batch; // the batch element: blockIdx.z");
   if (failed(tensorCores ? emitTensorCoreLoads(w) : emitSimtLoads(w)) ||
-      failed(emitEpilogue(w, pairs)))
+      failed(emitEpilogue(w, pairs, quantizedOut)))
     return failure();
   w.close(";");
   w.line("");

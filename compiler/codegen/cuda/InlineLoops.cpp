@@ -293,6 +293,20 @@ bool codegen::detail::windowLanesApply(Operation *op) {
     return pool.getDataLayout() == Layout::NHWC &&
            staticNhwc(pool.getInput()) && staticNhwc(pool) &&
            inputArgument(pool.getInput());
+  // dlc-quantize-int8's depthwise convolution: groups = C, one output
+  // channel per group, the HWIO filter [kh, kw, 1, C], int8 input and filter
+  // kernel inputs (the f32 filter scale is read per lane).
+  if (auto q = dyn_cast<QuantizedConv2DOp>(op)) {
+    if (q.getDataLayout() != Layout::NHWC || !staticNhwc(q.getInput()) ||
+        !staticNhwc(q.getFilter()) || !staticNhwc(q) ||
+        q.getFilterLayout() != FilterLayout::HWIO)
+      return false;
+    const FilterGeometry f = filterGeometry(q);
+    const int64_t channels = shapeOf(q.getInput())[3];
+    return f.in == 1 && q.getGroups() == channels && f.out == channels &&
+           isa<BlockArgument>(q.getInput()) &&
+           isa<BlockArgument>(q.getFilter());
+  }
   return false;
 }
 
@@ -302,17 +316,25 @@ LogicalResult ElementEmitter::emitWindowLanes(Operation *op,
   assert(windowLanesApply(op) && "not a vector window op");
   auto dw = dyn_cast<DepthwiseConv2DOp>(op);
   auto pool = dyn_cast<Pool2DOp>(op);
-  Value input = dw ? dw.getInput() : pool.getInput();
+  auto qdw = dyn_cast<QuantizedConv2DOp>(op);
+  Value input = dw ? dw.getInput() : qdw ? qdw.getInput() : pool.getInput();
   const unsigned xArg = *inputArgument(input);
   ArrayRef<int64_t> in = shapeOf(input), out = shapeOf(op->getResult(0));
-  // The window: a depthwise filter [kh, kw, C, 1], or the pooling window.
+  // The window: a depthwise filter [kh, kw, C, 1] (int8: [kh, kw, 1, C], the
+  // same offsets), or the pooling window.
+  Value filter = dw ? dw.getFilter() : qdw ? qdw.getFilter() : Value();
   ArrayRef<int64_t> window =
-      dw ? shapeOf(dw.getFilter()).take_front(2) : pool.getWindow();
-  ArrayRef<int64_t> strides = dw ? dw.getStrides() : pool.getStrides();
-  ArrayRef<int64_t> pads = dw ? dw.getPads() : pool.getPads();
+      filter ? shapeOf(filter).take_front(2) : pool.getWindow();
+  ArrayRef<int64_t> strides = dw    ? dw.getStrides()
+                              : qdw ? qdw.getStrides()
+                                    : pool.getStrides();
+  ArrayRef<int64_t> pads = dw    ? dw.getPads()
+                           : qdw ? qdw.getPads()
+                                 : pool.getPads();
   const SmallVector<int64_t, 2> dilations =
-      dw ? SmallVector<int64_t, 2>(dw.getDilations())
-         : SmallVector<int64_t, 2>{1, 1};
+      dw    ? SmallVector<int64_t, 2>(dw.getDilations())
+      : qdw ? SmallVector<int64_t, 2>(qdw.getDilations())
+            : SmallVector<int64_t, 2>{1, 1};
   const bool isMax = pool && pool.getKind() == PoolKind::Max;
   // The valid cells are the same for every lane.
   const bool countValid = pool && countsValidCells(pool);
@@ -332,8 +354,12 @@ LogicalResult ElementEmitter::emitWindowLanes(Operation *op,
   SmallVector<std::string> acc;
   for (int64_t l = 0; l < width; ++l) {
     acc.push_back(fresh("acc"));
-    code_->line("float " + acc.back() + " = " +
-                (isMax ? floatLiteral(-INFINITY) : std::string("0.0f")) + ";");
+    // int8 x int8 summed exactly in int32, as emitQuantizedConv2D.
+    code_->line(
+        qdw ? "int " + acc.back() + " = 0;"
+            : "float " + acc.back() + " = " +
+                  (isMax ? floatLiteral(-INFINITY) : std::string("0.0f")) +
+                  ";");
   }
   const std::string count = fresh("n");
   if (countValid)
@@ -349,14 +375,17 @@ LogicalResult ElementEmitter::emitWindowLanes(Operation *op,
                        ") * " + std::to_string(in[2]) + " + " + ix + ") * " +
                        std::to_string(in[3]) + " + " + c0);
     std::string w;
-    if (dw)
-      w = load(*inputArgument(dw.getFilter()),
+    if (filter)
+      w = load(*inputArgument(filter),
                "(" + taps.ky() + " * " + std::to_string(window[1]) + " + " +
                    taps.kx() + ") * " + std::to_string(in[3]) + " + " + c0);
     for (int64_t l = 0; l < width; ++l) {
       const std::string xl =
           "dlc_to_float(" + x + ".v[" + std::to_string(l) + "])";
-      if (dw)
+      if (qdw)
+        code_->line(acc[l] + " += (int)" + x + ".v[" + std::to_string(l) +
+                    "] * (int)" + w + ".v[" + std::to_string(l) + "];");
+      else if (dw)
         code_->line(acc[l] + " += " + xl + " * dlc_to_float(" + w + ".v[" +
                     std::to_string(l) + "]);");
       else if (isMax)
@@ -372,6 +401,19 @@ LogicalResult ElementEmitter::emitWindowLanes(Operation *op,
   for (int64_t l = 0; l < width; ++l) {
     Index at(index.begin(), index.end());
     at.back() = addIndex(c0, l);
+    if (qdw) {
+      // f32(sum) / (input_scale * filter_scale[c]), as emitQuantizedConv2D.
+      FailureOr<std::string> filterScale =
+          emit(qdw.getFilterScale(), {at.back()});
+      if (failed(filterScale))
+        return failure();
+      bindResult(op->getResult(0), at,
+                 local(DType::F32,
+                       "(float)" + acc[l] + " / (" +
+                           floatLiteral(qdw.getInputScale().convertToFloat()) +
+                           " * " + *filterScale + ")"));
+      continue;
+    }
     bindResult(op->getResult(0), at,
                inv.empty() ? acc[l] : acc[l] + " * " + inv);
   }

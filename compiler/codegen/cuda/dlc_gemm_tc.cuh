@@ -40,12 +40,17 @@
 //                                           // int8), 16-byte aligned, or
 //                                           // nullptr for zeros
 //   const Elem *b_ptr(int n, int k) const;  // B(k..k+7, n), likewise
-//   void values(int m, int n, Acc c0, Acc c1, float &v0, float &v1) const;
+//   void values(int m, int n, Acc c0, Acc c1, Out &v0, Out &v1) const;
 //                                           // the values to store of C(m, n)
 //                                           // and C(m, n + 1) from their
 //                                           // accumulators (Acc float, int
 //                                           // for int8)
-//   void store(int m, int n, float v0, float v1) const;
+//   void store(int m, int n, Out v0, Out v1) const;
+//   using Out = int;                        // optional (default float): the
+//                                           // values' type, int for an
+//                                           // epilogue that quantizes (its
+//                                           // int8 values need no float
+//                                           // round trip)
 // values is called for the whole tile before any store, so that the loads
 // an epilogue makes (a residual) are issued together rather than each after
 // the previous element's store (the compiler cannot move a load above a
@@ -99,6 +104,18 @@ __host__ __device__ constexpr int dlc_gemm_tc_threads() {
 }
 
 namespace dlc_tc {
+
+// Problem::Out when the problem declares it, else float.
+template <class...> struct make_void {
+  using type = void;
+};
+template <class P, class = void> struct out_of {
+  using type = float;
+};
+template <class P>
+struct out_of<P, typename make_void<typename P::Out>::type> {
+  using type = typename P::Out;
+};
 
 template <class T, class U> struct is_same {
   static constexpr bool value = false;
@@ -440,7 +457,7 @@ __device__ __forceinline__ void dlc_gemm_tc(const Problem &p) {
   const int m_lane = m0 + warp_m * WM + g, n_lane = n0 + warp_n * WN + 2 * q;
   // Every value of the tile first (whatever they read, e.g. a residual,
   // issued together), then every store: no load waits behind a store.
-  float out[MI][NI][4];
+  typename dlc_tc::out_of<Problem>::type out[MI][NI][4];
   dlc_tc::each_pair<MI, NI, M, N>(
       m_lane, n_lane, [&](int m, int n, int mi, int ni, int h) {
         p.values(m, n, acc[mi][ni][h], acc[mi][ni][h + 1], out[mi][ni][h],

@@ -47,10 +47,14 @@ __device__ __forceinline__ float dlc_softplus(float x) {
 
 // Keras's abs-max int8 quantization of one value: round half to even, clip
 // to [lo, hi]; NaN gives the minimum, as the reference's conversion does.
+// Clipping first and rounding with the conversion (one F2I.RNI instead of
+// FRND and F2I: the epilogues that quantize the next layer's input were
+// bound by the conversion pipe on the H200) gives the same int: lo and hi
+// are integers.
 __device__ __forceinline__ int dlc_quantize(float x, float scale, float lo,
                                             float hi) {
-  const float v = rintf(x * scale);
-  return v != v ? -128 : (int)(v < lo ? lo : (v > hi ? hi : v));
+  const float v = x * scale;
+  return v != v ? -128 : __float2int_rn(v < lo ? lo : (v > hi ? hi : v));
 }
 // A float8 round trip (graph.fake_quantize): x / scale clipped to
 // [-limit, limit], rounded to nearest even on the grid of a float8 with
