@@ -184,7 +184,8 @@ public:
   std::string indexLocal(llvm::StringRef expr);
 
   /// The per-element kernel's vector lanes (Elementwise.cpp) through a
-  /// window op that windowLanesApply() (a depthwise convolution, a pooling):
+  /// window op that windowLanesApply() (a depthwise convolution, float or
+  /// int8, a pooling):
   /// the `width` results at `index` (an NHWC output index, its channel a
   /// multiple of `width`) and the next width - 1 channels, each window tap
   /// one vector load of the input (and one of a depthwise filter); binds
@@ -333,8 +334,9 @@ void windowTests(llvm::SmallVectorImpl<std::string> &tests,
 /// or bf16 input read as f32); none for other values.
 std::optional<unsigned> inputArgument(mlir::Value value);
 /// Whether emitWindowLanes() computes `op`: a depthwise convolution (depth
-/// multiplier 1) or a pooling, NHWC, static shapes, its input (and filter)
-/// kernel inputs (inputArgument()).
+/// multiplier 1), dlc-quantize-int8's int8 one (a quantized_conv2d with
+/// groups = C and an HWIO [kh, kw, 1, C] filter) or a pooling, NHWC, static
+/// shapes, its input (and filter) kernel inputs (inputArgument()).
 bool windowLanesApply(mlir::Operation *op);
 
 /// Conv2D's filter dims (graph::dimsOf gives the index of an element).
