@@ -106,14 +106,9 @@ __host__ __device__ constexpr int dlc_gemm_tc_threads() {
 namespace dlc_tc {
 
 // Problem::Out when the problem declares it, else float.
-template <class...> struct make_void {
-  using type = void;
-};
-template <class P, class = void> struct out_of {
-  using type = float;
-};
-template <class P>
-struct out_of<P, typename make_void<typename P::Out>::type> {
+template <class...> struct make_void { using type = void; };
+template <class P, class = void> struct out_of { using type = float; };
+template <class P> struct out_of<P, typename make_void<typename P::Out>::type> {
   using type = typename P::Out;
 };
 
