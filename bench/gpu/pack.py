@@ -26,6 +26,10 @@ import re
 import shutil
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                "test", "e2e"))
+import check_gpu  # noqa: E402  (ref_key: whose reference an artifact is checked against)
+
 
 BLOCK = 4096
 
@@ -85,11 +89,9 @@ def main(argv=None):
     for art in sorted(glob.glob(os.path.join(args.stage, "*.dlcm"))):
         name = os.path.basename(art)
         model, precision, kernels = name[:-len(".dlcm")].split(".")
-        # check_gpu.py's references: per precision, an int8 one's per kernel choice too.
         side = glob.glob(os.path.join(args.stage, "%s.input_*.npy" % model)) + \
-            glob.glob(os.path.join(args.stage, "%s.%s.ref_*.npy" % (model, precision))) + \
-            glob.glob(os.path.join(args.stage, "%s.%s.%s.ref_*.npy" % (
-                model, precision, kernels.partition("_sm_")[0])))
+            glob.glob(os.path.join(args.stage, "%s.%s.ref_*.npy" % (
+                model, check_gpu.ref_key(precision, kernels))))
         units.append((name, art, {os.path.basename(p): (p, 0, size(p)) for p in side}))
 
     batches, split = [], {}

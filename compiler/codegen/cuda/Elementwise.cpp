@@ -143,10 +143,6 @@ LogicalResult codegen::detail::emitPerElementKernel(KernelContext &context,
         int64_t(smCount(context.options.smVersion)) * 2 * kThreads);
     while (width > 1 && total / width < minThreads)
       width /= 2;
-    if (width == 1) {
-      vectorArgs.clear();
-      windows.clear();
-    }
     total /= width;
     maxTotal = std::max(maxTotal, total);
     w.open("for (dlc_idx e = (dlc_idx)blockIdx.x * blockDim.x + threadIdx.x; "
