@@ -34,20 +34,8 @@ constexpr std::pair<const char *, CalibrationMethod> kMethods[] = {
     {"entropy", CalibrationMethod::Entropy},
     {"mse", CalibrationMethod::Mse}};
 
-/// The histogram of |x|: 2048 bins over [0, range].
-constexpr int kBins = 2048;
-/// The int8 levels of one sign (TensorRT's entropy calibration).
-constexpr int kLevels = 128;
-
-/// The candidate ops of `module`'s entry function, in op order.
-std::vector<Operation *> candidatesOf(ModuleOp module) {
-  std::vector<Operation *> ops;
-  mainFunction(module).walk([&](Operation *op) {
-    if (isInt8Candidate(op))
-      ops.push_back(op);
-  });
-  return ops;
-}
+constexpr int kBins = kCalibrationBins;
+constexpr int kLevels = kCalibrationLevels;
 
 /// Copies of one module specialized to the shapes of each batch (the
 /// reference executor needs static shapes; a batch dim the module leaves
@@ -99,7 +87,7 @@ runBatches(ModuleOp module, const std::vector<Batch> &batches,
   std::vector<std::vector<Tensor>> outputs;
   for (const Batch &batch : batches) {
     auto [copy, inputs] = copies.forBatch(batch);
-    std::vector<Operation *> ops = candidatesOf(copy);
+    std::vector<Operation *> ops = calibrationCandidates(copy);
     llvm::DenseMap<Operation *, size_t> index;
     for (auto [i, op] : llvm::enumerate(ops))
       index[op] = i;
@@ -285,7 +273,7 @@ OwningOpRef<ModuleOp> quantizedCopy(ModuleOp module,
                                     const std::vector<bool> &int8,
                                     bool unsignedActivations) {
   OwningOpRef<ModuleOp> copy(cast<ModuleOp>(module->clone()));
-  for (auto [i, op] : llvm::enumerate(candidatesOf(*copy)))
+  for (auto [i, op] : llvm::enumerate(calibrationCandidates(*copy)))
     if (!int8[i])
       op->removeAttr(kCalibratedAmaxAttr);
   PassManager pm(copy->getContext());
@@ -320,7 +308,7 @@ double worst(const std::vector<double> &v, bool largest) {
 /// options.accuracyMargin. Removes the clip of the ops it keeps f32.
 void selectPrecisions(ModuleOp module, const std::vector<Batch> &batches,
                       const Int8Options &options, Calibration &calibration) {
-  std::vector<Operation *> ops = candidatesOf(module);
+  std::vector<Operation *> ops = calibrationCandidates(module);
   std::vector<std::vector<Tensor>> expected =
       runBatches(module, batches, nullptr);
   std::vector<size_t> eligible;
@@ -412,7 +400,7 @@ void selectPrecisions(ModuleOp module, const std::vector<Batch> &batches,
 /// other ops end up int8 (the accuracy target's search).
 void correctBiases(ModuleOp module, const std::vector<Batch> &batches,
                    const Int8Options &options, Calibration &calibration) {
-  std::vector<Operation *> ops = candidatesOf(module);
+  std::vector<Operation *> ops = calibrationCandidates(module);
   struct Means {
     Int8InputChannels layout;
     float scale = 0; ///< the input scale: 127 or 255 / the clip
@@ -552,10 +540,19 @@ std::vector<Batch> driver::readBatches(const std::string &dir,
   return batches;
 }
 
+std::vector<Operation *> driver::calibrationCandidates(ModuleOp module) {
+  std::vector<Operation *> ops;
+  mainFunction(module).walk([&](Operation *op) {
+    if (isInt8Candidate(op))
+      ops.push_back(op);
+  });
+  return ops;
+}
+
 Calibration driver::calibrate(ModuleOp module,
                               const std::vector<Batch> &batches,
                               const Int8Options &options) {
-  std::vector<Operation *> ops = candidatesOf(module);
+  std::vector<Operation *> ops = calibrationCandidates(module);
   Calibration result;
   result.batches = batches.size();
   for (const Batch &b : batches)
@@ -671,6 +668,27 @@ llvm::json::Value accuracyJson(const Accuracy &accuracy) {
 
 } // namespace
 
+llvm::json::Object driver::calibrationMethodJson(const Int8Options &options,
+                                                 bool withFallback) {
+  llvm::json::Object method{
+      {"name", calibrationMethodName(options.method)},
+      {"keep_first_last", options.keepFirstLast},
+      {"unsigned_activations", options.unsignedActivations}};
+  if (options.biasCorrection)
+    method["bias_correction"] = true;
+  if (withFallback && options.fallbackFp16)
+    method["fallback"] = "fp16";
+  if (options.method == CalibrationMethod::Percentile)
+    method["percentile"] = options.percentile;
+  if (options.method == CalibrationMethod::Entropy)
+    method["bins"] = kCalibrationBins, method["levels"] = kCalibrationLevels;
+  if (options.method == CalibrationMethod::Mse)
+    method["bins"] = kCalibrationBins;
+  if (options.accuracyTarget > 0)
+    method["accuracy_target"] = options.accuracyTarget;
+  return method;
+}
+
 void driver::writeReport(const std::string &modelPath,
                          const Int8Options &options,
                          const Calibration &calibration,
@@ -707,23 +725,10 @@ void driver::writeReport(const std::string &modelPath,
     int8 += l.int8;
     layers.push_back(std::move(layer));
   }
-  llvm::json::Object method{
-      {"name", calibrationMethodName(options.method)},
-      {"keep_first_last", options.keepFirstLast},
-      {"unsigned_activations", options.unsignedActivations}};
-  if (options.biasCorrection)
-    method["bias_correction"] = true;
-  if (options.fallbackFp16)
-    method["fallback"] = "fp16";
-  if (options.method == CalibrationMethod::Percentile)
-    method["percentile"] = options.percentile;
-  if (options.method == CalibrationMethod::Entropy)
-    method["bins"] = kBins, method["levels"] = kLevels;
-  if (options.method == CalibrationMethod::Mse)
-    method["bins"] = kBins;
+  llvm::json::Object method =
+      calibrationMethodJson(options, /*withFallback=*/true);
   std::optional<llvm::json::Object> mixed;
   if (options.accuracyTarget > 0) {
-    method["accuracy_target"] = options.accuracyTarget;
     llvm::json::Array search;
     for (const SearchStep &step : calibration.search)
       search.push_back(

@@ -15,9 +15,11 @@
 #ifndef DLC_COMPILER_CALIBRATE_H
 #define DLC_COMPILER_CALIBRATE_H
 
+#include "compiler/Driver.h"
 #include "support/Tensor.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/JSON.h"
 
 #include <functional>
 #include <optional>
@@ -26,6 +28,12 @@
 #include <vector>
 
 namespace dlc::driver {
+
+/// The histogram of |x| that the percentile, entropy and mse methods read:
+/// this many bins over [0, max|x|].
+inline constexpr int kCalibrationBins = 2048;
+/// The int8 levels of one sign (TensorRT's entropy calibration).
+inline constexpr int kCalibrationLevels = 128;
 
 /// How the activation clip value is chosen from the |x| histogram.
 enum class CalibrationMethod {
@@ -73,6 +81,10 @@ struct Int8Options {
   /// Another folder of batches the report measures the accuracy on; "" for
   /// none.
   std::string holdoutDir;
+  /// `--calibration-cache FILE`: calibrateCached() reuses the calibration
+  /// FILE holds for the same graph, batches and options, else calibrates
+  /// and writes it there; "" for none.
+  std::string cachePath;
 };
 
 /// One batch of a calibration folder: a tensor per model input and the
@@ -138,6 +150,31 @@ inline constexpr size_t kSensitivitySamples = 64;
 /// candidate op whose input the method gives a positive clip.
 Calibration calibrate(mlir::ModuleOp module, const std::vector<Batch> &batches,
                       const Int8Options &options);
+
+/// The ops calibrate() considers (passes/Passes.h isInt8Candidate) in
+/// `module`'s entry function, in op order: Calibration::layers' order.
+std::vector<mlir::Operation *> calibrationCandidates(mlir::ModuleOp module);
+
+/// calibrate(), through options.cachePath when it is set
+/// (compiler/CalibrationCache.cpp; docs/quantization.md, "The calibration
+/// cache"): a file whose key — the SHA-256 of the graph with its weights,
+/// the batches and the options that change the result — is this
+/// calibration's gives the result and the attributes calibrate() would set,
+/// without running the model; a missing file, or one written for another
+/// key (a warning to `diagnostics`), is calibrated and written atomically.
+/// Throws UserError (in the cache's path) for a file that is not a
+/// calibration cache or does not fit the graph; it is not overwritten.
+Calibration calibrateCached(mlir::ModuleOp module,
+                            const std::vector<Batch> &batches,
+                            const Int8Options &options,
+                            const std::string &modelPath,
+                            const DiagnosticSink &diagnostics);
+
+/// The `method` object of the report and of the calibration cache: the
+/// method's name and parameters, the options that change the calibration,
+/// and with `withFallback` --int8-fallback fp16 (which does not).
+llvm::json::Object calibrationMethodJson(const Int8Options &options,
+                                         bool withFallback);
 
 /// The int8 model against the fp32 one on a set of batches.
 struct Accuracy {

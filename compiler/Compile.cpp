@@ -236,7 +236,8 @@ void driver::runPipeline(ModuleOp module, const CompileOptions &options,
     if (stage.name == "int8") {
       batches = readBatches(options.int8.calibrationDir,
                             mainFunction(module).getNumArguments());
-      calibration = calibrate(module, batches, options.int8);
+      calibration = calibrateCached(module, batches, options.int8, modelPath,
+                                    options.diagnostics);
       if (!options.int8.reportPath.empty())
         fp32 = cast<ModuleOp>(module->clone());
     }

@@ -94,6 +94,11 @@ std::vector<CommandSpec> buildCommands() {
             "and on --calibration-holdout's)"),
       value("--calibration-holdout", "DIR",
             "Also measure the report's accuracy on these .npy batches"),
+      value("--calibration-cache", "FILE",
+            "Reuse the calibration FILE holds when it was made from the same "
+            "graph, weights, calibration batches and calibration options "
+            "(any --batch, --kernels, --arch or --int8-fallback); else "
+            "calibrate and write it there"),
   };
 
   CommandSpec compile{"compile",

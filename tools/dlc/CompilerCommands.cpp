@@ -98,13 +98,14 @@ driver::CompileOptions compileOptions(const cli::Invocation &inv) {
     options.int8.accuracyMargin = std::stod(inv.get("--int8-accuracy-margin"));
   options.int8.reportPath = inv.get("--calibration-report");
   options.int8.holdoutDir = inv.get("--calibration-holdout");
+  options.int8.cachePath = inv.get("--calibration-cache");
   const bool int8 = options.precision == driver::Precision::Int8;
   for (const char *option :
        {"--calibration-method", "--calibration-percentile",
         "--int8-keep-first-last", "--int8-accuracy-target",
         "--int8-accuracy-margin", "--int8-unsigned-activations",
         "--int8-bias-correction", "--int8-fallback", "--calibration-report",
-        "--calibration-holdout"})
+        "--calibration-holdout", "--calibration-cache"})
     if (inv.has(option) && !int8)
       throw UserError(std::string(option) + " applies to --precision int8");
   if (inv.has("--int8-accuracy-margin") && !inv.has("--int8-accuracy-target"))

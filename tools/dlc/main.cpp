@@ -48,6 +48,8 @@ void checkPaths(const dlc::cli::Invocation &inv) {
   }
   if (inv.has("--calibration-report")) // compile, run
     outputs.push_back(inv.get("--calibration-report"));
+  if (inv.has("--calibration-cache")) // read, and written on a miss
+    outputs.push_back(inv.get("--calibration-cache"));
   std::vector<std::string> model =
       artifact ? std::vector<std::string>{inv.positional}
                : modelFiles(inv.positional, inv.get("--weights"));
