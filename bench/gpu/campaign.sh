@@ -180,25 +180,30 @@ PY
   # correctness batch 1, then benchmarks), the other correctness batches
   # (about a minute each), then the other benchmark batches.
   echo "campaign.sh: working tree $(mib "$tree") MiB, wheels $(mib "$wheels") MiB; device calls:"
-  local n status=0 total extra
+  # The calls name the carry as the device sees it: relative to the
+  # repository, with CARRY= where it is not the default.
+  local n status=0 total extra c env="" w=""
+  c=$(realpath -m --relative-to="$root" "$carry")
+  [ "$c" = carry ] || env="CARRY=$c "
+  [ -d "$carry/wheels" ] && w=", \"$c/wheels\""
   if [ -d "$carry/bench/1" ]; then
     total=$((tree + wheels + $(size_of "$carry/bench/1"))) extra=""
     if [ -d "$carry/gpu/1" ]; then
-      total=$((total + $(size_of "$carry/gpu/1"))) extra=', "carry/gpu/1"'
+      total=$((total + $(size_of "$carry/gpu/1"))) extra=", \"$c/gpu/1\""
     fi
-    echo "  run(command=\"OUT=\$OUT bash bench/gpu/campaign.sh device 1\", carry=[\"carry/bench/1\", \"carry/wheels\"$extra], timeout_s=600)   # $(mib "$total") MiB"
+    echo "  run(command=\"OUT=\$OUT ${env}bash bench/gpu/campaign.sh device 1\", carry=[\"$c/bench/1\"$w$extra], timeout_s=600)   # $(mib "$total") MiB"
     [ "$total" -le "$limit" ] || { echo "campaign.sh: error: call 1 is over 64 MiB" >&2; status=1; }
   fi
   for n in $( (ls "$carry/gpu" 2>/dev/null || true) | sort -n); do
     [ "$n" != 1 ] || continue
     total=$((tree + $(size_of "$carry/gpu/$n")))
-    echo "  run(command=\"OUT=\$OUT BUDGET_S=120 bash bench/gpu/check.sh carry/gpu/$n\", carry=[\"carry/gpu/$n\"], timeout_s=150)   # $(mib "$total") MiB"
-    [ "$total" -le "$limit" ] || { echo "campaign.sh: error: carry/gpu/$n is over 64 MiB" >&2; status=1; }
+    echo "  run(command=\"OUT=\$OUT BUDGET_S=120 bash bench/gpu/check.sh $c/gpu/$n\", carry=[\"$c/gpu/$n\"], timeout_s=150)   # $(mib "$total") MiB"
+    [ "$total" -le "$limit" ] || { echo "campaign.sh: error: $c/gpu/$n is over 64 MiB" >&2; status=1; }
   done
   for n in $(ls "$carry/bench" | sort -n); do
     [ "$n" != 1 ] || continue
     total=$((tree + wheels + $(size_of "$carry/bench/$n")))
-    echo "  run(command=\"OUT=\$OUT bash bench/gpu/campaign.sh device $n\", carry=[\"carry/bench/$n\", \"carry/wheels\"], timeout_s=600)   # $(mib "$total") MiB"
+    echo "  run(command=\"OUT=\$OUT ${env}bash bench/gpu/campaign.sh device $n\", carry=[\"$c/bench/$n\"$w], timeout_s=600)   # $(mib "$total") MiB"
     [ "$total" -le "$limit" ] || { echo "campaign.sh: error: call $n is over 64 MiB" >&2; status=1; }
   done
   return $status
