@@ -14,6 +14,10 @@
 #include <cctype>
 #include <cstring>
 #include <limits>
+#include <optional>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #define DLC_STRINGIFY2(x) #x
 #define DLC_STRINGIFY(x) DLC_STRINGIFY2(x)
@@ -553,18 +557,32 @@ void readManifest(Artifact &a, std::string_view text, DataSection &data) {
 //===----------------------------------------------------------------------===//
 
 /// Appends blobs to the data section at aligned offsets.
+/// The data section's layout: each add() places a range (aligned) and
+/// returns its reference; appendTo() then writes them, read where they lie
+/// (the weights are most of an artifact: no copy of them on the way).
 class DataWriter {
 public:
-  OrderedJson add(const std::string &bytes) {
-    data_.resize(alignUp(data_.size()), '\0');
-    OrderedJson ref = {{"offset", data_.size()}, {"bytes", bytes.size()}};
-    data_ += bytes;
+  OrderedJson add(std::string_view bytes) {
+    size_ = alignUp(size_);
+    OrderedJson ref = {{"offset", size_}, {"bytes", bytes.size()}};
+    ranges_.push_back({size_, bytes});
+    size_ += bytes.size();
     return ref;
   }
-  std::string &bytes() { return data_; }
+  uint64_t size() const { return size_; }
+  /// Appends the section to `out` (its start: an aligned offset of `out`).
+  void appendTo(std::string &out) const {
+    const size_t start = out.size();
+    for (const auto &[offset, bytes] : ranges_) {
+      out.resize(start + offset, '\0');
+      out.append(bytes);
+    }
+    out.resize(start + size_, '\0');
+  }
 
 private:
-  std::string data_;
+  std::vector<std::pair<uint64_t, std::string_view>> ranges_;
+  uint64_t size_ = 0;
 };
 
 OrderedJson writeTensor(const TensorSpec &t) {
@@ -767,12 +785,18 @@ void dlc::artifact::checkMemoryLimit(const Artifact &a, uint64_t limit,
 }
 
 std::string dlc::artifact::serialize(const Artifact &input) {
-  Artifact a = input;
-  if (a.dlcVersion.empty())
-    a.dlcVersion = libraryVersion();
-  if (a.program.empty())
-    for (uint32_t i = 0; i < a.kernels.size(); ++i)
-      a.program.push_back({Step::Kind::Kernel, i});
+  // The defaults go into a copy, when there are any to fill in (the
+  // compiler's artifacts have none: no copy of their weights).
+  std::optional<Artifact> withDefaults;
+  if (input.dlcVersion.empty() || input.program.empty()) {
+    withDefaults = input;
+    if (withDefaults->dlcVersion.empty())
+      withDefaults->dlcVersion = libraryVersion();
+    if (withDefaults->program.empty())
+      for (uint32_t i = 0; i < withDefaults->kernels.size(); ++i)
+        withDefaults->program.push_back({Step::Kind::Kernel, i});
+  }
+  const Artifact &a = withDefaults ? *withDefaults : input;
   validate(a);
 
   DataWriter data;
@@ -843,11 +867,11 @@ std::string dlc::artifact::serialize(const Artifact &input) {
 
   std::string out(kHeaderBytes + 8, '\0');
   // One allocation: the payload is most of it (the weights).
-  out.reserve(alignUp(out.size() + manifest.size()) + data.bytes().size());
+  out.reserve(alignUp(out.size() + manifest.size()) + data.size());
   store<uint64_t>(out, kHeaderBytes, manifest.size());
   out += manifest;
   out.resize(alignUp(out.size()), '\0');
-  out += data.bytes();
+  data.appendTo(out);
 
   std::memcpy(&out[0], kMagic, sizeof(kMagic));
   store<uint32_t>(out, kFormatAt, kFormatVersion);

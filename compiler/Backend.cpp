@@ -26,39 +26,43 @@ using namespace dlc;
 
 namespace {
 
-/// The bytes of a constant in its storage format (i1 as one byte each).
-std::string storageBytes(ElementsAttr value) {
+/// Writes the bytes of a constant in its storage format (i1 as one byte
+/// each) at `out`, where `room` bytes are free; a weight's blob straight
+/// from its resource, without a copy on the way.
+void writeStorageBytes(ElementsAttr value, char *out, size_t room) {
   auto type = cast<ShapedType>(value.getType());
   Type element = type.getElementType();
   const size_t width =
       element.isInteger(1) ? 1 : element.getIntOrFloatBitWidth() / 8;
   const size_t bytes = static_cast<size_t>(type.getNumElements()) * width;
+  if (bytes > room)
+    throw std::logic_error("a weight outside the planned weight region");
   if (auto resource = dyn_cast<DenseResourceElementsAttr>(value)) {
     const AsmResourceBlob *blob = resource.getRawHandle().getBlob();
     if (!blob || blob->getData().size() != bytes)
       throw std::logic_error("weight at " +
                              std::string(resource.getRawHandle().getKey()) +
                              " has no data of the right size");
-    return std::string(blob->getData().data(), bytes);
+    std::memcpy(out, blob->getData().data(), bytes);
+    return;
   }
   auto dense = dyn_cast<DenseElementsAttr>(value);
   if (!dense)
     throw std::logic_error("a weight of an unsupported attribute kind");
-  std::string out;
-  out.reserve(bytes);
   if (element.isInteger(1)) {
     for (bool v : dense.getValues<bool>())
-      out.push_back(v ? 1 : 0);
-    return out;
+      *out++ = v ? 1 : 0;
+    return;
   }
   ArrayRef<char> raw = dense.getRawData();
   if (dense.isSplat()) {
     for (int64_t i = 0; i < type.getNumElements(); ++i)
-      out.append(raw.data(), width);
-    return out;
+      std::memcpy(out + size_t(i) * width, raw.data(), width);
+    return;
   }
-  out.assign(raw.data(), raw.size());
-  return out;
+  if (raw.size() != bytes)
+    throw std::logic_error("a weight whose data is not of its type's size");
+  std::memcpy(out, raw.data(), bytes);
 }
 
 /// A copy step: `bytes` from the first parameter to the second.
@@ -258,6 +262,7 @@ artifact::Artifact driver::buildArtifact(ModuleOp module,
       emitSteps(module, modelPath, options, options.kernels);
 
   artifact::Artifact a;
+  a.dlcVersion = artifact::libraryVersion();
   a.archs = options.archs;
   std::sort(a.archs.begin(), a.archs.end());
   a.ptxArch = a.archs.front();
@@ -291,11 +296,11 @@ artifact::Artifact driver::buildArtifact(ModuleOp module,
   a.arenaBytes = attr(exec::kArenaSizeAttr);
   a.weights.assign(attr(exec::kWeightsSizeAttr), '\0');
   for (auto weight : body.getOps<exec::WeightOp>()) {
-    std::string bytes = storageBytes(weight.getValue());
     uint64_t offset = weight.getOffset().value_or(0);
-    if (offset + bytes.size() > a.weights.size())
+    if (offset > a.weights.size())
       throw std::logic_error("a weight outside the planned weight region");
-    std::memcpy(a.weights.data() + offset, bytes.data(), bytes.size());
+    writeStorageBytes(weight.getValue(), a.weights.data() + offset,
+                      a.weights.size() - offset);
   }
 
   // Library calls' constants go after the planned weights.

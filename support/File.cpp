@@ -12,6 +12,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <filesystem>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -239,6 +240,35 @@ std::string dlc::readFile(const std::string &path, uint64_t maxBytes) {
                     path);
   }
   return readAndClose(fd, size, path);
+}
+
+dlc::MappedFile::MappedFile(const std::string &path, uint64_t maxBytes) {
+  uint64_t size = 0;
+  int fd = openInputFile(path, size);
+  if (size > maxBytes) {
+    ::close(fd);
+    throw UserError("file of " + std::to_string(size) +
+                        " bytes is larger than the limit of " +
+                        std::to_string(maxBytes),
+                    path);
+  }
+  if (size > 0) {
+    void *data = ::mmap(nullptr, static_cast<size_t>(size), PROT_READ,
+                        MAP_PRIVATE | MAP_POPULATE, fd, 0);
+    if (data == MAP_FAILED) {
+      int err = errno;
+      ::close(fd);
+      throw UserError("cannot map it: " + errnoText(err), path);
+    }
+    data_ = data;
+    size_ = static_cast<size_t>(size);
+  }
+  ::close(fd);
+}
+
+dlc::MappedFile::~MappedFile() {
+  if (data_)
+    ::munmap(data_, size_);
 }
 
 void dlc::writeFileAtomic(const std::string &path, std::string_view data) {

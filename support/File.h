@@ -43,6 +43,29 @@ std::string readAndClose(int fd, uint64_t size, const std::string &path);
 std::string readFile(const std::string &path, uint64_t maxBytes = uint64_t(16)
                                                                   << 30);
 
+/// A regular file mapped read-only, to read a large input (a model's
+/// weights) without copying it: openInputFile's checks and limit, then mmap
+/// with MAP_POPULATE (the page-cache pages mapped in one call, not faulted
+/// in one by one). A file truncated while it is mapped raises SIGBUS where
+/// its lost pages are read, so it serves readers that run in a child
+/// process (the Keras reader, frontends/keras/reader/Isolation.h), where
+/// that ends the child, not dlc. Throws UserError naming the path.
+class MappedFile {
+public:
+  MappedFile(const std::string &path, uint64_t maxBytes);
+  ~MappedFile();
+  MappedFile(const MappedFile &) = delete;
+  MappedFile &operator=(const MappedFile &) = delete;
+
+  std::string_view bytes() const {
+    return {static_cast<const char *>(data_), size_};
+  }
+
+private:
+  void *data_ = nullptr;
+  size_t size_ = 0;
+};
+
 /// Writes an output. A regular file (or a new one) is written to a temporary
 /// file and renamed into place; an existing character device or FIFO is
 /// opened and written directly (it stays what it is). A directory, a block

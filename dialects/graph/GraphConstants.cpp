@@ -18,6 +18,15 @@ float fromBits(uint16_t bits, Type element) {
   return element.isF16() ? dlc::halfToFloat(bits) : dlc::bf16ToFloat(bits);
 }
 
+/// A weight blob's key: "w_" and the hint's first 48 characters, others
+/// than letters and digits as '_' (MLIR makes it unique).
+std::string blobKey(StringRef hint) {
+  std::string key = "w_";
+  for (char c : hint.take_front(48))
+    key += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  return key;
+}
+
 uint16_t toBits(float value, Type element) {
   return element.isF16() ? dlc::floatToHalf(value) : dlc::floatToBf16(value);
 }
@@ -77,9 +86,7 @@ ElementsAttr dlc::graph::makeInt8s(RankedTensorType type,
   assert(static_cast<int64_t>(values.size()) == type.getNumElements());
   if (type.getNumElements() <= kMaxInlineElements)
     return DenseElementsAttr::get(type, values);
-  std::string key = "w_";
-  for (char c : hint.take_front(48))
-    key += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  std::string key = blobKey(hint);
   auto blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
       ArrayRef<char>(reinterpret_cast<const char *>(values.data()),
                      values.size()),
@@ -102,9 +109,7 @@ ElementsAttr dlc::graph::makeFloats(RankedTensorType type,
     }
     return DenseElementsAttr::get(type, floats);
   }
-  std::string key = "w_";
-  for (char c : hint.take_front(48))
-    key += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  std::string key = blobKey(hint);
   // Written straight into the blob (aligned for floats).
   const size_t width = element.isF32() ? 4 : 2;
   AsmResourceBlob blob =
@@ -124,6 +129,38 @@ ElementsAttr dlc::graph::makeFloats(RankedTensorType type,
   return DenseResourceElementsAttr::get(type, key, std::move(blob));
 }
 
+namespace {
+
+/// Permutes elements of `width` bytes from `in` (row-major, dims `inDims`)
+/// to `out` (row-major, dims `shape`, out dim d = in dim perm[d]): `out` is
+/// walked in order, `in` follows it through the input strides.
+template <typename Element>
+void permuteElements(const char *inBytes, char *outBytes, int64_t count,
+                     ArrayRef<int64_t> inDims, ArrayRef<int64_t> shape,
+                     ArrayRef<int64_t> perm) {
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  SmallVector<int64_t> inStrides(rank, 1);
+  for (int64_t d = rank - 2; d >= 0; --d)
+    inStrides[d] = inStrides[d + 1] * inDims[d + 1];
+  SmallVector<int64_t> step(rank), index(rank, 0);
+  for (int64_t d = 0; d < rank; ++d)
+    step[d] = inStrides[perm[d]];
+  int64_t in = 0;
+  for (int64_t i = 0; i < count; ++i) {
+    std::memcpy(outBytes + i * sizeof(Element), inBytes + in * sizeof(Element),
+                sizeof(Element));
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      in += step[d];
+      if (++index[d] < shape[d])
+        break;
+      in -= step[d] * index[d];
+      index[d] = 0;
+    }
+  }
+}
+
+} // namespace
+
 FailureOr<ElementsAttr> dlc::graph::transposeConstant(ElementsAttr value,
                                                       RankedTensorType type,
                                                       ArrayRef<int64_t> perm,
@@ -135,6 +172,30 @@ FailureOr<ElementsAttr> dlc::graph::transposeConstant(ElementsAttr value,
   RankedTensorType result = type.clone(shape);
   if (auto dense = dyn_cast<DenseElementsAttr>(value); dense && dense.isSplat())
     return ElementsAttr(dense.resizeSplat(result));
+  // A float weight blob (f32, f16, bf16): its elements' bytes permuted
+  // straight into the new blob, the same values readFloats and makeFloats
+  // would give, without their two copies.
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(value);
+      resource && type.getNumElements() > kMaxInlineElements &&
+      (type.getElementType().isF32() || type.getElementType().isF16() ||
+       type.getElementType().isBF16())) {
+    const AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    const unsigned bits = type.getElementType().getIntOrFloatBitWidth();
+    const int64_t count = type.getNumElements();
+    if (blob && blob->getData().size() == size_t(count) * (bits / 8)) {
+      AsmResourceBlob out = HeapAsmResourceBlob::allocate(
+          blob->getData().size(), std::max<size_t>(bits / 8, alignof(float)));
+      const char *in = blob->getData().data();
+      char *bytes = out.getMutableData().data();
+      ArrayRef<int64_t> inDims = type.getShape();
+      if (bits == 16)
+        permuteElements<uint16_t>(in, bytes, count, inDims, shape, perm);
+      else
+        permuteElements<uint32_t>(in, bytes, count, inDims, shape, perm);
+      return ElementsAttr(DenseResourceElementsAttr::get(result, blobKey(hint),
+                                                         std::move(out)));
+    }
+  }
   FailureOr<std::vector<float>> values = readFloats(value);
   if (failed(values))
     return failure();

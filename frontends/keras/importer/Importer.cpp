@@ -337,7 +337,12 @@ Value Importer::weight(Location loc, const Tensor &tensor,
                 : element.isInteger(8)  ? DType::I8
                 : element.isInteger(32) ? DType::I32
                                         : DType::F32;
-  Tensor converted = tensor.cast(dtype);
+  // The blob is made from the reader's tensor itself when it has the
+  // element type already (most weights): no converted copy on the way.
+  std::optional<Tensor> converted;
+  if (tensor.dtype() != dtype)
+    converted = tensor.cast(dtype);
+  const Tensor &data = converted ? *converted : tensor;
   auto type = RankedTensorType::get(shape, element);
   // Blob keys are made by the compiler; the name only decorates them.
   std::string key;
@@ -345,8 +350,7 @@ Value Importer::weight(Location loc, const Tensor &tensor,
     key += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
   key = "w" + std::to_string(blobCounter_++) + "_" + key.substr(0, 48);
   auto blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
-      ArrayRef<char>(static_cast<const char *>(converted.raw()),
-                     converted.bytes()),
+      ArrayRef<char>(static_cast<const char *>(data.raw()), data.bytes()),
       alignof(float));
   auto attr = DenseResourceElementsAttr::get(type, key, std::move(blob));
   Value result = createConstant(loc, type, attr)->getResult(0);

@@ -35,7 +35,7 @@ bool isRegularFile(const std::string &path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
-bool looksLikeJson(const std::string &bytes) {
+bool looksLikeJson(std::string_view bytes) {
   size_t i = bytes.compare(0, 3, "\xEF\xBB\xBF") == 0 ? 3 : 0;
   while (i < bytes.size() && std::isspace(static_cast<unsigned char>(bytes[i])))
     ++i;
@@ -53,12 +53,13 @@ std::string stringMember(const json &obj, const char *key) {
 /// model_weights group.
 void readSeparateWeights(const std::string &weightsPath, Model &model) {
   std::string what = "weights file '" + weightsPath + "'";
-  std::string bytes;
+  std::optional<MappedFile> mapped;
   try {
-    bytes = readFile(weightsPath, kMaxWeightsBytes);
+    mapped.emplace(weightsPath, kMaxWeightsBytes);
   } catch (const UserError &e) {
     throw UserError("cannot read " + what + ": " + e.reason());
   }
+  std::string_view bytes = mapped->bytes();
   if (hasZipSignature(bytes))
     throw UserError(what + " is a zip archive; a .keras archive holds its "
                            "own config: pass it alone as the model");
@@ -66,7 +67,7 @@ void readSeparateWeights(const std::string &weightsPath, Model &model) {
     throw UserError(what + " is not an HDF5 file");
   try {
     ReadingScope reading(what);
-    h5::File file(std::move(bytes), what);
+    h5::File file(bytes, what);
     h5::Group root = file.root();
     if (Layer *backbone = kerasHubBackbone(model))
       return assignKerasHubWeights(root, *backbone);
@@ -102,7 +103,7 @@ std::string weightsBeside(const std::string &jsonPath) {
                   ".weights.h5 nor " + stem + ".h5 is beside the JSON file");
 }
 
-KerasModel readArchive(const std::string &bytes) {
+KerasModel readArchive(std::string_view bytes) {
   ZipArchive zip(bytes);
   KerasModel out;
   out.format = FileFormat::KerasArchive;
@@ -144,8 +145,8 @@ KerasModel readArchive(const std::string &bytes) {
   return out;
 }
 
-KerasModel readLegacyH5(std::string bytes) {
-  h5::File file(std::move(bytes), "the HDF5 file");
+KerasModel readLegacyH5(std::string_view bytes) {
+  h5::File file(bytes, "the HDF5 file");
   h5::Group root = file.root();
   std::optional<std::string> config = root.stringAttribute("model_config");
   if (!config) {
@@ -195,7 +196,7 @@ KerasModel readTfJs(const std::string &path, const json &doc) {
   return out;
 }
 
-KerasModel readJson(const std::string &path, const std::string &bytes,
+KerasModel readJson(const std::string &path, std::string_view bytes,
                     const std::string &weightsPath) {
   json doc = parseJson(bytes, "the JSON file");
   if (!doc.is_object())
@@ -223,11 +224,14 @@ KerasModel readJson(const std::string &path, const std::string &bytes,
 }
 
 KerasModel readAny(const std::string &path, const std::string &weightsPath) {
-  std::string bytes = readFile(path);
+  // Mapped, not copied: a .keras archive's stored weights member and a
+  // legacy .h5 file are read where they lie (the HDF5 image in place).
+  MappedFile file(path, kMaxWeightsBytes);
+  std::string_view bytes = file.bytes();
   if (hasZipSignature(bytes))
     return readArchive(bytes);
   if (h5::hasSignature(bytes))
-    return readLegacyH5(std::move(bytes));
+    return readLegacyH5(bytes);
   if (looksLikeJson(bytes))
     return readJson(path, bytes, weightsPath);
   throw UserError("not a Keras model: expected a .keras zip archive, an HDF5 "

@@ -78,7 +78,16 @@ std::string joinPath(const std::string &parent, const std::string &name) {
 } // namespace
 
 namespace dlc::keras::h5::detail {
+/// The image the core driver reads: the caller's bytes or `owned`.
+struct Image {
+  const char *data = nullptr;
+  size_t size = 0;
+};
+
 struct FileState {
+  // Declared before `file`, so that the bytes outlive the HDF5 file.
+  std::string owned; ///< the image, when the File was given it
+  Image image;
   Id file;
   uint64_t size = 0;
   uint64_t opened = 0;
@@ -133,7 +142,40 @@ void Id::reset() {
   H5Eclear2(H5E_DEFAULT);
 }
 
-bool dlc::keras::h5::hasSignature(const std::string &bytes) {
+namespace {
+
+// File image callbacks that never copy (HDF5's "file image operations", as
+// H5LTopen_file_image with H5LT_FILE_IMAGE_DONT_COPY | READ_ONLY, without
+// its reference-counted buffer, which HDF5 1.10 leaks on that path): every
+// "allocation" of the image, for the property list or the core driver's
+// open file, is the caller's buffer; every "copy" of it onto itself does
+// nothing; nothing is freed or reallocated (the file is read-only). The
+// buffer is never written.
+using detail::Image;
+
+void *imageMalloc(size_t size, H5FD_file_image_op_t, void *udata) {
+  auto *image = static_cast<Image *>(udata);
+  return size == image->size ? const_cast<char *>(image->data) : nullptr;
+}
+
+void *imageMemcpy(void *dest, const void *src, size_t, H5FD_file_image_op_t,
+                  void *) {
+  return dest == src ? dest : nullptr;
+}
+
+void *imageRealloc(void *, size_t, H5FD_file_image_op_t, void *) {
+  return nullptr;
+}
+
+herr_t imageFree(void *, H5FD_file_image_op_t, void *) { return 0; }
+
+void *udataCopy(void *udata) { return udata; }
+
+herr_t udataFree(void *) { return 0; }
+
+} // namespace
+
+bool dlc::keras::h5::hasSignature(std::string_view bytes) {
   static const char sig[8] = {'\x89', 'H', 'D', 'F', '\r', '\n', '\x1a', '\n'};
   for (uint64_t offset = 0; offset + 8 <= bytes.size();
        offset = offset ? offset * 2 : 512) {
@@ -149,19 +191,36 @@ bool dlc::keras::h5::hasSignature(const std::string &bytes) {
 
 File::File(std::string image, std::string what)
     : state_(std::make_shared<detail::FileState>()) {
+  state_->owned = std::move(image);
+  open(state_->owned, std::move(what));
+}
+
+File::File(std::string_view image, std::string what)
+    : state_(std::make_shared<detail::FileState>()) {
+  open(image, std::move(what));
+}
+
+void File::open(std::string_view image, std::string what) {
   silenceHdf5();
   state_->what = std::move(what);
   state_->size = image.size();
+  state_->image = {image.data(), image.size()};
   if (!hasSignature(image))
     throw UserError(state_->what + " is not an HDF5 file");
   Id fapl = check(H5Pcreate(H5P_FILE_ACCESS), Id::PropList,
                   "cannot create an HDF5 property list");
   // The core driver keeps the file in memory; without a backing store it
-  // never writes, and with a file image it never reads the disk either.
+  // never writes, and with a file image it never reads the disk either. The
+  // callbacks (before the image: HDF5 refuses them after) give it the
+  // image in place.
+  H5FD_file_image_callbacks_t callbacks = {
+      imageMalloc, imageMemcpy, imageRealloc,  imageFree,
+      udataCopy,   udataFree,   &state_->image};
   if (H5Pset_fapl_core(fapl.get(), 1 << 20, 0) < 0 ||
-      H5Pset_file_image(fapl.get(), image.data(), image.size()) < 0)
+      H5Pset_file_image_callbacks(fapl.get(), &callbacks) < 0 ||
+      H5Pset_file_image(fapl.get(), const_cast<char *>(image.data()),
+                        image.size()) < 0)
     fail("cannot load " + state_->what + " into memory");
-  image = std::string(); // HDF5 keeps its own copy.
   hid_t file = H5Fopen("dlc-in-memory.h5", H5F_ACC_RDONLY, fapl.get());
   if (file < 0)
     fail(state_->what + " is not a readable HDF5 file (truncated or corrupt)");

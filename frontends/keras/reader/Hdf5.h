@@ -2,7 +2,9 @@
 //
 // RAII wrappers over the HDF5 C API for the Keras weight files. The file is
 // opened from an in-memory image (the core driver with no backing store), so
-// nothing but the bytes already read is ever touched. Model files are
+// nothing but the bytes already read is ever touched; HDF5 reads the image
+// where it lies (file image callbacks that hand the core driver the caller's
+// buffer instead of copies of it). Model files are
 // untrusted: only hard links are followed (soft, external and user-defined
 // links are refused), datasets with external storage or a virtual layout are
 // refused, a dataset's declared size is checked against what the file stores
@@ -20,13 +22,14 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace dlc::keras::h5 {
 
 /// True when `bytes` starts with the HDF5 signature (at offset 0 or at a
 /// user-block offset of 512, 1024, 2048, ...).
-bool hasSignature(const std::string &bytes);
+bool hasSignature(std::string_view bytes);
 
 namespace detail {
 struct FileState;
@@ -126,13 +129,19 @@ private:
 /// An HDF5 file opened read-only from bytes in memory.
 class File {
 public:
-  /// `what` names the image in messages ("model.weights.h5").
+  /// `what` names the image in messages ("model.weights.h5"). The File
+  /// keeps `image`.
   File(std::string image, std::string what);
+  /// The same over bytes the caller keeps, unchanged, until the File and
+  /// every Group and Dataset of it are gone (a zip member, a mapped file).
+  File(std::string_view image, std::string what);
   Group root() const;
   /// The size of the image, the bound for any dataset's stored bytes.
   uint64_t size() const;
 
 private:
+  void open(std::string_view image, std::string what);
+
   std::shared_ptr<detail::FileState> state_;
 };
 
