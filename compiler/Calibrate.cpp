@@ -689,6 +689,18 @@ llvm::json::Object driver::calibrationMethodJson(const Int8Options &options,
   return method;
 }
 
+llvm::json::Array driver::searchJson(const std::vector<SearchStep> &search) {
+  llvm::json::Array steps;
+  for (const SearchStep &step : search)
+    steps.push_back(
+        llvm::json::Object{{"kept_f32", int64_t(step.keptF32)},
+                           {"top1_agreement", step.top1Agreement},
+                           {"margin_agreement", step.marginAgreement},
+                           {"rel_l2_error", step.relL2Error},
+                           {"meets", step.meets}});
+  return steps;
+}
+
 void driver::writeReport(const std::string &modelPath,
                          const Int8Options &options,
                          const Calibration &calibration,
@@ -729,14 +741,6 @@ void driver::writeReport(const std::string &modelPath,
       calibrationMethodJson(options, /*withFallback=*/true);
   std::optional<llvm::json::Object> mixed;
   if (options.accuracyTarget > 0) {
-    llvm::json::Array search;
-    for (const SearchStep &step : calibration.search)
-      search.push_back(
-          llvm::json::Object{{"kept_f32", int64_t(step.keptF32)},
-                             {"top1_agreement", step.top1Agreement},
-                             {"margin_agreement", step.marginAgreement},
-                             {"rel_l2_error", step.relL2Error},
-                             {"meets", step.meets}});
     mixed = llvm::json::Object{
         {"target", options.accuracyTarget},
         {"margin", options.accuracyMargin},
@@ -744,7 +748,7 @@ void driver::writeReport(const std::string &modelPath,
                         "samples of the calibration set with the op the "
                         "only one in int8"},
         {"sensitivity_samples", int64_t(calibration.sensitivitySamples)},
-        {"search", std::move(search)}};
+        {"search", searchJson(calibration.search)}};
   }
   llvm::json::Object accuracy{{"calibration", accuracyJson(onCalibration)}};
   if (onHoldout)

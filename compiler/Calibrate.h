@@ -176,6 +176,11 @@ Calibration calibrateCached(mlir::ModuleOp module,
 llvm::json::Object calibrationMethodJson(const Int8Options &options,
                                          bool withFallback);
 
+/// The accuracy target's search steps as the report and the calibration
+/// cache write them (`kept_f32`, `top1_agreement`, `margin_agreement`,
+/// `rel_l2_error`, `meets`).
+llvm::json::Array searchJson(const std::vector<SearchStep> &search);
+
 /// The int8 model against the fp32 one on a set of batches.
 struct Accuracy {
   size_t samples = 0;

@@ -175,14 +175,6 @@ llvm::json::Value cacheJson(const std::string &key,
       calibrationMethodJson(options, /*withFallback=*/false);
   if (options.accuracyTarget > 0)
     method["accuracy_margin"] = options.accuracyMargin;
-  llvm::json::Array search;
-  for (const SearchStep &step : calibration.search)
-    search.push_back(
-        llvm::json::Object{{"kept_f32", int64_t(step.keptF32)},
-                           {"top1_agreement", step.top1Agreement},
-                           {"margin_agreement", step.marginAgreement},
-                           {"rel_l2_error", step.relL2Error},
-                           {"meets", step.meets}});
   return llvm::json::Object{
       {"format", kFormat},
       {"version", kVersion},
@@ -192,7 +184,7 @@ llvm::json::Value cacheJson(const std::string &key,
       {"batches", int64_t(calibration.batches)},
       {"samples", int64_t(calibration.samples)},
       {"sensitivity_samples", int64_t(calibration.sensitivitySamples)},
-      {"search", std::move(search)},
+      {"search", searchJson(calibration.search)},
       {"layers", std::move(layers)}};
 }
 

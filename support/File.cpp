@@ -229,9 +229,13 @@ std::string dlc::readAndClose(int fd, uint64_t size, const std::string &path) {
   return data;
 }
 
-std::string dlc::readFile(const std::string &path, uint64_t maxBytes) {
-  uint64_t size = 0;
-  int fd = openInputFile(path, size);
+namespace {
+
+/// openInputFile, and a UserError (the file closed) when it is larger than
+/// `maxBytes`.
+int openInputFileWithin(const std::string &path, uint64_t maxBytes,
+                        uint64_t &size) {
+  int fd = dlc::openInputFile(path, size);
   if (size > maxBytes) {
     ::close(fd);
     throw UserError("file of " + std::to_string(size) +
@@ -239,19 +243,20 @@ std::string dlc::readFile(const std::string &path, uint64_t maxBytes) {
                         std::to_string(maxBytes),
                     path);
   }
+  return fd;
+}
+
+} // namespace
+
+std::string dlc::readFile(const std::string &path, uint64_t maxBytes) {
+  uint64_t size = 0;
+  int fd = openInputFileWithin(path, maxBytes, size);
   return readAndClose(fd, size, path);
 }
 
 dlc::MappedFile::MappedFile(const std::string &path, uint64_t maxBytes) {
   uint64_t size = 0;
-  int fd = openInputFile(path, size);
-  if (size > maxBytes) {
-    ::close(fd);
-    throw UserError("file of " + std::to_string(size) +
-                        " bytes is larger than the limit of " +
-                        std::to_string(maxBytes),
-                    path);
-  }
+  int fd = openInputFileWithin(path, maxBytes, size);
   if (size > 0) {
     void *data = ::mmap(nullptr, static_cast<size_t>(size), PROT_READ,
                         MAP_PRIVATE | MAP_POPULATE, fd, 0);
