@@ -196,6 +196,40 @@ TEST(File, InputsMustBeRegularFilesAndNeverBlock) {
   std::filesystem::remove_all(dir);
 }
 
+TEST(File, MappedFilesFollowReadFilesRules) {
+  std::string dir = tempDir();
+  // The bytes, an empty file, and the size limit (checked before mapping).
+  writeFileAtomic(dir + "/a.bin", std::string("map\0me", 6));
+  writeFileAtomic(dir + "/empty.bin", "");
+  {
+    MappedFile mapped(dir + "/a.bin", 6);
+    EXPECT_EQ(mapped.bytes(), std::string_view("map\0me", 6));
+    EXPECT_TRUE(MappedFile(dir + "/empty.bin", 0).bytes().empty());
+  }
+  try {
+    MappedFile(dir + "/a.bin", 5);
+    FAIL();
+  } catch (const UserError &e) {
+    EXPECT_EQ(e.format(), "dlc: error: " + dir +
+                              "/a.bin: file of 6 bytes is larger than the "
+                              "limit of 5");
+  }
+  // openInputFile's checks: a FIFO is refused at once, never opened for a
+  // writer that does not come.
+  std::string fifo = dir + "/x.keras";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  auto error = std::make_shared<std::string>();
+  EXPECT_TRUE(finishesWithin(30, [fifo, error] {
+    try {
+      MappedFile mapped(fifo, 1 << 20);
+    } catch (const UserError &e) {
+      *error = e.format();
+    }
+  }));
+  EXPECT_EQ(*error, "dlc: error: " + fifo + ": is a FIFO, not a regular file");
+  std::filesystem::remove_all(dir);
+}
+
 TEST(File, DevicesAndFifosAreWrittenInPlace) {
   std::string dir = tempDir();
   // A link to a character device that discards writes: were it replaced by
