@@ -1,4 +1,12 @@
 //===- Calibrate.cpp - int8 post-training quantization ----------*- C++ -*-===//
+//
+// A change here (or in the reference executor, compiler/reference/) that
+// changes any result of calibrate() for the same graph, batches and options
+// (a histogram, a clip rule, the bias correction, the sensitivities or the
+// search) must raise kAlgorithm in CalibrationCache.cpp, so that calibration
+// caches written before it are not read.
+//
+//===----------------------------------------------------------------------===//
 
 #include "compiler/Calibrate.h"
 
