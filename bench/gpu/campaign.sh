@@ -35,7 +35,9 @@
 # 24: what call 1 keeps for the first),
 # CHECK_MODELS, CHECK_PRECISIONS and CHECK_KERNELS (prepare.sh's MODELS,
 # PRECISIONS and KERNELS: small, fp32 fp16, generated library), WHEELS (1:
-# fetch them), JOBS (2), DLC_BUILD_DIR (build), CARRY (carry).
+# fetch them), JOBS (2), DLC_BUILD_DIR (build), CARRY (carry),
+# CALIBRATION_CACHE (BUILD/bench-calibration: int8's calibration caches, one
+# per model, kept between prepares).
 # bench/README.md: the exact calls.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
@@ -90,11 +92,15 @@ prepare() {
   done
   # int8: each model calibrated once, JOBS models at a time, into its
   # calibration cache (docs/quantization.md); its compiles below read it (the
-  # batch, the kernels and the fallback are not in the cache's key).
+  # batch, the kernels and the fallback are not in the cache's key). The
+  # caches outlive the stage: a later prepare whose graph, weights and
+  # batches are the same calibrates nothing (the key decides).
+  export CALIB_CACHE=${CALIBRATION_CACHE:-$build/bench-calibration}
   if [[ " $precisions " == *" int8"* ]]; then
+    mkdir -p "$CALIB_CACHE"
     for m in $models; do echo "$m"; done | xargs -P "${JOBS:-2}" -L 1 sh -c \
       '"$0" compile "$1/$3/model.keras" --precision int8 --calibrate "$2/calib/$3" \
-         --calibration-cache "$2/calib/$3.cache.json" --stop-after int8 --emit mlir -o /dev/null \
+         --calibration-cache "$CALIB_CACHE/$3.json" --stop-after int8 --emit mlir -o /dev/null \
          >"$2/calib/$3.log" 2>&1 ||
          echo "campaign.sh: calibrating $3 failed: $(tail -1 "$2/calib/$3.log")" >&2' \
       "$dlc" "$models_dir" "$stage"
@@ -110,9 +116,9 @@ prepare() {
     shift 6
     precision=$p
     case $p in
-      int8) set -- --calibrate "$stage/calib/$m" --calibration-cache "$stage/calib/$m.cache.json" ;;
+      int8) set -- --calibrate "$stage/calib/$m" --calibration-cache "$CALIB_CACHE/$m.json" ;;
       int8-fp16) precision=int8
-        set -- --calibrate "$stage/calib/$m" --calibration-cache "$stage/calib/$m.cache.json" --int8-fallback fp16 ;;
+        set -- --calibrate "$stage/calib/$m" --calibration-cache "$CALIB_CACHE/$m.json" --int8-fallback fp16 ;;
     esac
     "$0" compile "$dir/$m/model.keras" --arch sm_90 --no-weights --precision "$precision" --kernels "$k" \
       --batch "$b" "$@" -o "$o.dlcm" >"$o.log" 2>&1 ||
@@ -269,7 +275,8 @@ dry_run() {
   carry=$dir/carry
   MODELS="mnist_cnn text_lstm" MODELS_DIR=${FIXTURES:-$build/test/fixtures} BATCHES=1 \
     PRECISIONS="fp16 int8 int8-fp16" KERNELS="generated library auto" \
-    COMPILE_AT="mnist_cnn:fp16:1" CHECK=0 WHEELS=0 STAGE=$dir/stage prepare
+    COMPILE_AT="mnist_cnn:fp16:1" CHECK=0 WHEELS=0 STAGE=$dir/stage \
+    CALIBRATION_CACHE=$dir/calibration prepare
   for n in $(ls "$dir/carry/bench" | sort -n); do
     "$python" "$root/bench/gpu/campaign.py" device "$dir/carry/bench/$n" --dlc "$build/bin/dlc" \
       --out "$dir/out" --budget 600 --python "$python" --no-device
