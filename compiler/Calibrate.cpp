@@ -466,13 +466,7 @@ void correctBiases(ModuleOp module, const std::vector<Batch> &batches,
         RankedTensorType::get({int64_t(correction.size())}, b.getF32Type());
     op->setAttr(kInt8BiasCorrectionAttr,
                 DenseElementsAttr::get(type, ArrayRef<float>(correction)));
-    LayerCalibration &layer = calibration.layers[i];
-    layer.corrected = true;
-    for (float v : correction) {
-      layer.correctionMaxAbs =
-          std::max(layer.correctionMaxAbs, double(std::fabs(v)));
-      layer.correctionMeanAbs += std::fabs(v) / double(correction.size());
-    }
+    calibration.layers[i].recordCorrection(correction);
   }
 }
 
@@ -546,6 +540,15 @@ std::vector<Batch> driver::readBatches(const std::string &dir,
     batches.push_back(std::move(batch));
   }
   return batches;
+}
+
+void LayerCalibration::recordCorrection(const std::vector<float> &values) {
+  corrected = true;
+  correctionMaxAbs = correctionMeanAbs = 0;
+  for (float v : values) {
+    correctionMaxAbs = std::max(correctionMaxAbs, double(std::fabs(v)));
+    correctionMeanAbs += std::fabs(v) / double(values.size());
+  }
 }
 
 std::vector<Operation *> driver::calibrationCandidates(ModuleOp module) {

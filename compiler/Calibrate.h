@@ -113,7 +113,10 @@ struct LayerCalibration {
   /// --int8-bias-correction's values: the largest |correction| over the
   /// output channels, and the mean |correction| over them.
   double correctionMaxAbs = 0, correctionMeanAbs = 0;
-  bool corrected = false;  ///< a correction was measured and recorded
+  bool corrected = false; ///< a correction was measured and recorded
+  /// Sets `corrected` and the two summaries from the correction's values
+  /// (one per output channel).
+  void recordCorrection(const std::vector<float> &values);
   bool int8 = false;       ///< quantized
   std::string keptBecause; ///< why not, when not
   /// With an accuracy target: the model's output error on the calibration

@@ -197,13 +197,6 @@ public:
   [[noreturn]] void fail(const std::string &what) const {
     throw UserError("not a usable calibration cache: " + what, path_);
   }
-  const llvm::json::Object &object(const llvm::json::Object &o,
-                                   llvm::StringRef name) const {
-    const llvm::json::Object *v = o.getObject(name);
-    if (!v)
-      fail("'" + name.str() + "' is not an object");
-    return *v;
-  }
   const llvm::json::Array &array(const llvm::json::Object &o,
                                  llvm::StringRef name) const {
     const llvm::json::Array *v = o.getArray(name);
@@ -325,11 +318,7 @@ readCache(const std::string &path, const std::string &text,
       }
       if (corrections[i].empty())
         r.fail("layer '" + l.layer + "': an empty bias correction");
-      l.corrected = true;
-      for (float x : corrections[i]) {
-        l.correctionMaxAbs = std::max(l.correctionMaxAbs, double(std::fabs(x)));
-        l.correctionMeanAbs += std::fabs(x) / double(corrections[i].size());
-      }
+      l.recordCorrection(corrections[i]);
     }
     c.layers.push_back(std::move(l));
   }

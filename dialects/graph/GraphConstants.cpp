@@ -199,24 +199,10 @@ FailureOr<ElementsAttr> dlc::graph::transposeConstant(ElementsAttr value,
   FailureOr<std::vector<float>> values = readFloats(value);
   if (failed(values))
     return failure();
-  // Walk the result in row-major order; `in` follows it through the input
-  // strides of the permuted dims.
-  SmallVector<int64_t> inStrides(rank, 1);
-  for (int64_t d = rank - 2; d >= 0; --d)
-    inStrides[d] = inStrides[d + 1] * type.getDimSize(d + 1);
-  SmallVector<int64_t> index(rank, 0);
   std::vector<float> transposed(values->size());
-  int64_t in = 0;
-  for (float &out : transposed) {
-    out = (*values)[in];
-    for (int64_t d = rank - 1; d >= 0; --d) {
-      in += inStrides[perm[d]];
-      if (++index[d] < shape[d])
-        break;
-      in -= inStrides[perm[d]] * index[d];
-      index[d] = 0;
-    }
-  }
+  permuteElements<float>(reinterpret_cast<const char *>(values->data()),
+                         reinterpret_cast<char *>(transposed.data()),
+                         int64_t(values->size()), type.getShape(), shape, perm);
   return makeFloats(result, transposed, hint);
 }
 
