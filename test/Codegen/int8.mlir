@@ -47,6 +47,78 @@ func.func @qconv_tc(%x: memref<2x6x6x32xi8>, %w: memref<24x3x3x32xi8>, %ws: memr
 
 // -----
 
+// The filter scales known when the kernel is generated (a constant here, a
+// weight in a compiled model) and every divisor input_scale * filter_scale[o]
+// in [2^-64, 2^64]: the de-scaling is dlc_div_rn, IEEE division's result from
+// each column's divisor and reciprocal, which column() computes once per
+// column pair (Problem::Column) instead of a division with its range check and
+// branch per element.
+func.func @qconv_tc_known_scales(%x: memref<2x6x6x32xi8>, %w: memref<24x3x3x32xi8>, %y: memref<2x6x6x24xf32>) {
+  exec.kernel "k0_quantized_conv2d" ins(%x, %w : memref<2x6x6x32xi8>, memref<24x3x3x32xi8>) outs(%y : memref<2x6x6x24xf32>) {
+  ^bb0(%a0: tensor<2x6x6x32xi8>, %a1: tensor<24x3x3x32xi8>):
+    %s = graph.constant dense<[0.50, 0.75, 1.00, 1.25, 1.50, 1.75, 2.00, 2.25, 2.50, 2.75, 3.00, 3.25, 3.50, 3.75, 4.00, 4.25, 4.50, 4.75, 5.00, 5.25, 5.50, 5.75, 6.00, 6.25]> : tensor<24xf32>
+    %0 = graph.quantized_conv2d %a0, %a1, %s {filter_layout = #graph.filter_layout<ohwi>, input_scale = 5.0e+01 : f32, pads = array<i64: 1, 1, 1, 1>} : (tensor<2x6x6x32xi8>, tensor<24x3x3x32xi8>, tensor<24xf32>) -> tensor<2x6x6x24xf32>
+    exec.yield %0 : tensor<2x6x6x24xf32>
+  }
+  return
+}
+
+// CHECK-LABEL: // ===== kernel k0_quantized_conv2d family=conv_tc
+// CHECK:         struct Column { float d0, r0, d1, r1; };
+// CHECK-NEXT:    Column column(int n) const {
+// CHECK-NEXT:      const float [[S0:v[0-9]+]] = dlc_c{{[0-9]+}}[n];
+// CHECK-NEXT:      const float d0 = 50.0f * [[S0]];
+// CHECK-NEXT:      float d1;
+// CHECK-NEXT:      const float [[S1:v[0-9]+]] = dlc_c{{[0-9]+}}[(n + 1)];
+// CHECK-NEXT:      d1 = 50.0f * [[S1]];
+// CHECK-NEXT:      return {d0, __frcp_rn(d0), d1, __frcp_rn(d1)};
+// CHECK:         void values(int m, int n, const Column &col, int c0, int c1, float &dlc_r0, float &dlc_r1) const {
+// CHECK-NEXT:      const float [[Y0:v[0-9]+]] = dlc_div_rn((float)c0, col.d0, col.r0);
+// CHECK-NEXT:      dlc_r0 = [[Y0]];
+// CHECK-NEXT:      const float [[Y1:v[0-9]+]] = dlc_div_rn((float)c1, col.d1, col.r1);
+// CHECK-NEXT:      dlc_r1 = [[Y1]];
+// -----
+
+// N odd: the last pair's column n + 1 is past C, its divisor 1 (not read).
+func.func @qconv_tc_known_scales_odd_n(%x: memref<2x6x6x32xi8>, %w: memref<5x3x3x32xi8>, %y: memref<2x6x6x5xf32>) {
+  exec.kernel "k0_quantized_conv2d" ins(%x, %w : memref<2x6x6x32xi8>, memref<5x3x3x32xi8>) outs(%y : memref<2x6x6x5xf32>) {
+  ^bb0(%a0: tensor<2x6x6x32xi8>, %a1: tensor<5x3x3x32xi8>):
+    %s = graph.constant dense<[1.0, 2.0, 3.0, 4.0, 5.0]> : tensor<5xf32>
+    %0 = graph.quantized_conv2d %a0, %a1, %s {filter_layout = #graph.filter_layout<ohwi>, input_scale = 5.0e+01 : f32, pads = array<i64: 1, 1, 1, 1>} : (tensor<2x6x6x32xi8>, tensor<5x3x3x32xi8>, tensor<5xf32>) -> tensor<2x6x6x5xf32>
+    exec.yield %0 : tensor<2x6x6x5xf32>
+  }
+  return
+}
+
+// CHECK-LABEL: // ===== kernel k0_quantized_conv2d family=conv_tc
+// CHECK:         Column column(int n) const {
+// CHECK:           const float d0 = 50.0f * v{{[0-9]+}};
+// CHECK-NEXT:      float d1 = 1.0f;
+// CHECK-NEXT:      if (n + 1 < N) {
+// CHECK-NEXT:        const float [[S1:v[0-9]+]] = dlc_c{{[0-9]+}}[(n + 1)];
+// CHECK-NEXT:        d1 = 50.0f * [[S1]];
+// CHECK-NEXT:      }
+// CHECK-NEXT:      return {d0, __frcp_rn(d0), d1, __frcp_rn(d1)};
+// -----
+
+// A divisor out of dlc_div_rn's range (a filter scale of 0): the division.
+func.func @qconv_tc_scale_out_of_range(%x: memref<2x6x6x32xi8>, %w: memref<24x3x3x32xi8>, %y: memref<2x6x6x24xf32>) {
+  exec.kernel "k0_quantized_conv2d" ins(%x, %w : memref<2x6x6x32xi8>, memref<24x3x3x32xi8>) outs(%y : memref<2x6x6x24xf32>) {
+  ^bb0(%a0: tensor<2x6x6x32xi8>, %a1: tensor<24x3x3x32xi8>):
+    %s = graph.constant dense<[0.0, 0.75, 1.00, 1.25, 1.50, 1.75, 2.00, 2.25, 2.50, 2.75, 3.00, 3.25, 3.50, 3.75, 4.00, 4.25, 4.50, 4.75, 5.00, 5.25, 5.50, 5.75, 6.00, 6.25]> : tensor<24xf32>
+    %0 = graph.quantized_conv2d %a0, %a1, %s {filter_layout = #graph.filter_layout<ohwi>, input_scale = 5.0e+01 : f32, pads = array<i64: 1, 1, 1, 1>} : (tensor<2x6x6x32xi8>, tensor<24x3x3x32xi8>, tensor<24xf32>) -> tensor<2x6x6x24xf32>
+    exec.yield %0 : tensor<2x6x6x24xf32>
+  }
+  return
+}
+
+// CHECK-LABEL: // ===== kernel k0_quantized_conv2d family=conv_tc
+// CHECK-NOT:     __forceinline__ Column column(
+// CHECK:         void values(int m, int n, int c0, int c1, float &dlc_r0, float &dlc_r1) const {
+// CHECK-NEXT:      const float [[FS:v[0-9]+]] = dlc_c{{[0-9]+}}[n];
+// CHECK-NEXT:      const float {{v[0-9]+}} = (float)c0 / (50.0f * [[FS]]);
+// -----
+
 // quantize_static of a relu, not fused into a producer: per element,
 // clip(round_half_even(x * scale), -127, 127) with the scale a literal; four
 // elements per thread, loaded as a float4 and stored as 4 int8.

@@ -56,6 +56,9 @@ inline int __float2int_rn(float x) {
   return static_cast<int>(std::nearbyintf(x));
 }
 
+// 1/x rounded to nearest even: the host's IEEE division.
+inline float __frcp_rn(float x) { return 1.0f / x; }
+
 namespace dlc_emu {
 
 template <class... P, size_t... I>

@@ -27,6 +27,11 @@ alignas(128) unsigned char dlc_gemm_tc_smem[256 * 1024];
 #undef __shared__
 #define __shared__ static
 #include "compiler/codegen/cuda/dlc_gemm_simt.cuh"
+// The generated kernels' helpers (dlc_div_rn), as dlc-emulate compiles them:
+// the shim of the device intrinsics first, then the prelude.
+#include "test/emulator/KernelShim.h"
+
+#include "compiler/codegen/cuda/dlc_prelude.cuh"
 
 namespace {
 
@@ -217,6 +222,94 @@ void runInt8(bool copiesLandAtOnce) {
   }
 }
 
+/// The int8 GEMM with a Problem::Column: each column's divisor d(n) and its
+/// reciprocal, which column() gives, and values() the sums de-scaled by
+/// dlc_div_rn, as dlc's int8 convolutions do. Checks that column() is called
+/// once per thread and column pair, before that pair's values, and that
+/// values() gets the column of its n.
+template <int M_, int N_, int K_>
+struct ColumnInt8Problem : Int8Problem<M_, N_, K_> {
+  using Base = Int8Problem<M_, N_, K_>;
+  struct Column {
+    int n;
+    float d0, r0, d1, r1;
+  };
+  std::atomic<int> *columnCalls; // per thread of the grid and column
+  float *out;                    // C de-scaled
+  static float divisor(int n) { return 0.0371f * static_cast<float>(n + 3); }
+  Column column(int n) const {
+    EXPECT_TRUE(n < Base::N && n % 2 == 0) << n;
+    EXPECT_EQ(columnCalls[Base::thread() * Base::N + n]++, 0)
+        << "column " << n << " computed twice";
+    const float d0 = divisor(n), d1 = n + 1 < Base::N ? divisor(n + 1) : 1.0f;
+    return {n, d0, __frcp_rn(d0), d1, __frcp_rn(d1)};
+  }
+  void values(int m, int n, const Column &col, int c0, int c1, float &v0,
+              float &v1) const {
+    EXPECT_EQ(col.n, n);
+    EXPECT_EQ(columnCalls[Base::thread() * Base::N + n], 1);
+    float ignored0, ignored1; // the base checks the order
+    Base::values(m, n, c0, c1, ignored0, ignored1);
+    v0 = dlc_div_rn(static_cast<float>(c0), col.d0, col.r0);
+    v1 = dlc_div_rn(static_cast<float>(c1), col.d1, col.r1);
+  }
+  void store(int m, int n, float v0, float v1) const {
+    EXPECT_TRUE(m < Base::M && n < Base::N && n % 2 == 0) << m << ", " << n;
+    ++this->threadStores[Base::thread()];
+    ++this->stores[m * Base::N + n];
+    out[m * Base::N + n] = v0;
+    if (n + 1 < Base::N) {
+      ++this->stores[m * Base::N + n + 1];
+      out[m * Base::N + n + 1] = v1;
+    }
+  }
+};
+
+template <int M, int N, int K, int BM, int BN, int BK, int WM, int WN,
+          int STAGES>
+void runColumnInt8() {
+  SCOPED_TRACE(testing::Message()
+               << "int8 with columns " << M << "x" << N << "x" << K << " tile "
+               << BM << "x" << BN << "x" << BK << " warp " << WM << "x" << WN);
+  using Problem = ColumnInt8Problem<M, N, K>;
+  std::mt19937 rng(M + N + K);
+  std::uniform_int_distribution<int> dist(-128, 127);
+  std::vector<signed char> a(M * K), b(N * K);
+  for (signed char &v : a)
+    v = static_cast<signed char>(dist(rng));
+  for (signed char &v : b)
+    v = static_cast<signed char>(dist(rng));
+  constexpr int gridX = (N + BN - 1) / BN, gridY = (M + BM - 1) / BM;
+  constexpr int threads = dlc_gemm_tc_threads<BM, BN, WM, WN>();
+  std::vector<std::atomic<int>> threadStores(size_t(gridX) * gridY * threads);
+  std::vector<std::atomic<int>> columnCalls(size_t(gridX) * gridY * threads *
+                                            N);
+  std::vector<std::atomic<int>> stores(M * N);
+  std::vector<float> out(M * N, NAN);
+  Problem problem;
+  problem.c = nullptr;
+  problem.stores = stores.data();
+  problem.threadStores = threadStores.data();
+  problem.a = a.data();
+  problem.b = b.data();
+  problem.columnCalls = columnCalls.data();
+  problem.out = out.data();
+  launch(gridX, gridY, threads, false,
+         [&] { dlc_gemm_tc<BM, BN, BK, WM, WN, STAGES>(problem); });
+  for (int m = 0; m < M; ++m) {
+    for (int n = 0; n < N; ++n) {
+      int sum = 0;
+      for (int k = 0; k < K; ++k)
+        if (!Problem::zeroChunk(m, k))
+          sum += int(a[m * K + k]) * b[n * K + k];
+      ASSERT_EQ(stores[m * N + n], 1) << m << ", " << n;
+      // IEEE division, bit for bit.
+      ASSERT_EQ(out[m * N + n], static_cast<float>(sum) / Problem::divisor(n))
+          << m << ", " << n;
+    }
+  }
+}
+
 /// The value of a float8 byte from the formats' definitions: e4m3fn
 /// (-1)^s 2^(e-7) (1 + m/8), subnormals 2^-6 m/8; e5m2 (-1)^s 2^(e-15)
 /// (1 + m/4), subnormals 2^-14 m/4. The bytes drawn below are finite.
@@ -394,6 +487,8 @@ TEST(GemmEmulation, TensorCores) {
     runTensorCore<__half, 50, 33, 512, 32, 64, 32, 16, 32, 4>(copiesLandAtOnce);
     runTensorCore<__half, 140, 70, 136, 128, 64, 64, 64, 32, 2>(
         copiesLandAtOnce);
+    // Tiles that divide M and N: no bounds checks compiled in.
+    runTensorCore<__half, 128, 64, 96, 64, 32, 32, 32, 16, 2>(copiesLandAtOnce);
   }
 }
 
@@ -427,6 +522,43 @@ TEST(GemmEmulation, TensorCoresInt8) {
     runInt8<1, 10, 32, 16, 16, 64, 16, 16, 2>(copiesLandAtOnce);
     runInt8<140, 70, 272, 128, 64, 128, 64, 32, 2>(copiesLandAtOnce);
   }
+}
+
+// Problem::Column (the divisors of dlc's int8 convolutions): ragged M and N,
+// N odd (the last pair's second column past C), and tiles that divide M and N
+// (no bounds checks compiled in), one to eight warps.
+TEST(GemmEmulation, TensorCoresInt8Columns) {
+  runColumnInt8<100, 70, 80, 64, 64, 64, 32, 32, 3>();
+  runColumnInt8<37, 45, 528, 64, 32, 128, 32, 16, 3>();
+  runColumnInt8<128, 96, 16, 64, 32, 64, 32, 16, 2>();
+  runColumnInt8<256, 128, 272, 128, 64, 128, 64, 32, 2>();
+}
+
+// dlc_div_rn is IEEE division bit for bit on what int8 de-scaling divides:
+// x an int32 sum (here every integer of magnitude up to 2^12 and random ones
+// up to 2^31), d in [2^-64, 2^64] (random, and the extremes of the
+// significand in each binade).
+TEST(GemmEmulation, DivExact) {
+  std::mt19937_64 rng(1);
+  std::uniform_real_distribution<double> exponent(-64, 64);
+  size_t checked = 0;
+  for (int i = 0; i < 400; ++i) {
+    float d = static_cast<float>(std::exp2(exponent(rng)));
+    if (i % 4 < 2) {
+      unsigned bits = __float_as_uint(d) & 0xff800000u;
+      d = __uint_as_float(bits | (i % 4 == 0 ? 0x7fffffu : 1u));
+    }
+    const float r = __frcp_rn(d);
+    for (int k = 0; k < 2500; ++k) {
+      const float x = k < 2000 ? static_cast<float>(k - 1000) * 4.0f
+                               : static_cast<float>(static_cast<int>(rng()));
+      const float q = dlc_div_rn(x, d, r), expected = x / d;
+      ASSERT_EQ(__float_as_uint(q), __float_as_uint(expected))
+          << std::hexfloat << x << " / " << d;
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 1000000u);
 }
 
 // float8 (e4m3 and e5m2): the int8 shapes (ragged M and N, a K tail of 16

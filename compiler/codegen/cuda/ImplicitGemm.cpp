@@ -32,9 +32,11 @@
 // memory: a_ptr addresses 16 channels of one input pixel, b_ptr 16 of the
 // filter row [O, kh*kw*C]; the epilogue de-scales f32(sum) / (input_scale *
 // filter_scale[o]) first, as the reference does (dlc-quantize-int8 pads a
-// smaller C, a first layer's, to a multiple of 16). Other quantized_conv2d
-// shapes (grouped and depthwise ones, C % 16 != 0) fail here and take the
-// per-element kernel, an exact int32 sum per output element
+// smaller C, a first layer's, to a multiple of 16): with dlc_div_rn and each
+// column's divisor and reciprocal (Problem::Column) when the filter scales
+// are known here and keep the divisors in its range, the same f32 result. Other
+// quantized_conv2d shapes (grouped and depthwise ones, C % 16 != 0) fail here
+// and take the per-element kernel, an exact int32 sum per output element
 // (ElementEmitter::emitQuantizedConv2D).
 //
 // A float8_matmul (Keras's float8 Dense under dlc-float8-matmul, sm_89+)
@@ -66,6 +68,7 @@
 
 #include "compiler/codegen/cuda/ElementEmitter.h"
 #include "compiler/codegen/cuda/GemmHeuristic.h"
+#include "dialects/graph/GraphConstants.h"
 
 #include "llvm/ADT/StringExtras.h"
 
@@ -159,6 +162,15 @@ private:
   /// `quantizedOut`: the result is a quantize_static's int8 (values() and
   /// store() pass ints).
   LogicalResult emitEpilogue(CodeWriter &w, bool pairs, bool quantizedOut);
+  /// Whether a quantized_conv2d's de-scaling divides by column divisors
+  /// input_scale * filter_scale[o] that are all known here and in
+  /// dlc_div_rn's range (dlc_prelude.cuh): then Problem::Column holds each
+  /// column pair's divisors and reciprocals and the epilogue divides with
+  /// dlc_div_rn, IEEE division's result without its range check and branch.
+  bool columnDivisorsApply();
+  /// Problem::Column and column(n): the divisors of columns n and n + 1
+  /// and their reciprocals.
+  LogicalResult emitColumnDivisors(CodeWriter &w, bool pairs);
   /// GemmProblem::signature.
   std::string signature();
   /// The result's index without n: m split over mShape_, or the batch
@@ -572,15 +584,73 @@ Index GemmKernel::resultIndex(ArrayRef<std::string> mIndex, StringRef n) {
   return index;
 }
 
+bool GemmKernel::columnDivisorsApply() {
+  if (!qconv_ || !context_.needsTensorCoreGemm)
+    return false;
+  // The filter scales: a constant in the body, or a weight the kernel reads.
+  Value scales = qconv_.getFilterScale();
+  ElementsAttr value;
+  if (auto constant = scales.getDefiningOp<ConstantOp>())
+    value = constant.getValue();
+  else if (auto arg = dyn_cast<BlockArgument>(scales))
+    if (auto weight = context_.op.getIns()[arg.getArgNumber()]
+                          .getDefiningOp<exec::WeightOp>())
+      value = weight.getValue();
+  if (!value)
+    return false;
+  FailureOr<std::vector<float>> filterScales = readFloats(value);
+  if (failed(filterScales))
+    return false;
+  // The divisors as the kernel computes them (one f32 product each), in
+  // [2^-64, 2^64]; the dividends are int32 sums.
+  const float inputScale = qconv_.getInputScale().convertToFloat();
+  return llvm::all_of(*filterScales, [&](float s) {
+    const float d = inputScale * s;
+    return d >= 0x1p-64f && d <= 0x1p64f;
+  });
+}
+
+LogicalResult GemmKernel::emitColumnDivisors(CodeWriter &w, bool pairs) {
+  const std::string inputScale =
+      floatLiteral(qconv_.getInputScale().convertToFloat());
+  w.line("struct Column { float d0, r0, d1, r1; };");
+  w.open("__device__ __forceinline__ Column column(int n) const");
+  e_.startFunction(w);
+  FailureOr<std::string> s0 = e_.emit(qconv_.getFilterScale(), {"n"});
+  if (failed(s0))
+    return failEmitter();
+  w.line("const float d0 = " + inputScale + " * " + *s0 + ";");
+  // With N odd, column n + 1 of the last pair is not in C: divisor 1.
+  w.line(pairs ? "float d1;" : "float d1 = 1.0f;");
+  if (!pairs) {
+    w.open("if (n + 1 < N)");
+    e_.pushScope();
+  }
+  FailureOr<std::string> s1 = e_.emit(qconv_.getFilterScale(), {"(n + 1)"});
+  if (failed(s1))
+    return failEmitter();
+  w.line("d1 = " + inputScale + " * " + *s1 + ";");
+  if (!pairs) {
+    e_.popScope();
+    w.close();
+  }
+  w.line("return {d0, __frcp_rn(d0), d1, __frcp_rn(d1)};");
+  w.close();
+  return success();
+}
+
 LogicalResult GemmKernel::emitEpilogue(CodeWriter &w, bool pairs,
                                        bool quantizedOut) {
   e_.seal(op_);
   Value result = op_->getResult(0);
-  // The element (m, n) with the accumulator `acc`, stored. A
-  // quantized_matmul's result is the sum de-scaled, in the reference's f32
-  // order: f32(sum) / (rhs_scale[n] * lhs_scale[row]), or sum / rhs_scale[n]
-  // for an f32 lhs.
-  auto element = [&](ArrayRef<std::string> mIndex, StringRef n,
+  const bool columnDivisors = columnDivisorsApply();
+  if (columnDivisors && failed(emitColumnDivisors(w, pairs)))
+    return failure();
+  // The element (m, n) with the accumulator `acc`, stored; `column` 0 for
+  // column n, 1 for n + 1. A quantized_matmul's result is the sum de-scaled,
+  // in the reference's f32 order: f32(sum) / (rhs_scale[n] * lhs_scale[row]),
+  // or sum / rhs_scale[n] for an f32 lhs.
+  auto element = [&](ArrayRef<std::string> mIndex, StringRef n, int column,
                      StringRef acc) -> FailureOr<std::string> {
     Index index = resultIndex(mIndex, n);
     std::string value = acc.str();
@@ -590,7 +660,13 @@ LogicalResult GemmKernel::emitEpilogue(CodeWriter &w, bool pairs,
         return failure();
       value = *scaled;
     }
-    if (qconv_) {
+    if (columnDivisors) {
+      // f32(sum) / (input_scale * filter_scale[o]), the column's divisor
+      // and reciprocal from column().
+      const std::string c = std::to_string(column);
+      value = e_.local(DType::F32, "dlc_div_rn((float)" + value + ", col.d" +
+                                       c + ", col.r" + c + ")");
+    } else if (qconv_) {
       FailureOr<std::string> filterScale =
           e_.emit(qconv_.getFilterScale(), {n.str()});
       if (failed(filterScale))
@@ -625,7 +701,7 @@ LogicalResult GemmKernel::emitEpilogue(CodeWriter &w, bool pairs,
            "const");
     e_.startFunction(w);
     Index mIndex = resultRows();
-    FailureOr<std::string> v = element(mIndex, "n", "acc");
+    FailureOr<std::string> v = element(mIndex, "n", 0, "acc");
     if (failed(v))
       return failEmitter();
     w.line(context_.storeStatement(0, resultOffset(), *v));
@@ -644,11 +720,12 @@ LogicalResult GemmKernel::emitEpilogue(CodeWriter &w, bool pairs,
   const std::string vt = quantizedOut ? "int" : "float";
   if (quantizedOut)
     w.line("using Out = int;");
-  w.open("__device__ __forceinline__ void values(int m, int n, " + acc +
+  w.open("__device__ __forceinline__ void values(int m, int n, " +
+         std::string(columnDivisors ? "const Column &col, " : "") + acc +
          " c0, " + acc + " c1, " + vt + " &dlc_r0, " + vt + " &dlc_r1) const");
   e_.startFunction(w);
   Index mIndex = resultRows();
-  FailureOr<std::string> v0 = element(mIndex, "n", "c0");
+  FailureOr<std::string> v0 = element(mIndex, "n", 0, "c0");
   if (failed(v0))
     return failEmitter();
   w.line("dlc_r0 = " + *v0 + ";");
@@ -656,7 +733,7 @@ LogicalResult GemmKernel::emitEpilogue(CodeWriter &w, bool pairs,
     w.open("if (n + 1 < N)");
     e_.pushScope();
   }
-  FailureOr<std::string> v1 = element(mIndex, "(n + 1)", "c1");
+  FailureOr<std::string> v1 = element(mIndex, "(n + 1)", 1, "c1");
   if (failed(v1))
     return failEmitter();
   w.line("dlc_r1 = " + *v1 + ";");

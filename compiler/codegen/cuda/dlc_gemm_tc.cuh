@@ -51,12 +51,21 @@
 //                                           // epilogue that quantizes (its
 //                                           // int8 values need no float
 //                                           // round trip)
+//   struct Column;                          // optional: what the values of
+//   Column column(int n) const;             // columns n and n + 1 share
+//                                           // (per-channel scales and their
+//                                           // reciprocals), computed once per
+//                                           // column pair of the lane; values
+//                                           // then takes it after n:
+//   void values(int m, int n, const Column &, Acc c0, Acc c1, Out &v0,
+//               Out &v1) const;
 // values is called for the whole tile before any store, so that the loads
 // an epilogue makes (a residual) are issued together rather than each after
 // the previous element's store (the compiler cannot move a load above a
 // store it may alias). a_ptr/b_ptr are called only for m < M, n < N, k < K;
-// values and store only for m < M, n < N (n even): they check
-// n + 1 < N themselves.
+// values, column and store only for m < M, n < N (n even): they check
+// n + 1 < N themselves. (When BM divides M, or BN divides N, every lane's rows,
+// or columns, are in range, and the checks are compiled out.)
 //
 // Launch: grid (ceil(N/BN), ceil(M/BM)) (M tiles beyond 65,535 split over
 // y and z, GemmTiling::grid), dlc_gemm_tc_threads<BM,BN,WM,WN,SLICES>()
@@ -112,6 +121,15 @@ template <class P> struct out_of<P, typename make_void<typename P::Out>::type> {
   using type = typename P::Out;
 };
 
+// Whether the problem declares a Column (what a column's values share).
+template <class P, class = void> struct has_column {
+  static constexpr bool value = false;
+};
+template <class P>
+struct has_column<P, typename make_void<typename P::Column>::type> {
+  static constexpr bool value = true;
+};
+
 template <class T, class U> struct is_same {
   static constexpr bool value = false;
 };
@@ -119,8 +137,9 @@ template <class T> struct is_same<T, T> { static constexpr bool value = true; };
 
 // f(m, n, mi, ni, h) for each pair of a lane's accumulator tile that lies in
 // C: rows m_lane + 16 mi (accumulators h = 0, 1) and m_lane + 16 mi + 8 (h =
-// 2, 3), columns n_lane + 8 ni and the next.
-template <int MI, int NI, int M, int N, class F>
+// 2, 3), columns n_lane + 8 ni and the next. M_WHOLE / N_WHOLE: the tile's
+// rows / columns all lie in C (BM divides M / BN divides N), no check.
+template <int MI, int NI, int M, int N, bool M_WHOLE, bool N_WHOLE, class F>
 __device__ __forceinline__ void each_pair(int m_lane, int n_lane, const F &f) {
 #pragma unroll
   for (int mi = 0; mi < MI; ++mi) {
@@ -128,11 +147,34 @@ __device__ __forceinline__ void each_pair(int m_lane, int n_lane, const F &f) {
 #pragma unroll
     for (int ni = 0; ni < NI; ++ni) {
       const int n = n_lane + ni * 8;
-      if (n < N) {
-        if (m < M)
+      if (N_WHOLE || n < N) {
+        if (M_WHOLE || m < M)
           f(m, n, mi, ni, 0);
-        if (m + 8 < M)
+        if (M_WHOLE || m + 8 < M)
           f(m + 8, n, mi, ni, 2);
+      }
+    }
+  }
+}
+
+// The same pairs column by column: col(n) once per column pair in C, then
+// f(m, n, column, mi, ni, h) for its rows.
+template <int MI, int NI, int M, int N, bool M_WHOLE, bool N_WHOLE, class C,
+          class F>
+__device__ __forceinline__ void each_column_pair(int m_lane, int n_lane,
+                                                 const C &col, const F &f) {
+#pragma unroll
+  for (int ni = 0; ni < NI; ++ni) {
+    const int n = n_lane + ni * 8;
+    if (N_WHOLE || n < N) {
+      const auto column = col(n);
+#pragma unroll
+      for (int mi = 0; mi < MI; ++mi) {
+        const int m = m_lane + mi * 16;
+        if (M_WHOLE || m < M)
+          f(m, n, column, mi, ni, 0);
+        if (M_WHOLE || m + 8 < M)
+          f(m + 8, n, column, mi, ni, 2);
       }
     }
   }
@@ -452,13 +494,26 @@ __device__ __forceinline__ void dlc_gemm_tc(const Problem &p) {
   const int m_lane = m0 + warp_m * WM + g, n_lane = n0 + warp_n * WN + 2 * q;
   // Every value of the tile first (whatever they read, e.g. a residual,
   // issued together), then every store: no load waits behind a store.
+  // The grid has ceil(M / BM) M tiles (the ones past M of a split grid have
+  // left), so with BM dividing M every row of a tile is in C.
+  constexpr bool M_WHOLE = M % BM == 0, N_WHOLE = N % BN == 0;
   typename dlc_tc::out_of<Problem>::type out[MI][NI][4];
-  dlc_tc::each_pair<MI, NI, M, N>(
-      m_lane, n_lane, [&](int m, int n, int mi, int ni, int h) {
-        p.values(m, n, acc[mi][ni][h], acc[mi][ni][h + 1], out[mi][ni][h],
-                 out[mi][ni][h + 1]);
-      });
-  dlc_tc::each_pair<MI, NI, M, N>(
+  if constexpr (dlc_tc::has_column<Problem>::value) {
+    dlc_tc::each_column_pair<MI, NI, M, N, M_WHOLE, N_WHOLE>(
+        m_lane, n_lane, [&](int n) { return p.column(n); },
+        [&](int m, int n, const typename Problem::Column &column, int mi,
+            int ni, int h) {
+          p.values(m, n, column, acc[mi][ni][h], acc[mi][ni][h + 1],
+                   out[mi][ni][h], out[mi][ni][h + 1]);
+        });
+  } else {
+    dlc_tc::each_pair<MI, NI, M, N, M_WHOLE, N_WHOLE>(
+        m_lane, n_lane, [&](int m, int n, int mi, int ni, int h) {
+          p.values(m, n, acc[mi][ni][h], acc[mi][ni][h + 1], out[mi][ni][h],
+                   out[mi][ni][h + 1]);
+        });
+  }
+  dlc_tc::each_pair<MI, NI, M, N, M_WHOLE, N_WHOLE>(
       m_lane, n_lane, [&](int m, int n, int mi, int ni, int h) {
         p.store(m, n, out[mi][ni][h], out[mi][ni][h + 1]);
       });

@@ -56,6 +56,18 @@ __device__ __forceinline__ int dlc_quantize(float x, float scale, float lo,
   const float v = x * scale;
   return v != v ? -128 : __float2int_rn(v < lo ? lo : (v > hi ? hi : v));
 }
+// x / d rounded to nearest even, bit for bit IEEE division's, from
+// r = __frcp_rn(d) (1/d rounded to nearest): the quotient x * r is within one
+// ulp of x / d, so the residual x - d * q is exact in an FMA and one
+// correction rounds correctly (Markstein's theorem). Valid for what
+// int8 de-scaling divides (the caller checks it): x an integer of magnitude at
+// most 2^31 (an int32 sum) and 2^-64 <= d <= 2^64, where nothing overflows,
+// underflows or is subnormal. Without the division's range check and slow
+// path (FCHK and a branch per element), and with r computed once per column.
+__device__ __forceinline__ float dlc_div_rn(float x, float d, float r) {
+  const float q = x * r;
+  return fmaf(fmaf(-d, q, x), r, q);
+}
 // A float8 round trip (graph.fake_quantize): x / scale clipped to
 // [-limit, limit], rounded to nearest even on the grid of a float8 with
 // `mbits` mantissa bits and minimum normal exponent `emin` (subnormals below
