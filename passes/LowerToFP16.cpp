@@ -185,9 +185,9 @@ private:
 const std::optional<std::string> &Lowering::unfitReason(ConstantOp constant) {
   auto [it, inserted] = unfit.try_emplace(constant);
   if (inserted && !floatElement(constant.getType()).isF16())
-    if (FailureOr<std::vector<float>> values = readFloats(constant.getValue());
+    if (FailureOr<FloatValues> values = FloatValues::read(constant.getValue());
         succeeded(values))
-      it->second = f16Unfit(*values);
+      it->second = f16Unfit(values->values());
   return it->second;
 }
 
@@ -201,12 +201,12 @@ Value Lowering::convert(Value value, FloatType element) {
   RankedTensorType newType = type.clone(element);
   OpBuilder::InsertionGuard guard(builder);
   if (auto constant = value.getDefiningOp<ConstantOp>()) {
-    FailureOr<std::vector<float>> values = readFloats(constant.getValue());
+    FailureOr<FloatValues> values = FloatValues::read(constant.getValue());
     if (succeeded(values)) {
       builder.setInsertionPointAfter(constant);
       result = builder.create<ConstantOp>(
           constant.getLoc(),
-          makeFloats(newType, *values,
+          makeFloats(newType, values->values(),
                      derivedWeightHint(constant.getValue(),
                                        element.isF16() ? "_f16" : "_f32")));
       return result;

@@ -7,6 +7,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 
@@ -32,6 +33,32 @@ uint16_t toBits(float value, Type element) {
 }
 
 } // namespace
+
+FailureOr<dlc::graph::FloatValues>
+dlc::graph::FloatValues::read(ElementsAttr value) {
+  FloatValues result;
+  auto type = cast<ShapedType>(value.getType());
+  if (auto resource = dyn_cast<DenseResourceElementsAttr>(value);
+      resource && type.getElementType().isF32()) {
+    const AsmResourceBlob *blob = resource.getRawHandle().getBlob();
+    if (blob) {
+      ArrayRef<char> data = blob->getData();
+      if (data.size() == size_t(type.getNumElements()) * sizeof(float) &&
+          reinterpret_cast<uintptr_t>(data.data()) % alignof(float) == 0) {
+        result.view_ =
+            ArrayRef<float>(reinterpret_cast<const float *>(data.data()),
+                            data.size() / sizeof(float));
+        return result;
+      }
+    }
+  }
+  FailureOr<std::vector<float>> values = readFloats(value);
+  if (failed(values))
+    return failure();
+  result.owned_ = std::move(*values);
+  result.view_ = result.owned_;
+  return result;
+}
 
 FailureOr<std::vector<float>> dlc::graph::readFloats(ElementsAttr value) {
   auto type = cast<ShapedType>(value.getType());
@@ -131,31 +158,77 @@ ElementsAttr dlc::graph::makeFloats(RankedTensorType type,
 
 namespace {
 
-/// Permutes elements of `width` bytes from `in` (row-major, dims `inDims`)
-/// to `out` (row-major, dims `shape`, out dim d = in dim perm[d]): `out` is
-/// walked in order, `in` follows it through the input strides.
+/// Permutes elements from `in` (row-major, dims `inDims`) to `out`
+/// (row-major, dims `shape`, out dim d = in dim perm[d]). Output dim `a` is
+/// the last (contiguous in `out`) and output dim `b` the input's last
+/// (contiguous in `in`). When they are the same dim, rows of shape[a]
+/// elements move whole; otherwise every (b, a) plane is a 2-D transpose, done
+/// in kTile x kTile tiles so that the lines read for one tile row are used
+/// again by the next ones (a weight transposition walks megabytes; one
+/// element at a time in output order, every read was a line of its own).
 template <typename Element>
 void permuteElements(const char *inBytes, char *outBytes, int64_t count,
                      ArrayRef<int64_t> inDims, ArrayRef<int64_t> shape,
                      ArrayRef<int64_t> perm) {
+  constexpr int64_t kTile = 16;
+  constexpr size_t kSize = sizeof(Element);
   const int64_t rank = static_cast<int64_t>(shape.size());
-  SmallVector<int64_t> inStrides(rank, 1);
-  for (int64_t d = rank - 2; d >= 0; --d)
+  if (count == 0)
+    return;
+  if (rank == 0) {
+    std::memcpy(outBytes, inBytes, kSize);
+    return;
+  }
+  SmallVector<int64_t> inStrides(rank, 1), outStrides(rank, 1);
+  for (int64_t d = rank - 2; d >= 0; --d) {
     inStrides[d] = inStrides[d + 1] * inDims[d + 1];
-  SmallVector<int64_t> step(rank), index(rank, 0);
+    outStrides[d] = outStrides[d + 1] * shape[d + 1];
+  }
+  // step[d]: the input stride of output dim d.
+  SmallVector<int64_t> step(rank);
   for (int64_t d = 0; d < rank; ++d)
     step[d] = inStrides[perm[d]];
-  int64_t in = 0;
-  for (int64_t i = 0; i < count; ++i) {
-    std::memcpy(outBytes + i * sizeof(Element), inBytes + in * sizeof(Element),
-                sizeof(Element));
-    for (int64_t d = rank - 1; d >= 0; --d) {
-      in += step[d];
-      if (++index[d] < shape[d])
+  const int64_t a = rank - 1;
+  const int64_t b =
+      std::find(perm.begin(), perm.end(), rank - 1) - perm.begin();
+  // The other dims, walked by an odometer: offsets into `in` and `out`.
+  SmallVector<int64_t> outer;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != a && d != b)
+      outer.push_back(d);
+  SmallVector<int64_t> index(outer.size(), 0);
+  int64_t in = 0, out = 0;
+  while (true) {
+    if (a == b) {
+      std::memcpy(outBytes + out * kSize, inBytes + in * kSize,
+                  shape[a] * kSize);
+    } else {
+      for (int64_t b0 = 0; b0 < shape[b]; b0 += kTile) {
+        const int64_t b1 = std::min(shape[b], b0 + kTile);
+        for (int64_t a0 = 0; a0 < shape[a]; a0 += kTile) {
+          const int64_t a1 = std::min(shape[a], a0 + kTile);
+          for (int64_t ib = b0; ib < b1; ++ib) {
+            char *o = outBytes + (out + ib * outStrides[b]) * kSize;
+            const char *i = inBytes + (in + ib) * kSize;
+            for (int64_t ia = a0; ia < a1; ++ia)
+              std::memcpy(o + ia * kSize, i + ia * step[a] * kSize, kSize);
+          }
+        }
+      }
+    }
+    int64_t d = static_cast<int64_t>(outer.size()) - 1;
+    for (; d >= 0; --d) {
+      const int64_t dim = outer[d];
+      in += step[dim];
+      out += outStrides[dim];
+      if (++index[d] < shape[dim])
         break;
-      in -= step[d] * index[d];
+      in -= step[dim] * index[d];
+      out -= outStrides[dim] * index[d];
       index[d] = 0;
     }
+    if (d < 0)
+      return;
   }
 }
 

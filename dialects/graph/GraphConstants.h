@@ -30,6 +30,25 @@ constexpr int64_t kMaxInlineElements = 64;
 /// element types or a resource whose blob is missing or of the wrong size.
 mlir::FailureOr<std::vector<float>> readFloats(mlir::ElementsAttr value);
 
+/// The elements of a float constant as readFloats gives them, viewed in
+/// place when the constant is an f32 dense_resource blob (a weight: no copy
+/// of its megabytes), else read by readFloats and owned. Not copyable: the
+/// view may point into it.
+class FloatValues {
+public:
+  static mlir::FailureOr<FloatValues> read(mlir::ElementsAttr value);
+  FloatValues(FloatValues &&) = default;
+  FloatValues &operator=(FloatValues &&) = default;
+  FloatValues(const FloatValues &) = delete;
+  FloatValues &operator=(const FloatValues &) = delete;
+  llvm::ArrayRef<float> values() const { return view_; }
+
+private:
+  FloatValues() = default;
+  std::vector<float> owned_;
+  llvm::ArrayRef<float> view_;
+};
+
 /// A constant of `type` (f32, f16 or bf16 elements) holding `values` rounded
 /// to the element type. `hint` decorates a dense_resource key (sanitized;
 /// the blob manager keeps keys unique).

@@ -6,11 +6,17 @@
 // workspace and its parameters' alignments. Computation is CUBLAS_COMPUTE_32F
 // (float accumulation and no TF32, so float32 GEMMs compute what the
 // reference does). The float8 (gemm_f8) and int8 (gemm_i8, exact int32
-// accumulation: CUBLAS_COMPUTE_32I) GEMMs follow at the end.
+// accumulation: CUBLAS_COMPUTE_32I) GEMMs follow at the end, then the
+// loading of libcublasLt (cublasLt(), LibraryPlans.h says why it is loaded).
 //
 //===----------------------------------------------------------------------===//
 
 #include "runtime/src/LibraryPlans.h"
+
+#include <dlfcn.h>
+
+#include <mutex>
+#include <string>
 
 using namespace dlc;
 using namespace dlc::rt;
@@ -36,7 +42,7 @@ pickAlgorithm(cublasLtHandle_t lt, cublasLtMatmulDesc_t desc,
               const std::vector<uint32_t> &alignments,
               const std::string &what) {
   cublasLtMatmulPreference_t preference = nullptr;
-  checkLt(cublasLtMatmulPreferenceCreate(&preference),
+  checkLt(cublasLt().cublasLtMatmulPreferenceCreate(&preference),
           "cublasLtMatmulPreferenceCreate");
   cublasLtMatmulHeuristicResult_t result{};
   int found = 0;
@@ -44,8 +50,8 @@ pickAlgorithm(cublasLtHandle_t lt, cublasLtMatmulDesc_t desc,
   auto setPreference = [&](cublasLtMatmulPreferenceAttributes_t attr,
                            const auto &value) {
     if (status == CUBLAS_STATUS_SUCCESS)
-      status = cublasLtMatmulPreferenceSetAttribute(preference, attr, &value,
-                                                    sizeof(value));
+      status = cublasLt().cublasLtMatmulPreferenceSetAttribute(
+          preference, attr, &value, sizeof(value));
   };
   setPreference(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, workspaceBytes);
   setPreference(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, alignments[1]);
@@ -53,9 +59,9 @@ pickAlgorithm(cublasLtHandle_t lt, cublasLtMatmulDesc_t desc,
   setPreference(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, alignments.back());
   setPreference(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, alignments.back());
   if (status == CUBLAS_STATUS_SUCCESS)
-    status = cublasLtMatmulAlgoGetHeuristic(lt, desc, a, b, out, out,
-                                            preference, 1, &result, &found);
-  cublasLtMatmulPreferenceDestroy(preference);
+    status = cublasLt().cublasLtMatmulAlgoGetHeuristic(
+        lt, desc, a, b, out, out, preference, 1, &result, &found);
+  cublasLt().cublasLtMatmulPreferenceDestroy(preference);
   const std::string call = "cublasLtMatmulAlgoGetHeuristic" +
                            (what.empty() ? "" : " (" + what + ")");
   checkLt(status, call.c_str());
@@ -82,20 +88,21 @@ protected:
       : lt_(lt), workspaceBytes_(workspaceBytes) {}
 
   void createDesc(cublasComputeType_t compute, cudaDataType_t scale) {
-    checkLt(cublasLtMatmulDescCreate(&desc_, compute, scale),
+    checkLt(cublasLt().cublasLtMatmulDescCreate(&desc_, compute, scale),
             "cublasLtMatmulDescCreate");
   }
   template <typename T>
   void setDesc(cublasLtMatmulDescAttributes_t attr, const T &value,
                const char *what = "cublasLtMatmulDescSetAttribute") {
-    checkLt(cublasLtMatmulDescSetAttribute(desc_, attr, &value, sizeof(value)),
+    checkLt(cublasLt().cublasLtMatmulDescSetAttribute(desc_, attr, &value,
+                                                      sizeof(value)),
             what);
   }
   /// A column-major `rows` x `cols` layout, leading dimension `rows`.
   static void layout(cublasLtMatrixLayout_t &l, cudaDataType_t type,
                      int64_t rows, int64_t cols) {
-    checkLt(cublasLtMatrixLayoutCreate(&l, type, uint64_t(rows), uint64_t(cols),
-                                       rows),
+    checkLt(cublasLt().cublasLtMatrixLayoutCreate(&l, type, uint64_t(rows),
+                                                  uint64_t(cols), rows),
             "cublasLtMatrixLayoutCreate");
   }
   /// The GEMM epilogue of a descriptor's.
@@ -124,9 +131,9 @@ protected:
   /// D = alpha A B + beta D (our A and B; alpha and beta of the scale type).
   void matmul(const void *alpha, const void *a, const void *b, const void *beta,
               void *d, void *workspace, cudaStream_t stream, const char *what) {
-    checkLt(cublasLtMatmul(lt_, desc_, alpha, b, first_, a, second_, beta, d,
-                           out_, d, out_, &algo_, workspace, workspaceBytes_,
-                           stream),
+    checkLt(cublasLt().cublasLtMatmul(lt_, desc_, alpha, b, first_, a, second_,
+                                      beta, d, out_, d, out_, &algo_, workspace,
+                                      workspaceBytes_, stream),
             what);
   }
 
@@ -136,13 +143,13 @@ protected:
 private:
   void release() noexcept {
     if (out_)
-      cublasLtMatrixLayoutDestroy(out_);
+      cublasLt().cublasLtMatrixLayoutDestroy(out_);
     if (second_)
-      cublasLtMatrixLayoutDestroy(second_);
+      cublasLt().cublasLtMatrixLayoutDestroy(second_);
     if (first_)
-      cublasLtMatrixLayoutDestroy(first_);
+      cublasLt().cublasLtMatrixLayoutDestroy(first_);
     if (desc_)
-      cublasLtMatmulDescDestroy(desc_);
+      cublasLt().cublasLtMatmulDescDestroy(desc_);
   }
 
   cublasLtHandle_t lt_;
@@ -196,10 +203,10 @@ void GemmPlan::build(const std::vector<uint32_t> &alignments) {
     if (g.batch == 1)
       return;
     int32_t count = int32_t(g.batch);
-    checkLt(cublasLtMatrixLayoutSetAttribute(
+    checkLt(cublasLt().cublasLtMatrixLayoutSetAttribute(
                 l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)),
             "setting the batch count");
-    checkLt(cublasLtMatrixLayoutSetAttribute(
+    checkLt(cublasLt().cublasLtMatrixLayoutSetAttribute(
                 l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
                 sizeof(stride)),
             "setting the batch stride");
@@ -350,7 +357,50 @@ void dlc::rt::checkLt(cublasStatus_t status, const char *what) {
                        : DLC_STATUS_CUDA_ERROR;
   throw RuntimeError(code,
                      std::string("cuBLASLt: ") + what + ": " +
-                         cublasLtGetStatusName(status) + " (" +
-                         cublasLtGetStatusString(status) + ")",
+                         cublasLt().cublasLtGetStatusName(status) + " (" +
+                         cublasLt().cublasLtGetStatusString(status) + ")",
                      contextLost());
+}
+
+const CublasLt &dlc::rt::cublasLt() {
+  static std::mutex mutex;
+  static CublasLt api;
+  static bool loaded = false;
+  std::lock_guard<std::mutex> lock(mutex);
+  if (loaded)
+    return api;
+  // The soname first (the library path, the program's RUNPATH), then the
+  // library this runtime was built against.
+  const std::string soname =
+      "libcublasLt.so." + std::to_string(CUBLAS_VER_MAJOR);
+  void *library = ::dlopen(soname.c_str(), RTLD_NOW | RTLD_LOCAL);
+  std::string why = library ? "" : std::string(::dlerror());
+#ifdef DLC_CUBLASLT_LIBRARY
+  if (!library) {
+    library = ::dlopen(DLC_CUBLASLT_LIBRARY, RTLD_NOW | RTLD_LOCAL);
+    if (!library)
+      why += std::string("; ") + ::dlerror();
+  }
+#endif
+  if (!library)
+    throw RuntimeError(DLC_STATUS_NOT_IMPLEMENTED,
+                       "cuBLASLt: cannot load " + soname + ": " + why);
+  CublasLt loading;
+  const char *missing = nullptr;
+#define DLC_CUBLASLT_RESOLVE(name)                                             \
+  loading.name =                                                               \
+      reinterpret_cast<decltype(loading.name)>(::dlsym(library, #name));       \
+  if (!loading.name && !missing)                                               \
+    missing = #name;
+  DLC_CUBLASLT_FUNCTIONS(DLC_CUBLASLT_RESOLVE)
+#undef DLC_CUBLASLT_RESOLVE
+  if (missing) {
+    ::dlclose(library);
+    throw RuntimeError(DLC_STATUS_NOT_IMPLEMENTED,
+                       "cuBLASLt: " + soname + " has no " + missing);
+  }
+  // Loaded for the rest of the program: plans hold its handles.
+  api = loading;
+  loaded = true;
+  return api;
 }

@@ -56,7 +56,7 @@ struct LibrarySession::Impl {
     if (dnn)
       cudnnDestroy(dnn);
     if (lt)
-      cublasLtDestroy(lt);
+      cublasLt().cublasLtDestroy(lt);
     cudaFree(workspace);
   }
 
@@ -108,7 +108,7 @@ struct LibrarySession::Impl {
   /// The handles, created on first use.
   cublasLtHandle_t ltHandle() {
     if (!lt)
-      checkLt(cublasLtCreate(&lt), "cublasLtCreate");
+      checkLt(cublasLt().cublasLtCreate(&lt), "cublasLtCreate");
     return lt;
   }
   cudnnHandle_t dnnHandle() {

@@ -19,6 +19,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 using namespace mlir;
@@ -233,6 +234,52 @@ TEST_F(GraphDialectTest, TransposeConstant) {
   auto counting =
       DenseElementsAttr::get(ints, ArrayRef<int32_t>{1, 2, 3, 4, 5, 6});
   EXPECT_TRUE(failed(transposeConstant(counting, ints, {1, 0}, "")));
+}
+
+// A weight blob (f32 and f16) under every permutation of four dims, sizes
+// not multiples of the tiles, against the definition out[i] = in[perm(i)];
+// and a permutation that keeps the last dim (rows moved whole).
+TEST_F(GraphDialectTest, TransposeConstantBlobsEveryPermutation) {
+  const SmallVector<int64_t, 4> dims{3, 5, 37, 19};
+  const int64_t count = 3 * 5 * 37 * 19;
+  ASSERT_GT(count, int64_t(kMaxInlineElements));
+  std::vector<float> values(count);
+  for (int64_t i = 0; i < count; ++i)
+    values[i] = static_cast<float>(i % 2039) - 1000.0f; // exact in f16
+  for (Type element :
+       {Type(builder.getF32Type()), Type(builder.getF16Type())}) {
+    auto type = RankedTensorType::get(dims, element);
+    ElementsAttr blob = makeFloats(type, values, "w");
+    ASSERT_TRUE(isa<DenseResourceElementsAttr>(blob));
+    SmallVector<int64_t, 4> perm{0, 1, 2, 3};
+    do {
+      SCOPED_TRACE(testing::Message()
+                   << perm[0] << perm[1] << perm[2] << perm[3]);
+      FailureOr<ElementsAttr> t = transposeConstant(blob, type, perm, "t");
+      ASSERT_TRUE(succeeded(t));
+      SmallVector<int64_t, 4> shape;
+      for (int64_t p : perm)
+        shape.push_back(dims[p]);
+      ASSERT_EQ(cast<ShapedType>(t->getType()).getShape(),
+                ArrayRef<int64_t>(shape));
+      FailureOr<std::vector<float>> got = readFloats(*t);
+      ASSERT_TRUE(succeeded(got));
+      int64_t o = 0;
+      int64_t at[4];
+      for (at[0] = 0; at[0] < shape[0]; ++at[0])
+        for (at[1] = 0; at[1] < shape[1]; ++at[1])
+          for (at[2] = 0; at[2] < shape[2]; ++at[2])
+            for (at[3] = 0; at[3] < shape[3]; ++at[3], ++o) {
+              int64_t src[4];
+              for (int d = 0; d < 4; ++d)
+                src[perm[d]] = at[d];
+              const int64_t i =
+                  ((src[0] * dims[1] + src[1]) * dims[2] + src[2]) * dims[3] +
+                  src[3];
+              ASSERT_EQ((*got)[o], values[i]) << "output element " << o;
+            }
+    } while (std::next_permutation(perm.begin(), perm.end()));
+  }
 }
 
 } // namespace

@@ -2,6 +2,7 @@
 
 #include "dlc/runtime.h"
 #include "dlc/runtime.hpp"
+#include "runtime/src/LibraryPlans.h"
 #include "test/unit/SyntheticArtifact.h"
 #include "test/unit/TextEdit.h"
 #include "tools/dlc/RuntimeInputs.h"
@@ -14,6 +15,7 @@
 #include <cstring>
 #include <fstream>
 #include <future>
+#include <link.h>
 #include <memory>
 #include <optional>
 #include <set>
@@ -652,6 +654,38 @@ TEST(RuntimeModel, ManyThreadsShareOneModel) {
     t.join();
   for (int n : ok)
     EXPECT_EQ(n, 100);
+}
+
+/// Whether a shared object whose path contains `name` is loaded.
+bool sharedObjectLoaded(const char *name) {
+  struct Search {
+    const char *name;
+    bool found;
+  } search{name, false};
+  dl_iterate_phdr(
+      [](dl_phdr_info *info, size_t, void *data) {
+        auto *s = static_cast<Search *>(data);
+        if (info->dlpi_name && std::strstr(info->dlpi_name, s->name))
+          s->found = true;
+        return 0;
+      },
+      &search);
+  return search.found;
+}
+
+// libcublasLt is not loaded with the runtime (its start-up costs every dlc
+// command 0.15 s) but on the first cublasLt(), here without a GPU: every
+// function the runtime calls resolves, and the table is loaded once.
+TEST(CublasLtLoading, LoadedOnFirstUseWithEveryFunction) {
+  EXPECT_FALSE(sharedObjectLoaded("libcublasLt"));
+  const dlc::rt::CublasLt &lt = dlc::rt::cublasLt();
+  EXPECT_TRUE(sharedObjectLoaded("libcublasLt"));
+#define DLC_EXPECT_RESOLVED(name) EXPECT_NE(lt.name, nullptr) << #name;
+  DLC_CUBLASLT_FUNCTIONS(DLC_EXPECT_RESOLVED)
+#undef DLC_EXPECT_RESOLVED
+  EXPECT_STREQ(lt.cublasLtGetStatusName(CUBLAS_STATUS_NOT_SUPPORTED),
+               "CUBLAS_STATUS_NOT_SUPPORTED");
+  EXPECT_EQ(&dlc::rt::cublasLt(), &lt);
 }
 
 } // namespace

@@ -15,6 +15,7 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/DialectResourceBlobManager.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/Support/Alignment.h"
 
 #include <algorithm>
 #include <cctype>
@@ -58,8 +59,10 @@ void collectWeights(const Model &model, std::set<const Tensor *> &out) {
 } // namespace
 
 Importer::Importer(MLIRContext &context, const KerasModel &model,
-                   const ImportOptions &options)
-    : model_(model), options_(options), builder_(&context) {
+                   const ImportOptions &options,
+                   std::shared_ptr<const KerasModel> owner)
+    : model_(model), owner_(std::move(owner)), options_(options),
+      builder_(&context) {
   context.getOrLoadDialect<graph::GraphDialect>();
   context.getOrLoadDialect<func::FuncDialect>();
   collectWeights(*model.model, layerWeights_);
@@ -349,9 +352,19 @@ Value Importer::weight(Location loc, const Tensor &tensor,
   for (char c : name)
     key += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
   key = "w" + std::to_string(blobCounter_++) + "_" + key.substr(0, 48);
-  auto blob = HeapAsmResourceBlob::allocateAndCopyWithAlign(
-      ArrayRef<char>(static_cast<const char *>(data.raw()), data.bytes()),
-      alignof(float));
+  ArrayRef<char> bytes(static_cast<const char *>(data.raw()), data.bytes());
+  // A shared model's own tensor (one of its layers' weights, not one the
+  // importer derived) is the blob itself, kept alive by the blob (the context
+  // keeps blobs after the module: they hold the model): 84 MB of VGG16's
+  // weights not copied again. Otherwise, and for a converted tensor, a copy.
+  AsmResourceBlob blob =
+      owner_ && cacheable && !converted && !bytes.empty() &&
+              llvm::isAddrAligned(llvm::Align(alignof(float)), bytes.data())
+          ? UnmanagedAsmResourceBlob::allocateWithAlign(
+                bytes, alignof(float),
+                [owner = owner_](void *, size_t, size_t) {})
+          : HeapAsmResourceBlob::allocateAndCopyWithAlign(bytes,
+                                                          alignof(float));
   auto attr = DenseResourceElementsAttr::get(type, key, std::move(blob));
   Value result = createConstant(loc, type, attr)->getResult(0);
   if (cacheable)
@@ -875,9 +888,19 @@ ImportResult dlc::keras::importModel(MLIRContext &context,
   return Importer(context, model, options).run();
 }
 
+ImportResult dlc::keras::importModel(MLIRContext &context,
+                                     std::shared_ptr<const KerasModel> model,
+                                     const ImportOptions &options) {
+  const KerasModel &m = *model;
+  return Importer(context, m, options, std::move(model)).run();
+}
+
 ImportResult dlc::keras::loadModel(MLIRContext &context,
                                    const std::string &path,
                                    const std::string &weightsPath,
                                    const ImportOptions &options) {
-  return importModel(context, readKerasModel(path, weightsPath), options);
+  return importModel(
+      context,
+      std::make_shared<const KerasModel>(readKerasModel(path, weightsPath)),
+      options);
 }

@@ -16,6 +16,7 @@
 #include "mlir/IR/OwningOpRef.h"
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,12 @@ struct ImportOptions {
 /// one error that names every unsupported layer and its class; a bad layer
 /// config names the layer.
 ImportResult importModel(mlir::MLIRContext &context, const KerasModel &model,
+                         const ImportOptions &options = {});
+/// The same with the model shared: its weight tensors become the constants'
+/// blobs, not copied, and the blobs keep the model alive (in the context,
+/// which holds blobs beyond the module).
+ImportResult importModel(mlir::MLIRContext &context,
+                         std::shared_ptr<const KerasModel> model,
                          const ImportOptions &options = {});
 
 /// Reads and imports a model file (readKerasModel + importModel), errors

@@ -20,6 +20,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 
 namespace dlc::keras {
@@ -88,8 +89,11 @@ std::string kerasHubAllowList();
 
 class Importer {
 public:
+  /// `owner`, when given, is `model` shared: the weight constants then
+  /// point into its tensors (which it keeps alive) instead of copying them.
   Importer(mlir::MLIRContext &context, const KerasModel &model,
-           const ImportOptions &options);
+           const ImportOptions &options,
+           std::shared_ptr<const KerasModel> owner = nullptr);
 
   ImportResult run();
 
@@ -179,6 +183,7 @@ private:
                                       const Layer &layer);
 
   const KerasModel &model_;
+  std::shared_ptr<const KerasModel> owner_;
   const ImportOptions &options_;
   mlir::OpBuilder builder_;
   mlir::Block *entry_ = nullptr;
