@@ -37,6 +37,35 @@ func.func @qgemm_tc(%w: memref<24x32xi8>, %q: memref<8x32xi8>, %s: memref<8x1xf3
 
 // -----
 
+// dlc's int8 Dense (--precision int8): lhs_scale is quantize_static's scale
+// broadcast over the rows, a splat weight once the batch is static, and
+// rhs_scale a weight: the divisors rhs_scale[n] * lhs_scale are known, so
+// column() computes each column pair's divisors and reciprocals and the
+// de-scaling is dlc_div_rn (as a quantized_conv2d's, test/Codegen/int8.mlir);
+// the splat is a literal, not a load.
+// CHECK-LABEL: // ===== kernel k0_quantized_matmul family=gemm_tc
+// CHECK:         struct Column { float d0, r0, d1, r1; };
+// CHECK-NEXT:    Column column(int n) const {
+// CHECK-NEXT:      const float [[S0:v[0-9]+]] = in3[n];
+// CHECK-NEXT:      const float d0 = 50.0f * [[S0]];
+// CHECK:         void values(int m, int n, const Column &col, int c0, int c1, float &dlc_r0, float &dlc_r1) const {
+// CHECK-NEXT:      const float {{v[0-9]+}} = dlc_div_rn((float)c0, col.d0, col.r0);
+// CHECK-NOT:     in2[
+// CHECK:       dlc_gemm_tc<
+func.func @qgemm_tc_static_scales(%w: memref<24x32xi8>, %q: memref<8x32xi8>, %y: memref<8x24xf32>) {
+  %s = exec.weight dense<5.0e+01> : tensor<8x1xf32> : memref<8x1xf32>
+  %ws = exec.weight dense<[1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 5.5, 6.0, 6.5, 7.0, 7.5, 8.0, 8.5, 9.0, 9.5, 10.0, 10.5, 11.0, 11.5, 12.0, 12.5]> : tensor<24xf32> : memref<24xf32>
+  exec.kernel "k0_quantized_matmul" ins(%w, %q, %s, %ws : memref<24x32xi8>, memref<8x32xi8>, memref<8x1xf32>, memref<24xf32>) outs(%y : memref<8x24xf32>) {
+  ^bb0(%a0: tensor<24x32xi8>, %a1: tensor<8x32xi8>, %a2: tensor<8x1xf32>, %a3: tensor<24xf32>):
+    %0 = graph.transpose %a0 [1, 0] : tensor<24x32xi8> -> tensor<32x24xi8>
+    %1 = graph.quantized_matmul %a1, %0, %a3, %a2 : (tensor<8x32xi8>, tensor<32x24xi8>, tensor<24xf32>, tensor<8x1xf32>) -> tensor<8x24xf32>
+    exec.yield %1 : tensor<8x24xf32>
+  }
+  return
+}
+
+// -----
+
 // graph.quantize: a warp per row of 40, max |x| reduced over the warp, the
 // int8 row and the row's scale stored (the scale by lane 0).
 // CHECK-LABEL: // ===== kernel k1_quantize family=reduction grid=(3,1,1) block=(256,1,1) smem=0

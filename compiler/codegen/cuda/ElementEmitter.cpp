@@ -300,6 +300,16 @@ FailureOr<std::string> ElementEmitter::compute(Value value,
                   "has a block argument outside the kernel body");
     }
     unsigned i = arg.getArgNumber();
+    // A splat weight (a quantize_static's scale broadcast over the batch, a
+    // bias of zeros) is its one value, as a splat constant in the body is:
+    // no load.
+    if (auto weight = context_.op.getIns()[i].getDefiningOp<exec::WeightOp>())
+      if (auto dense = dyn_cast<DenseElementsAttr>(weight.getValue());
+          dense && dense.isSplat())
+        if (FailureOr<std::string> literal =
+                splatLiteral(dense, elementDType(arg));
+            succeeded(literal))
+          return *literal;
     return local(elementDType(arg),
                  loadConversion(context_.inDType(i),
                                 KernelContext::inName(i) + "[" +
@@ -420,28 +430,42 @@ FailureOr<std::string> ElementEmitter::computeOp(Operation *op,
 // Constants and elementwise ops
 //===----------------------------------------------------------------------===//
 
+FailureOr<std::string> ElementEmitter::splatLiteral(ElementsAttr value,
+                                                    DType s) {
+  // A dense splat's value read once (it may stand for millions); a one-element
+  // resource read whole.
+  auto dense = dyn_cast<DenseElementsAttr>(value);
+  const bool splat = dense && dense.isSplat();
+  if (isFloat(s)) {
+    if (splat)
+      return floatLiteral(
+          static_cast<float>(dense.getSplatValue<APFloat>().convertToDouble()));
+    FailureOr<std::vector<float>> values = readFloats(value);
+    if (failed(values) || values->empty())
+      return failure();
+    return floatLiteral(values->front());
+  }
+  if (splat) {
+    if (dense.getElementType().isInteger(1))
+      return intLiteral(dense.getSplatValue<bool>() ? 1 : 0, s);
+    return intLiteral(dense.getSplatValue<APInt>().getSExtValue(), s);
+  }
+  FailureOr<std::vector<int64_t>> values = readInts(value);
+  if (failed(values) || values->empty())
+    return failure();
+  return intLiteral(values->front(), s);
+}
+
 FailureOr<std::string>
 ElementEmitter::emitConstant(ConstantOp op, ArrayRef<std::string> index) {
   DType s = elementDType(op.getOutput());
   ElementsAttr value = op.getValue();
   auto dense = dyn_cast<DenseElementsAttr>(value);
   if (value.getNumElements() == 1 || (dense && dense.isSplat())) {
-    if (isFloat(s)) {
-      float v = dense ? static_cast<float>(
-                            dense.getSplatValue<APFloat>().convertToDouble())
-                      : 0.0f;
-      if (!dense) {
-        FailureOr<std::vector<float>> values = readFloats(value);
-        if (failed(values))
-          return fail(op, "has a value the generator cannot read");
-        v = values->front();
-      }
-      return floatLiteral(v);
-    }
-    FailureOr<std::vector<int64_t>> values = readInts(value);
-    if (failed(values) || values->empty())
+    FailureOr<std::string> literal = splatLiteral(value, s);
+    if (failed(literal))
       return fail(op, "has a value the generator cannot read");
-    return intLiteral(values->front(), s);
+    return *literal;
   }
   FailureOr<std::string> array = constantArray(op);
   if (failed(array))

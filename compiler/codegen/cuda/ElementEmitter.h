@@ -219,6 +219,8 @@ private:
   /// by `index`.
   Index broadcastIndex(mlir::Value operand, llvm::ArrayRef<std::string> index);
 
+  /// The one value of a splat or one-element constant as a literal of `s`.
+  mlir::FailureOr<std::string> splatLiteral(mlir::ElementsAttr value, DType s);
   mlir::FailureOr<std::string> emitConstant(graph::ConstantOp op,
                                             llvm::ArrayRef<std::string> index);
   mlir::FailureOr<std::string> emitBinary(mlir::Operation *op,

@@ -21,10 +21,11 @@
 // rhs transpose(an [N, K] int8 input) as dlc-assign-layout stores the weight
 // and K % 16 == 0 runs dlc_gemm_tc on int8 (mma.sync m16n8k32, int32
 // accumulators, 16 int8 per chunk), the de-scaling f32(sum) / (rhs_scale[n]
-// * lhs_scale[row]) first in the epilogue; other int8 shapes fail here and
-// take the per-element kernel (an exact int32 sum per element). With an f32
-// lhs (int4 per channel) it is the SIMT template with the int8 rhs read as
-// f32 and the sum divided by rhs_scale[n].
+// * lhs_scale[row]) first in the epilogue (dlc's int8 Dense, whose lhs_scale
+// is a splat: with each column's divisor and reciprocal, as below); other int8
+// shapes fail here and take the per-element kernel (an exact int32 sum per
+// element). With an f32 lhs (int4 per channel) it is the SIMT template with the
+// int8 rhs read as f32 and the sum divided by rhs_scale[n].
 //
 // A quantized_conv2d (--precision int8) is the same implicit GEMM as
 // conv2d on int8 tensor cores when it is ungrouped, NHWC, with an OHWI
@@ -162,12 +163,20 @@ private:
   /// `quantizedOut`: the result is a quantize_static's int8 (values() and
   /// store() pass ints).
   LogicalResult emitEpilogue(CodeWriter &w, bool pairs, bool quantizedOut);
-  /// Whether a quantized_conv2d's de-scaling divides by column divisors
-  /// input_scale * filter_scale[o] that are all known here and in
+  /// Whether a quantized_conv2d's or an int8 quantized_matmul's de-scaling
+  /// divides by column divisors input_scale * filter_scale[o] (rhs_scale[n] *
+  /// a splat lhs_scale) that are all known here and in
   /// dlc_div_rn's range (dlc_prelude.cuh): then Problem::Column holds each
   /// column pair's divisors and reciprocals and the epilogue divides with
   /// dlc_div_rn, IEEE division's result without its range check and branch.
   bool columnDivisorsApply();
+  /// The per-column scales of the de-scaling: filter_scale or rhs_scale.
+  Value columnScales() {
+    return qconv_ ? qconv_.getFilterScale() : qmm_.getRhsScale();
+  }
+  /// columnDivisorsApply's per-tensor factor: input_scale or the splat
+  /// lhs_scale.
+  float tensorScale_ = 1.0f;
   /// Problem::Column and column(n): the divisors of columns n and n + 1
   /// and their reciprocals.
   LogicalResult emitColumnDivisors(CodeWriter &w, bool pairs);
@@ -585,10 +594,33 @@ Index GemmKernel::resultIndex(ArrayRef<std::string> mIndex, StringRef n) {
 }
 
 bool GemmKernel::columnDivisorsApply() {
-  if (!qconv_ || !context_.needsTensorCoreGemm)
+  if (!context_.needsTensorCoreGemm || !(qconv_ || (qmm_ && int8_)))
     return false;
-  // The filter scales: a constant in the body, or a weight the kernel reads.
-  Value scales = qconv_.getFilterScale();
+  // The per-tensor factor: a quantized_conv2d's input_scale, or the splat
+  // lhs_scale of dlc's int8 Dense (quantize_static's scale, a constant once
+  // the batch is static); Keras's int8 Dense computes it per row.
+  if (qconv_) {
+    tensorScale_ = qconv_.getInputScale().convertToFloat();
+  } else {
+    // A constant in the body, or a weight the kernel reads.
+    Value lhsScale = qmm_.getLhsScale();
+    ElementsAttr lhsValue;
+    if (!lhsScale)
+      return false;
+    if (auto constant = lhsScale.getDefiningOp<ConstantOp>())
+      lhsValue = constant.getValue();
+    else if (auto arg = dyn_cast<BlockArgument>(lhsScale))
+      if (auto weight = context_.op.getIns()[arg.getArgNumber()]
+                            .getDefiningOp<exec::WeightOp>())
+        lhsValue = weight.getValue();
+    auto splat = dyn_cast_or_null<DenseElementsAttr>(lhsValue);
+    if (!splat || !splat.isSplat() || !splat.getElementType().isF32())
+      return false;
+    tensorScale_ = splat.getSplatValue<APFloat>().convertToFloat();
+  }
+  // The per-column scales: a constant in the body, or a weight the kernel
+  // reads.
+  Value scales = columnScales();
   ElementsAttr value;
   if (auto constant = scales.getDefiningOp<ConstantOp>())
     value = constant.getValue();
@@ -601,35 +633,33 @@ bool GemmKernel::columnDivisorsApply() {
   FailureOr<std::vector<float>> filterScales = readFloats(value);
   if (failed(filterScales))
     return false;
-  // The divisors as the kernel computes them (one f32 product each), in
-  // [2^-64, 2^64]; the dividends are int32 sums.
-  const float inputScale = qconv_.getInputScale().convertToFloat();
+  // The divisors as the kernel computes them (one f32 product each, the
+  // same either way round), in [2^-64, 2^64]; the dividends are int32 sums.
   return llvm::all_of(*filterScales, [&](float s) {
-    const float d = inputScale * s;
+    const float d = tensorScale_ * s;
     return d >= 0x1p-64f && d <= 0x1p64f;
   });
 }
 
 LogicalResult GemmKernel::emitColumnDivisors(CodeWriter &w, bool pairs) {
-  const std::string inputScale =
-      floatLiteral(qconv_.getInputScale().convertToFloat());
+  const std::string tensorScale = floatLiteral(tensorScale_);
   w.line("struct Column { float d0, r0, d1, r1; };");
   w.open("__device__ __forceinline__ Column column(int n) const");
   e_.startFunction(w);
-  FailureOr<std::string> s0 = e_.emit(qconv_.getFilterScale(), {"n"});
+  FailureOr<std::string> s0 = e_.emit(columnScales(), {"n"});
   if (failed(s0))
     return failEmitter();
-  w.line("const float d0 = " + inputScale + " * " + *s0 + ";");
+  w.line("const float d0 = " + tensorScale + " * " + *s0 + ";");
   // With N odd, column n + 1 of the last pair is not in C: divisor 1.
   w.line(pairs ? "float d1;" : "float d1 = 1.0f;");
   if (!pairs) {
     w.open("if (n + 1 < N)");
     e_.pushScope();
   }
-  FailureOr<std::string> s1 = e_.emit(qconv_.getFilterScale(), {"(n + 1)"});
+  FailureOr<std::string> s1 = e_.emit(columnScales(), {"(n + 1)"});
   if (failed(s1))
     return failEmitter();
-  w.line("d1 = " + inputScale + " * " + *s1 + ";");
+  w.line("d1 = " + tensorScale + " * " + *s1 + ";");
   if (!pairs) {
     e_.popScope();
     w.close();
@@ -661,8 +691,9 @@ LogicalResult GemmKernel::emitEpilogue(CodeWriter &w, bool pairs,
       value = *scaled;
     }
     if (columnDivisors) {
-      // f32(sum) / (input_scale * filter_scale[o]), the column's divisor
-      // and reciprocal from column().
+      // f32(sum) / (input_scale * filter_scale[o]) or f32(sum) /
+      // (rhs_scale[n] * lhs_scale), the column's divisor and reciprocal from
+      // column().
       const std::string c = std::to_string(column);
       value = e_.local(DType::F32, "dlc_div_rn((float)" + value + ", col.d" +
                                        c + ", col.r" + c + ")");
