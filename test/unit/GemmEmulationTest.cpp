@@ -190,6 +190,15 @@ struct Int8Problem : TwoStepEpilogue<int, M_, N_> {
   }
 };
 
+/// `count` int8 values over the whole range.
+std::vector<signed char> randomInt8(size_t count, std::mt19937 &rng) {
+  std::uniform_int_distribution<int> dist(-128, 127);
+  std::vector<signed char> values(count);
+  for (signed char &v : values)
+    v = static_cast<signed char>(dist(rng));
+  return values;
+}
+
 template <int M, int N, int K, int BM, int BN, int BK, int WM, int WN,
           int STAGES, int SLICES = 1>
 void runInt8(bool copiesLandAtOnce) {
@@ -200,12 +209,8 @@ void runInt8(bool copiesLandAtOnce) {
                << (copiesLandAtOnce ? " copies at once" : ""));
   using Problem = Int8Problem<M, N, K>;
   std::mt19937 rng(M + N + K);
-  std::uniform_int_distribution<int> dist(-128, 127);
-  std::vector<signed char> a(M * K), b(N * K);
-  for (signed char &v : a)
-    v = static_cast<signed char>(dist(rng));
-  for (signed char &v : b)
-    v = static_cast<signed char>(dist(rng));
+  const std::vector<signed char> a = randomInt8(M * K, rng);
+  const std::vector<signed char> b = randomInt8(N * K, rng);
   std::vector<int> c(M * N, INT32_MIN);
   std::vector<std::atomic<int>> stores(M * N);
   launchTensorCores<Problem, BM, BN, BK, WM, WN, STAGES, SLICES>(
@@ -273,12 +278,8 @@ void runColumnInt8() {
                << BM << "x" << BN << "x" << BK << " warp " << WM << "x" << WN);
   using Problem = ColumnInt8Problem<M, N, K>;
   std::mt19937 rng(M + N + K);
-  std::uniform_int_distribution<int> dist(-128, 127);
-  std::vector<signed char> a(M * K), b(N * K);
-  for (signed char &v : a)
-    v = static_cast<signed char>(dist(rng));
-  for (signed char &v : b)
-    v = static_cast<signed char>(dist(rng));
+  const std::vector<signed char> a = randomInt8(M * K, rng);
+  const std::vector<signed char> b = randomInt8(N * K, rng);
   constexpr int gridX = (N + BN - 1) / BN, gridY = (M + BM - 1) / BM;
   constexpr int threads = dlc_gemm_tc_threads<BM, BN, WM, WN>();
   std::vector<std::atomic<int>> threadStores(size_t(gridX) * gridY * threads);

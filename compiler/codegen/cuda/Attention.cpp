@@ -276,14 +276,7 @@ bool AttentionKernel::causalMask() {
     return false;
   // The mask: a constant in the body, or a weight the kernel reads.
   Value cond = select.getCondition();
-  ElementsAttr value;
-  if (auto constant = cond.getDefiningOp<ConstantOp>())
-    value = constant.getValue();
-  else if (auto arg = dyn_cast<BlockArgument>(cond))
-    if (auto weight = context_.op.getIns()[arg.getArgNumber()]
-                          .getDefiningOp<exec::WeightOp>())
-      value = weight.getValue();
-  auto dense = dyn_cast_or_null<DenseElementsAttr>(value);
+  auto dense = dyn_cast_or_null<DenseElementsAttr>(context_.knownValue(cond));
   if (!dense || !dense.getElementType().isInteger(1))
     return false;
   ArrayRef<int64_t> shape = cast<ShapedType>(cond.getType()).getShape();

@@ -303,13 +303,13 @@ FailureOr<std::string> ElementEmitter::compute(Value value,
     // A splat weight (a quantize_static's scale broadcast over the batch, a
     // bias of zeros) is its one value, as a splat constant in the body is:
     // no load.
-    if (auto weight = context_.op.getIns()[i].getDefiningOp<exec::WeightOp>())
-      if (auto dense = dyn_cast<DenseElementsAttr>(weight.getValue());
-          dense && dense.isSplat())
-        if (FailureOr<std::string> literal =
-                splatLiteral(dense, elementDType(arg));
-            succeeded(literal))
-          return *literal;
+    if (auto dense =
+            dyn_cast_or_null<DenseElementsAttr>(context_.knownValue(arg));
+        dense && dense.isSplat())
+      if (FailureOr<std::string> literal =
+              splatLiteral(dense, elementDType(arg));
+          succeeded(literal))
+        return *literal;
     return local(elementDType(arg),
                  loadConversion(context_.inDType(i),
                                 KernelContext::inName(i) + "[" +

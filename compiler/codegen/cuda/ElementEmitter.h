@@ -121,6 +121,9 @@ struct KernelContext {
   static std::string outName(unsigned i) { return "out" + std::to_string(i); }
   DType inDType(unsigned i) const;
   DType outDType(unsigned i) const;
+  /// The value of `v` known at generation: a constant in the body, or the
+  /// weight a body argument reads; null otherwise.
+  mlir::ElementsAttr knownValue(mlir::Value v) const;
   llvm::ArrayRef<int64_t> outShape(unsigned i) const;
   /// "const float *__restrict__ in0, ..., float *__restrict__ out0".
   std::string parameterList() const;

@@ -602,32 +602,17 @@ bool GemmKernel::columnDivisorsApply() {
   if (qconv_) {
     tensorScale_ = qconv_.getInputScale().convertToFloat();
   } else {
-    // A constant in the body, or a weight the kernel reads.
     Value lhsScale = qmm_.getLhsScale();
-    ElementsAttr lhsValue;
     if (!lhsScale)
       return false;
-    if (auto constant = lhsScale.getDefiningOp<ConstantOp>())
-      lhsValue = constant.getValue();
-    else if (auto arg = dyn_cast<BlockArgument>(lhsScale))
-      if (auto weight = context_.op.getIns()[arg.getArgNumber()]
-                            .getDefiningOp<exec::WeightOp>())
-        lhsValue = weight.getValue();
-    auto splat = dyn_cast_or_null<DenseElementsAttr>(lhsValue);
+    auto splat =
+        dyn_cast_or_null<DenseElementsAttr>(context_.knownValue(lhsScale));
     if (!splat || !splat.isSplat() || !splat.getElementType().isF32())
       return false;
     tensorScale_ = splat.getSplatValue<APFloat>().convertToFloat();
   }
-  // The per-column scales: a constant in the body, or a weight the kernel
-  // reads.
-  Value scales = columnScales();
-  ElementsAttr value;
-  if (auto constant = scales.getDefiningOp<ConstantOp>())
-    value = constant.getValue();
-  else if (auto arg = dyn_cast<BlockArgument>(scales))
-    if (auto weight = context_.op.getIns()[arg.getArgNumber()]
-                          .getDefiningOp<exec::WeightOp>())
-      value = weight.getValue();
+  // The per-column scales.
+  ElementsAttr value = context_.knownValue(columnScales());
   if (!value)
     return false;
   FailureOr<std::vector<float>> filterScales = readFloats(value);

@@ -291,6 +291,17 @@ KernelContext::KernelContext(exec::KernelOp op, const EmitOptions &options)
     wideIndex |= large(t);
 }
 
+ElementsAttr KernelContext::knownValue(Value v) const {
+  if (auto constant = v.getDefiningOp<graph::ConstantOp>())
+    return constant.getValue();
+  if (auto arg = dyn_cast<BlockArgument>(v);
+      arg && arg.getOwner() == &op.getBody().front())
+    if (auto weight =
+            op.getIns()[arg.getArgNumber()].getDefiningOp<exec::WeightOp>())
+      return weight.getValue();
+  return nullptr;
+}
+
 DType KernelContext::inDType(unsigned i) const {
   return elementDType(op.getBody().getArgument(i));
 }
