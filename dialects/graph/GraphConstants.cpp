@@ -162,10 +162,12 @@ namespace {
 /// (row-major, dims `shape`, out dim d = in dim perm[d]). Output dim `a` is
 /// the last (contiguous in `out`) and output dim `b` the input's last
 /// (contiguous in `in`). When they are the same dim, rows of shape[a]
-/// elements move whole; otherwise every (b, a) plane is a 2-D transpose, done
-/// in kTile x kTile tiles so that the lines read for one tile row are used
-/// again by the next ones (a weight transposition walks megabytes; one
-/// element at a time in output order, every read was a line of its own).
+/// elements move whole; otherwise the (b, a) planes are 2-D transposes done
+/// in kTile x kTile tiles, so that the lines read for one tile row serve the
+/// next ones (one element at a time in output order, every read was a line of
+/// its own). The tiles of b are walked in b's place among the output dims,
+/// so that the output is written as kTile sequential streams, not spread over
+/// all of b's rows (a page each: the TLB's misses).
 template <typename Element>
 void permuteElements(const char *inBytes, char *outBytes, int64_t count,
                      ArrayRef<int64_t> inDims, ArrayRef<int64_t> shape,
@@ -191,40 +193,52 @@ void permuteElements(const char *inBytes, char *outBytes, int64_t count,
   const int64_t a = rank - 1;
   const int64_t b =
       std::find(perm.begin(), perm.end(), rank - 1) - perm.begin();
-  // The other dims, walked by an odometer: offsets into `in` and `out`.
-  SmallVector<int64_t> outer;
-  for (int64_t d = 0; d < rank; ++d)
-    if (d != a && d != b)
-      outer.push_back(d);
-  SmallVector<int64_t> index(outer.size(), 0);
+  // The dims an odometer walks, in output order: every dim but a, and b by
+  // tiles when it is not a (then its count is of tiles and its steps a
+  // tile's).
+  struct Walked {
+    int64_t count, inStep, outStep;
+  };
+  SmallVector<Walked> walked;
+  int64_t bSlot = -1;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (d == a)
+      continue;
+    if (d == b) {
+      bSlot = static_cast<int64_t>(walked.size());
+      walked.push_back({(shape[b] + kTile - 1) / kTile, kTile * step[b],
+                        kTile * outStrides[b]});
+    } else {
+      walked.push_back({shape[d], step[d], outStrides[d]});
+    }
+  }
+  SmallVector<int64_t> index(walked.size(), 0);
   int64_t in = 0, out = 0;
   while (true) {
     if (a == b) {
       std::memcpy(outBytes + out * kSize, inBytes + in * kSize,
                   shape[a] * kSize);
     } else {
-      for (int64_t b0 = 0; b0 < shape[b]; b0 += kTile) {
-        const int64_t b1 = std::min(shape[b], b0 + kTile);
-        for (int64_t a0 = 0; a0 < shape[a]; a0 += kTile) {
-          const int64_t a1 = std::min(shape[a], a0 + kTile);
-          for (int64_t ib = b0; ib < b1; ++ib) {
-            char *o = outBytes + (out + ib * outStrides[b]) * kSize;
-            const char *i = inBytes + (in + ib) * kSize;
-            for (int64_t ia = a0; ia < a1; ++ia)
-              std::memcpy(o + ia * kSize, i + ia * step[a] * kSize, kSize);
-          }
+      // The tile rows of b from `in` / `out` on (step[b] is 1).
+      const int64_t rows = std::min(kTile, shape[b] - index[bSlot] * kTile);
+      for (int64_t a0 = 0; a0 < shape[a]; a0 += kTile) {
+        const int64_t a1 = std::min(shape[a], a0 + kTile);
+        for (int64_t ib = 0; ib < rows; ++ib) {
+          char *o = outBytes + (out + ib * outStrides[b]) * kSize;
+          const char *i = inBytes + (in + ib) * kSize;
+          for (int64_t ia = a0; ia < a1; ++ia)
+            std::memcpy(o + ia * kSize, i + ia * step[a] * kSize, kSize);
         }
       }
     }
-    int64_t d = static_cast<int64_t>(outer.size()) - 1;
+    int64_t d = static_cast<int64_t>(walked.size()) - 1;
     for (; d >= 0; --d) {
-      const int64_t dim = outer[d];
-      in += step[dim];
-      out += outStrides[dim];
-      if (++index[d] < shape[dim])
+      in += walked[d].inStep;
+      out += walked[d].outStep;
+      if (++index[d] < walked[d].count)
         break;
-      in -= step[dim] * index[d];
-      out -= outStrides[dim] * index[d];
+      in -= walked[d].inStep * index[d];
+      out -= walked[d].outStep * index[d];
       index[d] = 0;
     }
     if (d < 0)
