@@ -15,6 +15,7 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
 #include <mutex>
 #include <string>
 
@@ -365,9 +366,12 @@ void dlc::rt::checkLt(cublasStatus_t status, const char *what) {
 const CublasLt &dlc::rt::cublasLt() {
   static std::mutex mutex;
   static CublasLt api;
-  static bool loaded = false;
+  static std::atomic<bool> loaded{false};
+  // Every cuBLASLt call comes here: once loaded, no lock.
+  if (loaded.load(std::memory_order_acquire))
+    return api;
   std::lock_guard<std::mutex> lock(mutex);
-  if (loaded)
+  if (loaded.load(std::memory_order_relaxed))
     return api;
   // The soname first (the library path, the program's RUNPATH), then the
   // library this runtime was built against.
@@ -401,6 +405,6 @@ const CublasLt &dlc::rt::cublasLt() {
   }
   // Loaded for the rest of the program: plans hold its handles.
   api = loading;
-  loaded = true;
+  loaded.store(true, std::memory_order_release);
   return api;
 }
