@@ -536,13 +536,12 @@ TEST(GemmEmulation, TensorCoresInt8Columns) {
 }
 
 // dlc_div_rn is IEEE division bit for bit on what int8 de-scaling divides:
-// x an int32 sum (here every integer of magnitude up to 2^12 and random ones
-// up to 2^31), d in [2^-64, 2^64] (random, and the extremes of the
-// significand in each binade).
+// x an int32 sum (here every integer in [-1000, 1000) and random ones up to
+// 2^31 in magnitude), d in [2^-64, 2^64] (random, and the extremes of the
+// significand in each binade): 10^6 quotients.
 TEST(GemmEmulation, DivExact) {
   std::mt19937_64 rng(1);
   std::uniform_real_distribution<double> exponent(-64, 64);
-  size_t checked = 0;
   for (int i = 0; i < 400; ++i) {
     float d = static_cast<float>(std::exp2(exponent(rng)));
     if (i % 4 < 2) {
@@ -551,15 +550,13 @@ TEST(GemmEmulation, DivExact) {
     }
     const float r = __frcp_rn(d);
     for (int k = 0; k < 2500; ++k) {
-      const float x = k < 2000 ? static_cast<float>(k - 1000) * 4.0f
+      const float x = k < 2000 ? static_cast<float>(k - 1000)
                                : static_cast<float>(static_cast<int>(rng()));
       const float q = dlc_div_rn(x, d, r), expected = x / d;
       ASSERT_EQ(__float_as_uint(q), __float_as_uint(expected))
           << std::hexfloat << x << " / " << d;
-      ++checked;
     }
   }
-  EXPECT_EQ(checked, 1000000u);
 }
 
 // float8 (e4m3 and e5m2): the int8 shapes (ragged M and N, a K tail of 16

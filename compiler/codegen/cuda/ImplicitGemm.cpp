@@ -73,6 +73,8 @@
 
 #include "llvm/ADT/StringExtras.h"
 
+#include <optional>
+
 using namespace mlir;
 using namespace dlc;
 using namespace dlc::graph;
@@ -163,23 +165,21 @@ private:
   /// `quantizedOut`: the result is a quantize_static's int8 (values() and
   /// store() pass ints).
   LogicalResult emitEpilogue(CodeWriter &w, bool pairs, bool quantizedOut);
-  /// Whether a quantized_conv2d's or an int8 quantized_matmul's de-scaling
+  /// When a quantized_conv2d's or an int8 quantized_matmul's de-scaling
   /// divides by column divisors input_scale * filter_scale[o] (rhs_scale[n] *
-  /// a splat lhs_scale) that are all known here and in
-  /// dlc_div_rn's range (dlc_prelude.cuh): then Problem::Column holds each
-  /// column pair's divisors and reciprocals and the epilogue divides with
-  /// dlc_div_rn, IEEE division's result without its range check and branch.
-  bool columnDivisorsApply();
+  /// a splat lhs_scale) that are all known here and in dlc_div_rn's range
+  /// (dlc_prelude.cuh): the per-tensor factor (input_scale or lhs_scale).
+  /// Then Problem::Column holds each column pair's divisors and reciprocals
+  /// and the epilogue divides with dlc_div_rn, IEEE division's result without
+  /// its range check and branch.
+  std::optional<float> columnDivisorFactor();
   /// The per-column scales of the de-scaling: filter_scale or rhs_scale.
   Value columnScales() {
     return qconv_ ? qconv_.getFilterScale() : qmm_.getRhsScale();
   }
-  /// columnDivisorsApply's per-tensor factor: input_scale or the splat
-  /// lhs_scale.
-  float tensorScale_ = 1.0f;
   /// Problem::Column and column(n): the divisors of columns n and n + 1
-  /// and their reciprocals.
-  LogicalResult emitColumnDivisors(CodeWriter &w, bool pairs);
+  /// (`factor` times their scales) and their reciprocals.
+  LogicalResult emitColumnDivisors(CodeWriter &w, bool pairs, float factor);
   /// GemmProblem::signature.
   std::string signature();
   /// The result's index without n: m split over mShape_, or the batch
@@ -593,41 +593,45 @@ Index GemmKernel::resultIndex(ArrayRef<std::string> mIndex, StringRef n) {
   return index;
 }
 
-bool GemmKernel::columnDivisorsApply() {
+std::optional<float> GemmKernel::columnDivisorFactor() {
   if (!context_.needsTensorCoreGemm || !(qconv_ || (qmm_ && int8_)))
-    return false;
+    return std::nullopt;
   // The per-tensor factor: a quantized_conv2d's input_scale, or the splat
   // lhs_scale of dlc's int8 Dense (quantize_static's scale, a constant once
   // the batch is static); Keras's int8 Dense computes it per row.
+  float factor;
   if (qconv_) {
-    tensorScale_ = qconv_.getInputScale().convertToFloat();
+    factor = qconv_.getInputScale().convertToFloat();
   } else {
     Value lhsScale = qmm_.getLhsScale();
     if (!lhsScale)
-      return false;
+      return std::nullopt;
     auto splat =
         dyn_cast_or_null<DenseElementsAttr>(context_.knownValue(lhsScale));
     if (!splat || !splat.isSplat() || !splat.getElementType().isF32())
-      return false;
-    tensorScale_ = splat.getSplatValue<APFloat>().convertToFloat();
+      return std::nullopt;
+    factor = splat.getSplatValue<APFloat>().convertToFloat();
   }
   // The per-column scales.
   ElementsAttr value = context_.knownValue(columnScales());
   if (!value)
-    return false;
-  FailureOr<std::vector<float>> filterScales = readFloats(value);
-  if (failed(filterScales))
-    return false;
+    return std::nullopt;
+  FailureOr<std::vector<float>> scales = readFloats(value);
+  if (failed(scales))
+    return std::nullopt;
   // The divisors as the kernel computes them (one f32 product each, the
   // same either way round), in [2^-64, 2^64]; the dividends are int32 sums.
-  return llvm::all_of(*filterScales, [&](float s) {
-    const float d = tensorScale_ * s;
-    return d >= 0x1p-64f && d <= 0x1p64f;
-  });
+  if (!llvm::all_of(*scales, [&](float s) {
+        const float d = factor * s;
+        return d >= 0x1p-64f && d <= 0x1p64f;
+      }))
+    return std::nullopt;
+  return factor;
 }
 
-LogicalResult GemmKernel::emitColumnDivisors(CodeWriter &w, bool pairs) {
-  const std::string tensorScale = floatLiteral(tensorScale_);
+LogicalResult GemmKernel::emitColumnDivisors(CodeWriter &w, bool pairs,
+                                             float factor) {
+  const std::string tensorScale = floatLiteral(factor);
   w.line("struct Column { float d0, r0, d1, r1; };");
   w.open("__device__ __forceinline__ Column column(int n) const");
   e_.startFunction(w);
@@ -658,8 +662,9 @@ LogicalResult GemmKernel::emitEpilogue(CodeWriter &w, bool pairs,
                                        bool quantizedOut) {
   e_.seal(op_);
   Value result = op_->getResult(0);
-  const bool columnDivisors = columnDivisorsApply();
-  if (columnDivisors && failed(emitColumnDivisors(w, pairs)))
+  const std::optional<float> factor = columnDivisorFactor();
+  const bool columnDivisors = factor.has_value();
+  if (columnDivisors && failed(emitColumnDivisors(w, pairs, *factor)))
     return failure();
   // The element (m, n) with the accumulator `acc`, stored; `column` 0 for
   // column n, 1 for n + 1. A quantized_matmul's result is the sum de-scaled,

@@ -135,39 +135,32 @@ template <class T, class U> struct is_same {
 };
 template <class T> struct is_same<T, T> { static constexpr bool value = true; };
 
-// f(m, n, mi, ni, h) for each pair of a lane's accumulator tile that lies in
-// C: rows m_lane + 16 mi (accumulators h = 0, 1) and m_lane + 16 mi + 8 (h =
-// 2, 3), columns n_lane + 8 ni and the next. M_WHOLE / N_WHOLE: the tile's
-// rows / columns all lie in C (BM divides M / BN divides N), no check.
-template <int MI, int NI, int M, int N, bool M_WHOLE, bool N_WHOLE, class F>
-__device__ __forceinline__ void each_pair(int m_lane, int n_lane, const F &f) {
-#pragma unroll
-  for (int mi = 0; mi < MI; ++mi) {
-    const int m = m_lane + mi * 16;
-#pragma unroll
-    for (int ni = 0; ni < NI; ++ni) {
-      const int n = n_lane + ni * 8;
-      if (N_WHOLE || n < N) {
-        if (M_WHOLE || m < M)
-          f(m, n, mi, ni, 0);
-        if (M_WHOLE || m + 8 < M)
-          f(m + 8, n, mi, ni, 2);
-      }
-    }
-  }
+// What column(n) gives a problem without a Column.
+struct no_column {};
+
+// Problem::column(n), or no_column.
+template <class P>
+__device__ __forceinline__ auto column_of(const P &p, int n) {
+  if constexpr (has_column<P>::value)
+    return p.column(n);
+  else
+    return no_column{};
 }
 
-// The same pairs column by column: col(n) once per column pair in C, then
-// f(m, n, column, mi, ni, h) for its rows.
-template <int MI, int NI, int M, int N, bool M_WHOLE, bool N_WHOLE, class C,
+// f(m, n, column, mi, ni, h) for each pair of a lane's accumulator tile that
+// lies in C, column by column: column_of(p, n) once per column pair, then its
+// rows m_lane + 16 mi (accumulators h = 0, 1) and m_lane + 16 mi + 8 (h = 2,
+// 3); columns n_lane + 8 ni and the next. M_WHOLE / N_WHOLE: the tile's rows
+// / columns all lie in C (BM divides M / BN divides N), no check.
+template <int MI, int NI, int M, int N, bool M_WHOLE, bool N_WHOLE, class P,
           class F>
-__device__ __forceinline__ void each_column_pair(int m_lane, int n_lane,
-                                                 const C &col, const F &f) {
+__device__ __forceinline__ void each_pair(const P &p, int m_lane, int n_lane,
+                                          const F &f) {
 #pragma unroll
   for (int ni = 0; ni < NI; ++ni) {
     const int n = n_lane + ni * 8;
     if (N_WHOLE || n < N) {
-      const auto column = col(n);
+      const auto column = column_of(p, n);
 #pragma unroll
       for (int mi = 0; mi < MI; ++mi) {
         const int m = m_lane + mi * 16;
@@ -498,23 +491,23 @@ __device__ __forceinline__ void dlc_gemm_tc(const Problem &p) {
   // left), so with BM dividing M every row of a tile is in C.
   constexpr bool M_WHOLE = M % BM == 0, N_WHOLE = N % BN == 0;
   typename dlc_tc::out_of<Problem>::type out[MI][NI][4];
-  if constexpr (dlc_tc::has_column<Problem>::value) {
-    dlc_tc::each_column_pair<MI, NI, M, N, M_WHOLE, N_WHOLE>(
-        m_lane, n_lane, [&](int n) { return p.column(n); },
-        [&](int m, int n, const typename Problem::Column &column, int mi,
-            int ni, int h) {
+  // (No generic lambdas: NVRTC takes them for host functions.)
+  using Column = decltype(dlc_tc::column_of(p, 0));
+  dlc_tc::each_pair<MI, NI, M, N, M_WHOLE, N_WHOLE>(
+      p, m_lane, n_lane,
+      [&](int m, int n, [[maybe_unused]] const Column &column, int mi, int ni,
+          int h) {
+        if constexpr (dlc_tc::has_column<Problem>::value)
           p.values(m, n, column, acc[mi][ni][h], acc[mi][ni][h + 1],
                    out[mi][ni][h], out[mi][ni][h + 1]);
-        });
-  } else {
-    dlc_tc::each_pair<MI, NI, M, N, M_WHOLE, N_WHOLE>(
-        m_lane, n_lane, [&](int m, int n, int mi, int ni, int h) {
+        else
           p.values(m, n, acc[mi][ni][h], acc[mi][ni][h + 1], out[mi][ni][h],
                    out[mi][ni][h + 1]);
-        });
-  }
+      });
+  // The stores need no column.
   dlc_tc::each_pair<MI, NI, M, N, M_WHOLE, N_WHOLE>(
-      m_lane, n_lane, [&](int m, int n, int mi, int ni, int h) {
+      dlc_tc::no_column{}, m_lane, n_lane,
+      [&](int m, int n, const dlc_tc::no_column &, int mi, int ni, int h) {
         p.store(m, n, out[mi][ni][h], out[mi][ni][h + 1]);
       });
 }
