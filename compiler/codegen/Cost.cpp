@@ -50,10 +50,17 @@ uint64_t dlc::codegen::opFlops(Operation *op) {
   if (op->getNumResults() == 0)
     return 0;
   const uint64_t out = numel(op->getResult(0).getType());
-  if (auto conv = dyn_cast<Conv2DOp>(op)) {
-    const int64_t co = channels(conv.getOutput(), conv.getDataLayout());
-    return co > 0 ? 2 * out * (numel(conv.getFilter().getType()) / co) : 0;
-  }
+  // Filter taps per output: the filter's elements over the output channels,
+  // whatever the filter layout and groups.
+  auto convFlops = [&](Value output, Value filter, Layout layout) -> uint64_t {
+    const int64_t co = channels(output, layout);
+    return co > 0 ? 2 * out * (numel(filter.getType()) / co) : 0;
+  };
+  if (auto conv = dyn_cast<Conv2DOp>(op))
+    return convFlops(conv.getOutput(), conv.getFilter(), conv.getDataLayout());
+  // The int8 convolution's multiply-adds count as a convolution's (in int32).
+  if (auto conv = dyn_cast<QuantizedConv2DOp>(op))
+    return convFlops(conv.getOutput(), conv.getFilter(), conv.getDataLayout());
   if (auto conv = dyn_cast<DepthwiseConv2DOp>(op))
     return 2 * out *
            uint64_t(dim(conv.getFilter(), 0) * dim(conv.getFilter(), 1));
@@ -69,6 +76,8 @@ uint64_t dlc::codegen::opFlops(Operation *op) {
   if (auto matmul = dyn_cast<Float8MatmulOp>(op))
     return 2 * out * uint64_t(dim(matmul.getLhs(), -1));
   if (auto matmul = dyn_cast<IntegerMatmulOp>(op))
+    return 2 * out * uint64_t(dim(matmul.getLhs(), -1));
+  if (auto matmul = dyn_cast<QuantizedMatmulOp>(op))
     return 2 * out * uint64_t(dim(matmul.getLhs(), -1));
   if (auto pool = dyn_cast<Pool2DOp>(op)) {
     uint64_t window = 1;
