@@ -2,8 +2,10 @@
 
 // conv2d + bias + relu on f16 operands with C % 8 == 0 (NHWC, OHWI): the
 // tensor-core implicit GEMM, M = 8*8 pixels, N = 32 channels, K = 3*3*16.
-// a_ptr addresses 8 channels of the input pixel (iy, ix), nullptr in the
-// padding; b_ptr is the filter row n; the epilogue's values() adds the bias
+// a_row gives the output pixel's window origin once per row, a_ptr the 8
+// channels of input pixel (iy, ix) and, as `valid`, whether (iy, ix) lies in
+// the input (one unsigned compare per axis; the padding is zero-filled);
+// b_ptr is the filter row n; the epilogue's values() adds the bias
 // and applies relu, its store() stores C(m, n), C(m, n + 1) as one half2
 // (values for the whole tile first: dlc_gemm_tc.cuh).
 // CHECK-LABEL: // ===== kernel k0_conv2d family=conv_tc grid=(2,4,1) block=(32,1,1) smem=8192 tiling="BM=16 BN=16 BK=32 WM=16 WN=16 stages=4"
@@ -11,17 +13,17 @@
 // CHECK:       struct dlc_problem {
 // CHECK-NEXT:    using Elem = __half;
 // CHECK-NEXT:    static constexpr int M = 64, N = 32, K = 144;
-// CHECK:         const __half *a_ptr(int m, int k) const {
+// CHECK:         struct Row { dlc_idx base; int y, x; };
+// CHECK-NEXT:    __device__ __forceinline__ Row a_row(int m) const {
 // CHECK-NEXT:      const dlc_idx [[OY:i[0-9]+]] = m / 8;
 // CHECK-NEXT:      const dlc_idx [[OX:i[0-9]+]] = m % 8;
-// CHECK-NEXT:      const dlc_idx [[KY:i[0-9]+]] = k / 48;
-// CHECK-NEXT:      const dlc_idx [[KX:i[0-9]+]] = k / 16 % 3;
-// CHECK-NEXT:      const dlc_idx [[CI:i[0-9]+]] = k % 16;
-// CHECK-NEXT:      const dlc_idx [[IY:i[0-9]+]] = (([[OY]] - 1) + [[KY]]);
-// CHECK-NEXT:      const dlc_idx [[IX:i[0-9]+]] = (([[OX]] - 1) + [[KX]]);
-// CHECK-NEXT:      if (!([[IY]] >= 0 && [[IY]] < 8 && [[IX]] >= 0 && [[IX]] < 8))
-// CHECK-NEXT:        return nullptr;
-// CHECK-NEXT:      return (in0 + (([[IY]] * 128) + ([[IX]] * 16) + [[CI]]));
+// CHECK-NEXT:      return {0, ([[OY]] - 1), ([[OX]] - 1)};
+// CHECK:         const __half *a_ptr(const Row &r, int k, bool &valid) const {
+// CHECK-NEXT:      const unsigned uk = k;
+// CHECK-NEXT:      const int iy = r.y + (int)(uk / 48u);
+// CHECK-NEXT:      const int ix = r.x + (int)(uk / 16u % 3u);
+// CHECK-NEXT:      valid = (unsigned)iy < 8u && (unsigned)ix < 8u;
+// CHECK-NEXT:      return (in0 + r.base + ((dlc_idx)iy * 128 + (dlc_idx)ix * 16 + (int)(uk % 16u)));
 // CHECK:         const __half *b_ptr(int n, int k) const {
 // CHECK-NEXT:      return (in1 + (dlc_idx)n * 144 + k);
 // CHECK:         void values(int m, int n, float c0, float c1, float &dlc_r0, float &dlc_r1) const {

@@ -5,7 +5,7 @@
 // An ungrouped NHWC quantized_conv2d with an OHWI filter and C % 16 == 0:
 // the implicit GEMM on int8 tensor cores (dlc_gemm_tc on signed char,
 // mma.sync m16n8k32.s8, int accumulators). a_ptr addresses 16 channels of
-// one input pixel (nullptr in the padding), b_ptr the filter row [O, K]; the
+// one input pixel (`valid` false in the padding), b_ptr the filter row [O, K]; the
 // epilogue de-scales f32(sum) / (input_scale * filter_scale[o]) before the
 // bias and relu6, then quantizes for the next convolution (the
 // quantize_static fused here) and stores int8: the values pass as int
@@ -15,10 +15,11 @@
 // CHECK:       struct dlc_problem {
 // CHECK-NEXT:    using Elem = signed char;
 // CHECK-NEXT:    static constexpr int M = 72, N = 24, K = 288;
-// CHECK:         const signed char *a_ptr(int m, int k) const {
-// CHECK:           if (!(i6 >= 0 && i6 < 6 && i7 >= 0 && i7 < 6))
-// CHECK-NEXT:        return nullptr;
-// CHECK-NEXT:      return (in0 + ((i0 * 1152) + (i6 * 192) + (i7 * 32) + i5));
+// CHECK:         Row a_row(int m) const {
+// CHECK:           return {((dlc_idx)i0 * 1152), (i1 - 1), (i2 - 1)};
+// CHECK:         const signed char *a_ptr(const Row &r, int k, bool &valid) const {
+// CHECK:           valid = (unsigned)iy < 6u && (unsigned)ix < 6u;
+// CHECK-NEXT:      return (in0 + r.base + ((dlc_idx)iy * 192 + (dlc_idx)ix * 32 + (int)(uk % 32u)));
 // CHECK:         const signed char *b_ptr(int n, int k) const {
 // CHECK-NEXT:      return (in1 + (dlc_idx)n * 288 + k);
 // CHECK:         using Out = int;

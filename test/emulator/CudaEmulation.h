@@ -584,8 +584,10 @@ inline unsigned smem_addr(const void *p) {
   return static_cast<unsigned>(bytes - base);
 }
 
-inline void cp_async_16(unsigned dst, const void *src) {
+inline void cp_async_16(unsigned dst, const void *src, bool full) {
   using namespace dlc_emu::detail;
+  if (!full)
+    src = nullptr; // src-size 0: zeros, src not read
   if (reinterpret_cast<uintptr_t>(src) % 16 != 0)
     dlc_emu::fail("cp.async from a global address that is not 16-byte aligned");
   sharedBytes(dst, 16, "cp.async");

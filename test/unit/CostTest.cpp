@@ -36,8 +36,7 @@ std::map<std::string, uint64_t> flopsByOp(const std::string &body) {
   if (module)
     module->walk([&](Operation *op) {
       if (op->getName().getDialectNamespace() == "graph")
-        flops[op->getName().getStringRef().str()] =
-            dlc::codegen::opFlops(op);
+        flops[op->getName().getStringRef().str()] = dlc::codegen::opFlops(op);
     });
   return flops;
 }

@@ -13,14 +13,15 @@
 //     cp.async pipeline into XOR-swizzled shared memory, ldmatrix fragments
 //     double-buffered in registers, mma.sync.m16n8k16. Problem provides
 //     M, N, K (K % 8 == 0), `a_ptr(m, k)` / `b_ptr(n, k)` (8 contiguous
-//     16-byte-aligned elements along K, nullptr for zeros; B is stored
-//     N-major) and `epilogue(m, n, c0, c1)` for C(m, n) and C(m, n + 1), or
-//     in its place `values(m, n, c0, c1, v0, v1)` and `store(m, n, v0, v1)`
-//     (dlc's kernels: every value of the tile, then every store).
-//     SLICES (default 1) groups of warps each take 1/SLICES of K, added at
-//     the end (K slices, for grids short of the SMs). Dynamic shared memory:
-//     dlc_gemm_tc_smem_bytes<BM, BN, BK, STAGES, Elem, SLICES>(); threads:
-//     dlc_gemm_tc_threads<BM, BN, WM, WN, SLICES>().
+//     16-byte-aligned elements along K, a_ptr nullptr for zeros, or with a
+//     `Row` the row's part once and `valid`; B is stored N-major) and
+//     `epilogue(m, n, c0, c1)` for C(m, n) and C(m, n + 1), or in its place
+//     `values(m, n, c0, c1, v0, v1)` and `store(m, n, v0, v1)` (dlc's kernels:
+//     every value of the tile, then every store). SLICES (default 1) groups of
+//     warps each take 1/SLICES of K, added at the end (K slices, for grids
+//     short of the SMs). Dynamic shared memory: dlc_gemm_tc_smem_bytes<BM, BN,
+//     BK, STAGES, Elem, SLICES>(); threads: dlc_gemm_tc_threads<BM, BN, WM, WN,
+//     SLICES>().
 //   dlc_gemm_simt<BM, BN, BK, TM, TN[, SLICES]>(p)
 //     f32: shared-memory tiles, TM x TN register blocks, FMA. Problem
 //     provides M, N, K, `a(m, k)`, `b(k, n)` and `epilogue(m, n, c)`. K

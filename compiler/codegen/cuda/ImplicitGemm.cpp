@@ -12,10 +12,11 @@
 // Tensor cores when both operands are f16 (or both bf16) values in memory
 // cast to f32 in the body (a kernel input or a constant, possibly reshaped),
 // with a_ptr / b_ptr addressing 8 channels at a time: a conv2d with C % 8 ==
-// 0 and an OHWI filter (padding gives nullptr), a matmul with K % 8 == 0 and
-// rhs [N, K] (transpose_rhs). Otherwise the SIMT template, whose a() / b()
-// compute the operand elements through the ElementEmitter, so any prologue
-// (a pad, a cast) folds into the loads.
+// 0 and an OHWI filter (the Problem's Row: the output pixel's part of the
+// address once per row, k's per load, the padding not `valid`), a matmul with
+// K % 8 == 0 and rhs [N, K] (transpose_rhs). Otherwise the SIMT template, whose
+// a() / b() compute the operand elements through the ElementEmitter, so any
+// prologue (a pad, a cast) folds into the loads.
 //
 // A quantized_matmul (Keras's int8 Dense) with an int8 lhs in memory, its
 // rhs transpose(an [N, K] int8 input) as dlc-assign-layout stores the weight
@@ -160,6 +161,9 @@ private:
   bool tensorCoresApply();
   // The Problem's member functions.
   LogicalResult emitTensorCoreLoads(CodeWriter &w);
+  /// A convolution's a_row / a_ptr (the Problem's Row) and b_ptr.
+  LogicalResult emitConvLoads(CodeWriter &w);
+  LogicalResult emitBLoads(CodeWriter &w);
   LogicalResult emitSimtLoads(CodeWriter &w);
   /// `pairs`: C(m, n) and C(m, n + 1) are stored as one aligned pair;
   /// `quantizedOut`: the result is a quantize_static's int8 (values() and
@@ -464,20 +468,13 @@ SmallVector<std::string> GemmKernel::convCoordinates(Index &pixel, Index &tap,
 
 LogicalResult GemmKernel::emitTensorCoreLoads(CodeWriter &w) {
   const std::string elemPtr = "const " + elem_ + " *";
+  if (isConv())
+    return emitConvLoads(w);
   // A(m, k..k+7).
   w.open("__device__ __forceinline__ " + elemPtr + "a_ptr(int m, int k) const");
   e_.startFunction(w);
   std::string linear;
-  if (isConv()) {
-    Index pixel, tap;
-    std::string iy, ix;
-    SmallVector<std::string> tests = convCoordinates(pixel, tap, iy, ix);
-    if (!tests.empty()) {
-      w.line("if (!(" + llvm::join(tests, " && ") + "))");
-      w.line("  return nullptr;");
-    }
-    linear = linearize(Index{pixel[0], iy, ix, tap[2]}, shapeOf(convInput()));
-  } else if (batched_) {
+  if (batched_) {
     linear = linearize(batchedIndex(aHalf_, "m", "k"),
                        cast<ShapedType>(aHalf_.getType()).getShape());
   } else {
@@ -491,6 +488,101 @@ LogicalResult GemmKernel::emitTensorCoreLoads(CodeWriter &w) {
     a = "reinterpret_cast<" + elemPtr + ">" + *a;
   w.line("return " + *a + ";");
   w.close();
+  return emitBLoads(w);
+}
+
+LogicalResult GemmKernel::emitConvLoads(CodeWriter &w) {
+  // A(m, k..k+7) in two parts (the Problem's Row): what the row's pixel
+  // gives, once per row of a lane before the K loop (the image's offset and
+  // the window's origin), and what each k adds: the tap (ky, kx) and channel
+  // c of k, split in unsigned arithmetic (k >= 0: no sign fix-ups), and the
+  // window coordinate's bounds tests (one unsigned compare for both ends) as
+  // `valid`, no branch: a padding chunk's address (outside the input) is not
+  // read, the template zero-fills it.
+  ArrayRef<int64_t> in = shapeOf(convInput());
+  ArrayRef<int64_t> out = shapeOf(op_->getResult(0));
+  const FilterGeometry f = convFilter();
+  ArrayRef<int64_t> strides = conv_ ? conv_.getStrides() : qconv_.getStrides(),
+                    dilations =
+                        conv_ ? conv_.getDilations() : qconv_.getDilations(),
+                    pads = conv_ ? conv_.getPads() : qconv_.getPads();
+  const int64_t h = in[1], wd = in[2], c = in[3];
+  // The bounds tests some output can fail, per axis; both ends of one axis
+  // are "(unsigned)iy < H".
+  SmallVector<std::string> tests;
+  auto axisTests = [&](StringRef name, int64_t axis, int64_t taps) {
+    SmallVector<std::string> axisTests;
+    windowTests(axisTests, name, pads[2 * axis], out[1 + axis], strides[axis],
+                taps, dilations[axis], in[1 + axis]);
+    if (axisTests.size() == 2)
+      tests.push_back(
+          ("(unsigned)" + name + " < " + Twine(in[1 + axis]) + "u").str());
+    else
+      tests.append(axisTests.begin(), axisTests.end());
+  };
+  axisTests("iy", 0, f.kh);
+  axisTests("ix", 1, f.kw);
+  const bool taps = f.kh > 1 || f.kw > 1;
+  // Without taps or tests the pixel's whole offset is the row's.
+  const bool fold = !taps && tests.empty();
+
+  w.line("struct Row { dlc_idx base; int y, x; };");
+  w.open("__device__ __forceinline__ Row a_row(int m) const");
+  e_.startFunction(w);
+  Index pixel = e_.delinearize("m", mShape_);
+  const std::string y = windowCoord(pixel[1], strides[0], pads[0], "0", 1),
+                    x = windowCoord(pixel[2], strides[1], pads[2], "0", 1);
+  std::string base = mulIndex("(dlc_idx)" + pixel[0], h * wd * c);
+  if (pixel[0] == "0")
+    base = "0";
+  if (fold)
+    base = "(" + base + " + " + mulIndex("(dlc_idx)" + y, wd * c) + " + " +
+           mulIndex(x, c) + ")";
+  w.line("return {" + base + ", " + (fold ? "0" : y) + ", " + (fold ? "0" : x) +
+         "};");
+  w.close();
+
+  w.open("__device__ __forceinline__ const " + elem_ +
+         " *a_ptr(const Row &r, int k, bool &valid) const");
+  e_.startFunction(w);
+  std::string linear;
+  if (fold) {
+    linear = "r.base + k";
+  } else {
+    std::string ky = "0", kx = "0", ci = "k";
+    if (taps) {
+      w.line("const unsigned uk = k;");
+      const std::string cu = std::to_string(c) + "u";
+      if (f.kh > 1)
+        ky = "(int)(uk / " + std::to_string(f.kw * c) + "u)";
+      if (f.kw > 1)
+        kx = f.kh > 1 ? "(int)(uk / " + cu + " % " + std::to_string(f.kw) + "u)"
+                      : "(int)(uk / " + cu + ")";
+      ci = "(int)(uk % " + cu + ")";
+    }
+    w.line("const int iy = " +
+           (ky == "0" ? std::string("r.y")
+                      : "r.y + " + mulIndex(ky, dilations[0])) +
+           ";");
+    w.line("const int ix = " +
+           (kx == "0" ? std::string("r.x")
+                      : "r.x + " + mulIndex(kx, dilations[1])) +
+           ";");
+    linear = "r.base + ((dlc_idx)iy * " + std::to_string(wd * c) +
+             " + (dlc_idx)ix * " + std::to_string(c) + " + " + ci + ")";
+  }
+  FailureOr<std::string> a = addressOf(e_, aSource_, linear, elem_);
+  if (failed(a))
+    return fail("cannot read the lhs constant");
+  w.line("valid = " + (tests.empty() ? "true" : llvm::join(tests, " && ")) +
+         ";");
+  w.line("return " + *a + ";");
+  w.close();
+  return emitBLoads(w);
+}
+
+LogicalResult GemmKernel::emitBLoads(CodeWriter &w) {
+  const std::string elemPtr = "const " + elem_ + " *";
   // B(k..k+7, n): an OHWI filter and an [N, K] rhs are both [N, K] matrices.
   w.open("__device__ __forceinline__ " + elemPtr + "b_ptr(int n, int k) const");
   e_.startFunction(w);

@@ -100,7 +100,8 @@ __device__ __forceinline__ void load_rows(const Problem &p, unsigned base,
       else
         src = p.v_ptr(b, r, d);
     }
-    dlc_tc::cp_async_16(base + dlc_tc::swizzle<CPR>(row, chunk), src);
+    dlc_tc::cp_async_16(base + dlc_tc::swizzle<CPR>(row, chunk), src,
+                        src != nullptr);
   }
 }
 

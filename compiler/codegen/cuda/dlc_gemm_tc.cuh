@@ -39,7 +39,19 @@
 //   const Elem *a_ptr(int m, int k) const;  // A(m, k..k+7) (k..k+15 for
 //                                           // int8), 16-byte aligned, or
 //                                           // nullptr for zeros
-//   const Elem *b_ptr(int n, int k) const;  // B(k..k+7, n), likewise
+//   const Elem *b_ptr(int n, int k) const;  // B(k..k+7, n), likewise, never
+//                                           // nullptr
+//   struct Row;                             // optional: what the A loads of
+//   Row a_row(int m) const;                 // row m share (an implicit-GEMM
+//                                           // convolution's pixel: its image
+//                                           // and window origin), computed
+//                                           // once per row of the lane before
+//                                           // the K loop; a_ptr then takes it
+//                                           // instead of m, and says whether
+//                                           // the chunk is A's or zeros (the
+//                                           // address is then not read, and
+//                                           // need not lie in A: padding):
+//   const Elem *a_ptr(const Row &, int k, bool &valid) const;
 //   void values(int m, int n, Acc c0, Acc c1, Out &v0, Out &v1) const;
 //                                           // the values to store of C(m, n)
 //                                           // and C(m, n + 1) from their
@@ -62,7 +74,8 @@
 // values is called for the whole tile before any store, so that the loads
 // an epilogue makes (a residual) are issued together rather than each after
 // the previous element's store (the compiler cannot move a load above a
-// store it may alias). a_ptr/b_ptr are called only for m < M, n < N, k < K;
+// store it may alias). a_ptr/b_ptr are called only for m < M, n < N, k < K
+// (a_row for every row of the tile, m < M or not: it may only compute);
 // values, column and store only for m < M, n < N (n even): they check
 // n + 1 < N themselves. (When BM divides M, or BN divides N, every lane's rows,
 // or columns, are in range, and the checks are compiled out.)
@@ -138,6 +151,37 @@ template <class T> struct is_same<T, T> { static constexpr bool value = true; };
 // What column(n) gives a problem without a Column.
 struct no_column {};
 
+// Whether the problem declares a Row (what the A loads of a row share).
+template <class P, class = void> struct has_row {
+  static constexpr bool value = false;
+};
+template <class P>
+struct has_row<P, typename make_void<typename P::Row>::type> {
+  static constexpr bool value = true;
+};
+
+// Problem::a_row(m), or m itself for a problem without a Row: the first
+// argument of its a_ptr.
+template <class P> __device__ __forceinline__ auto row_of(const P &p, int m) {
+  if constexpr (has_row<P>::value)
+    return p.a_row(m);
+  else
+    return m;
+}
+
+// A(row, k..): its address, and in `valid` whether it is A's (else zeros).
+template <class P, class R>
+__device__ __forceinline__ const typename P::Elem *
+a_chunk(const P &p, const R &row, int k, bool &valid) {
+  if constexpr (has_row<P>::value) {
+    return p.a_ptr(row, k, valid);
+  } else {
+    const typename P::Elem *a = p.a_ptr(row, k);
+    valid = a != nullptr;
+    return a;
+  }
+}
+
 // Problem::column(n), or no_column.
 template <class P>
 __device__ __forceinline__ auto column_of(const P &p, int n) {
@@ -193,10 +237,12 @@ __device__ __forceinline__ unsigned smem_addr(const void *p) {
   return static_cast<unsigned>(__cvta_generic_to_shared(p));
 }
 
-// 16-byte global->shared copy; src == nullptr writes zeros (src-size 0).
-__device__ __forceinline__ void cp_async_16(unsigned dst, const void *src) {
+// 16-byte global->shared copy of src, or zeros when !full (src-size 0: src
+// is not read).
+__device__ __forceinline__ void cp_async_16(unsigned dst, const void *src,
+                                            bool full) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst),
-               "l"(src), "r"(src ? 16 : 0));
+               "l"(src), "r"(full ? 16 : 0));
 }
 
 __device__ __forceinline__ void cp_async_commit() {
@@ -341,30 +387,57 @@ __device__ __forceinline__ void dlc_gemm_tc(const Problem &p) {
   if (SPLIT_M && m0 >= M)
     return;
 
+  // Every row and column of the tile lies in A / B (BM divides M, BN divides
+  // N; the M tiles past the last have left), and every k-tile of a CTA
+  // without slices lies in K (BK divides K): no checks.
+  constexpr bool M_WHOLE = M % BM == 0, N_WHOLE = N % BN == 0;
+  constexpr bool K_WHOLE = SLICES == 1 && K % BK == 0;
+  // Chunk i of a tile (row i / CPR, chunk i % CPR): with i = tid + j *
+  // THREADS and CPR dividing THREADS, every j has the lane's chunk, so that
+  // the k of a lane's loads (and what a_ptr computes from it) is one.
+  auto row_of_chunk = [&](int i, int j) {
+    return THREADS % CPR == 0 ? tid / CPR + j * (THREADS / CPR) : i / CPR;
+  };
+  auto chunk_of = [&](int i) {
+    return THREADS % CPR == 0 ? tid % CPR : i % CPR;
+  };
+
+  // The A rows of the lane's chunks (one per j below): a_row once, here.
+  constexpr int A_ITERS = (A_CHUNKS + THREADS - 1) / THREADS;
+  using Row = decltype(dlc_tc::row_of(p, 0));
+  Row a_rows[A_ITERS];
+#pragma unroll
+  for (int j = 0; j < A_ITERS; ++j)
+    a_rows[j] = dlc_tc::row_of(p, m0 + row_of_chunk(tid + j * THREADS, j));
+
   // Copies the slice's k-tile `kt` into pipeline stage `stage` (one cp.async
   // per chunk; zeros past K).
   auto load_tile = [&](int stage, int kt) {
     const unsigned sa = smem + stage * STAGE_BYTES, sb = sa + A_BYTES;
     kt += kt0;
 #pragma unroll
-    for (int j = 0; j < (A_CHUNKS + THREADS - 1) / THREADS; ++j) {
+    for (int j = 0; j < A_ITERS; ++j) {
       const int i = tid + j * THREADS;
       if (A_CHUNKS % THREADS != 0 && i >= A_CHUNKS)
         break;
-      const int row = i / CPR, chunk = i % CPR;
+      const int row = row_of_chunk(i, j), chunk = chunk_of(i);
       const int m = m0 + row, k = kt * BK + chunk * EPC;
-      dlc_tc::cp_async_16(sa + dlc_tc::swizzle<CPR>(row, chunk),
-                          m < M && k < K ? p.a_ptr(m, k) : nullptr);
+      const bool in = (M_WHOLE || m < M) && (K_WHOLE || k < K);
+      bool valid = false;
+      const Elem *a = in ? dlc_tc::a_chunk(p, a_rows[j], k, valid) : nullptr;
+      dlc_tc::cp_async_16(sa + dlc_tc::swizzle<CPR>(row, chunk), a,
+                          in && valid);
     }
 #pragma unroll
     for (int j = 0; j < (B_CHUNKS + THREADS - 1) / THREADS; ++j) {
       const int i = tid + j * THREADS;
       if (B_CHUNKS % THREADS != 0 && i >= B_CHUNKS)
         break;
-      const int row = i / CPR, chunk = i % CPR;
+      const int row = row_of_chunk(i, j), chunk = chunk_of(i);
       const int n = n0 + row, k = kt * BK + chunk * EPC;
+      const bool in = (N_WHOLE || n < N) && (K_WHOLE || k < K);
       dlc_tc::cp_async_16(sb + dlc_tc::swizzle<CPR>(row, chunk),
-                          n < N && k < K ? p.b_ptr(n, k) : nullptr);
+                          in ? p.b_ptr(n, k) : nullptr, in);
     }
   };
 
@@ -489,7 +562,6 @@ __device__ __forceinline__ void dlc_gemm_tc(const Problem &p) {
   // issued together), then every store: no load waits behind a store.
   // The grid has ceil(M / BM) M tiles (the ones past M of a split grid have
   // left), so with BM dividing M every row of a tile is in C.
-  constexpr bool M_WHOLE = M % BM == 0, N_WHOLE = N % BN == 0;
   typename dlc_tc::out_of<Problem>::type out[MI][NI][4];
   // (No generic lambdas: NVRTC takes them for host functions.)
   using Column = decltype(dlc_tc::column_of(p, 0));
