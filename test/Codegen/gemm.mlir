@@ -2,9 +2,10 @@
 
 // conv2d + bias + relu on f16 operands with C % 8 == 0 (NHWC, OHWI): the
 // tensor-core implicit GEMM, M = 8*8 pixels, N = 32 channels, K = 3*3*16.
-// a_row gives the output pixel's window origin once per row, a_ptr the 8
-// channels of input pixel (iy, ix) and, as `valid`, whether (iy, ix) lies in
-// the input (one unsigned compare per axis; the padding is zero-filled);
+// a_row gives the output pixel's window origin once per row (its offset, and
+// its coordinates as two 16-bit halves), a_ptr adds the tap's offset and
+// says, as `valid`, whether input pixel (iy, ix) lies in the input (one
+// unsigned compare per axis; the padding is zero-filled);
 // b_ptr is the filter row n; the epilogue's values() adds the bias
 // and applies relu, its store() stores C(m, n), C(m, n + 1) as one half2
 // (values for the whole tile first: dlc_gemm_tc.cuh).
@@ -13,17 +14,21 @@
 // CHECK:       struct dlc_problem {
 // CHECK-NEXT:    using Elem = __half;
 // CHECK-NEXT:    static constexpr int M = 64, N = 32, K = 144;
-// CHECK:         struct Row { dlc_idx base; int y, x; };
+// CHECK:         struct Row { dlc_idx base; int yx; };
 // CHECK-NEXT:    __device__ __forceinline__ Row a_row(int m) const {
 // CHECK-NEXT:      const dlc_idx [[OY:i[0-9]+]] = m / 8;
 // CHECK-NEXT:      const dlc_idx [[OX:i[0-9]+]] = m % 8;
-// CHECK-NEXT:      return {0, ([[OY]] - 1), ([[OX]] - 1)};
+// CHECK-NEXT:      const dlc_idx [[Y:i[0-9]+]] = ([[OY]] - 1);
+// CHECK-NEXT:      const dlc_idx [[X:i[0-9]+]] = ([[OX]] - 1);
+// CHECK-NEXT:      return {(0 + ((dlc_idx)[[Y]] * 128) + ((dlc_idx)[[X]] * 16)), (int)((unsigned)[[Y]] << 16 | ((unsigned)[[X]] & 0xffffu))};
 // CHECK:         const __half *a_ptr(const Row &r, int k, bool &valid) const {
 // CHECK-NEXT:      const unsigned uk = k;
-// CHECK-NEXT:      const int iy = r.y + (int)(uk / 48u);
-// CHECK-NEXT:      const int ix = r.x + (int)(uk / 16u % 3u);
+// CHECK-NEXT:      const dlc_idx [[KY:i[0-9]+]] = (int)(uk / 48u);
+// CHECK-NEXT:      const dlc_idx [[KX:i[0-9]+]] = (int)(uk / 16u % 3u);
+// CHECK-NEXT:      const int iy = (r.yx >> 16) + [[KY]];
+// CHECK-NEXT:      const int ix = (int)(short)r.yx + [[KX]];
 // CHECK-NEXT:      valid = (unsigned)iy < 8u && (unsigned)ix < 8u;
-// CHECK-NEXT:      return (in0 + r.base + ((dlc_idx)iy * 128 + (dlc_idx)ix * 16 + (int)(uk % 16u)));
+// CHECK-NEXT:      return (in0 + r.base + (([[KY]] * 128) + ([[KX]] * 16) + (int)(uk % 16u)));
 // CHECK:         const __half *b_ptr(int n, int k) const {
 // CHECK-NEXT:      return (in1 + (dlc_idx)n * 144 + k);
 // CHECK:         void values(int m, int n, float c0, float c1, float &dlc_r0, float &dlc_r1) const {

@@ -16,10 +16,10 @@
 // CHECK-NEXT:    using Elem = signed char;
 // CHECK-NEXT:    static constexpr int M = 72, N = 24, K = 288;
 // CHECK:         Row a_row(int m) const {
-// CHECK:           return {((dlc_idx)i0 * 1152), (i1 - 1), (i2 - 1)};
+// CHECK:           return {(((dlc_idx)i0 * 1152) + ((dlc_idx)i3 * 192) + ((dlc_idx)i4 * 32)), (int)((unsigned)i3 << 16 | ((unsigned)i4 & 0xffffu))};
 // CHECK:         const signed char *a_ptr(const Row &r, int k, bool &valid) const {
 // CHECK:           valid = (unsigned)iy < 6u && (unsigned)ix < 6u;
-// CHECK-NEXT:      return (in0 + r.base + ((dlc_idx)iy * 192 + (dlc_idx)ix * 32 + (int)(uk % 32u)));
+// CHECK-NEXT:      return (in0 + r.base + ((i5 * 192) + (i6 * 32) + (int)(uk % 32u)));
 // CHECK:         const signed char *b_ptr(int n, int k) const {
 // CHECK-NEXT:      return (in1 + (dlc_idx)n * 288 + k);
 // CHECK:         using Out = int;

@@ -200,6 +200,13 @@ private:
   std::string int8ConvSignature();
   /// A conv2d's or quantized_conv2d's operands and attributes.
   bool isConv() const { return conv_ || qconv_; }
+  /// The convolution's input and output shapes, filter, strides, dilations
+  /// and pads (conv2d or quantized_conv2d).
+  struct ConvGeometry {
+    ArrayRef<int64_t> in, out, strides, dilations, pads;
+    FilterGeometry filter;
+  };
+  ConvGeometry convGeometry();
   Value convInput() { return conv_ ? conv_.getInput() : qconv_.getInput(); }
   FilterGeometry convFilter() {
     return conv_ ? filterGeometry(conv_) : filterGeometry(qconv_);
@@ -442,16 +449,24 @@ std::string GemmKernel::signature() {
          " filter=" + stringifyFilterLayout(conv_.getFilterLayout()).str();
 }
 
+GemmKernel::ConvGeometry GemmKernel::convGeometry() {
+  ConvGeometry g;
+  g.in = shapeOf(convInput());
+  g.out = shapeOf(op_->getResult(0));
+  g.filter = convFilter();
+  g.strides = conv_ ? conv_.getStrides() : qconv_.getStrides();
+  g.dilations = conv_ ? conv_.getDilations() : qconv_.getDilations();
+  g.pads = conv_ ? conv_.getPads() : qconv_.getPads();
+  return g;
+}
+
 SmallVector<std::string> GemmKernel::convCoordinates(Index &pixel, Index &tap,
                                                      std::string &iy,
                                                      std::string &ix) {
-  ArrayRef<int64_t> in = shapeOf(convInput());
-  ArrayRef<int64_t> out = shapeOf(op_->getResult(0));
-  const FilterGeometry f = convFilter();
-  ArrayRef<int64_t> strides = conv_ ? conv_.getStrides() : qconv_.getStrides(),
-                    dilations =
-                        conv_ ? conv_.getDilations() : qconv_.getDilations(),
-                    pads = conv_ ? conv_.getPads() : qconv_.getPads();
+  const ConvGeometry g = convGeometry();
+  ArrayRef<int64_t> in = g.in, out = g.out, strides = g.strides,
+                    dilations = g.dilations, pads = g.pads;
+  const FilterGeometry f = g.filter;
   pixel = e_.delinearize("m", mShape_);
   tap = e_.delinearize("k", {f.kh, f.kw, f.in});
   iy = e_.indexLocal(
@@ -499,13 +514,10 @@ LogicalResult GemmKernel::emitConvLoads(CodeWriter &w) {
   // window coordinate's bounds tests (one unsigned compare for both ends) as
   // `valid`, no branch: a padding chunk's address (outside the input) is not
   // read, the template zero-fills it.
-  ArrayRef<int64_t> in = shapeOf(convInput());
-  ArrayRef<int64_t> out = shapeOf(op_->getResult(0));
-  const FilterGeometry f = convFilter();
-  ArrayRef<int64_t> strides = conv_ ? conv_.getStrides() : qconv_.getStrides(),
-                    dilations =
-                        conv_ ? conv_.getDilations() : qconv_.getDilations(),
-                    pads = conv_ ? conv_.getPads() : qconv_.getPads();
+  const ConvGeometry g = convGeometry();
+  ArrayRef<int64_t> in = g.in, out = g.out, strides = g.strides,
+                    dilations = g.dilations, pads = g.pads;
+  const FilterGeometry f = g.filter;
   const int64_t h = in[1], wd = in[2], c = in[3];
   // The bounds tests some output can fail, per axis; both ends of one axis
   // are "(unsigned)iy < H".
@@ -523,53 +535,71 @@ LogicalResult GemmKernel::emitConvLoads(CodeWriter &w) {
   axisTests("iy", 0, f.kh);
   axisTests("ix", 1, f.kw);
   const bool taps = f.kh > 1 || f.kw > 1;
-  // Without taps or tests the pixel's whole offset is the row's.
-  const bool fold = !taps && tests.empty();
 
-  w.line("struct Row { dlc_idx base; int y, x; };");
+  // The row's base is the window origin's whole offset (the pixel's image,
+  // row and column), so that k adds one offset, the same for every row; the
+  // origin's coordinates, needed only by the bounds tests, travel as two
+  // 16-bit halves of one register (a Row is 2 registers per row of a lane,
+  // not 3: 128x64 tiles of 128 threads keep 4 rows per lane) when every
+  // coordinate fits.
+  const bool pack = !tests.empty() && in[1] < (1 << 14) && in[2] < (1 << 14) &&
+                    out[1] * strides[0] < (1 << 14) &&
+                    out[2] * strides[1] < (1 << 14);
+  w.line(std::string("struct Row { dlc_idx base; ") +
+         (tests.empty() ? ""
+          : pack        ? "int yx; "
+                        : "int y, x; ") +
+         "};");
   w.open("__device__ __forceinline__ Row a_row(int m) const");
   e_.startFunction(w);
   Index pixel = e_.delinearize("m", mShape_);
-  const std::string y = windowCoord(pixel[1], strides[0], pads[0], "0", 1),
-                    x = windowCoord(pixel[2], strides[1], pads[2], "0", 1);
+  const std::string y = e_.indexLocal(
+                        windowCoord(pixel[1], strides[0], pads[0], "0", 1)),
+                    x = e_.indexLocal(
+                        windowCoord(pixel[2], strides[1], pads[2], "0", 1));
   std::string base = mulIndex("(dlc_idx)" + pixel[0], h * wd * c);
   if (pixel[0] == "0")
     base = "0";
-  if (fold)
-    base = "(" + base + " + " + mulIndex("(dlc_idx)" + y, wd * c) + " + " +
-           mulIndex(x, c) + ")";
-  w.line("return {" + base + ", " + (fold ? "0" : y) + ", " + (fold ? "0" : x) +
+  base = "(" + base + " + " + mulIndex("(dlc_idx)" + y, wd * c) + " + " +
+         mulIndex("(dlc_idx)" + x, c) + ")";
+  w.line("return {" + base +
+         (tests.empty() ? std::string()
+          : pack ? ", (int)((unsigned)" + y + " << 16 | ((unsigned)" + x +
+                       " & 0xffffu))"
+                 : ", " + y + ", " + x) +
          "};");
   w.close();
 
   w.open("__device__ __forceinline__ const " + elem_ +
          " *a_ptr(const Row &r, int k, bool &valid) const");
   e_.startFunction(w);
-  std::string linear;
-  if (fold) {
-    linear = "r.base + k";
-  } else {
-    std::string ky = "0", kx = "0", ci = "k";
-    if (taps) {
-      w.line("const unsigned uk = k;");
-      const std::string cu = std::to_string(c) + "u";
-      if (f.kh > 1)
-        ky = "(int)(uk / " + std::to_string(f.kw * c) + "u)";
-      if (f.kw > 1)
-        kx = f.kh > 1 ? "(int)(uk / " + cu + " % " + std::to_string(f.kw) + "u)"
-                      : "(int)(uk / " + cu + ")";
-      ci = "(int)(uk % " + cu + ")";
+  std::string linear = "r.base + k";
+  if (taps) {
+    std::string ky = "0", kx = "0";
+    w.line("const unsigned uk = k;");
+    const std::string cu = std::to_string(c) + "u";
+    if (f.kh > 1)
+      ky = e_.indexLocal("(int)(uk / " + std::to_string(f.kw * c) + "u)");
+    if (f.kw > 1)
+      kx = e_.indexLocal(f.kh > 1 ? "(int)(uk / " + cu + " % " +
+                                        std::to_string(f.kw) + "u)"
+                                  : "(int)(uk / " + cu + ")");
+    // (ky * dy * W + kx * dx) * C + c: the tap's offset from the origin.
+    linear = "r.base + (" + mulIndex(ky, dilations[0] * wd * c) + " + " +
+             mulIndex(kx, dilations[1] * c) + " + (int)(uk % " + cu + "))";
+    if (!tests.empty()) {
+      const std::string ry = pack ? "(r.yx >> 16)" : "r.y",
+                        rx = pack ? "(int)(short)r.yx" : "r.x";
+      w.line("const int iy = " + ry +
+             (ky == "0" ? "" : " + " + mulIndex(ky, dilations[0])) + ";");
+      w.line("const int ix = " + rx +
+             (kx == "0" ? "" : " + " + mulIndex(kx, dilations[1])) + ";");
     }
-    w.line("const int iy = " +
-           (ky == "0" ? std::string("r.y")
-                      : "r.y + " + mulIndex(ky, dilations[0])) +
+  } else if (!tests.empty()) {
+    w.line(std::string("const int iy = ") + (pack ? "(r.yx >> 16)" : "r.y") +
            ";");
-    w.line("const int ix = " +
-           (kx == "0" ? std::string("r.x")
-                      : "r.x + " + mulIndex(kx, dilations[1])) +
-           ";");
-    linear = "r.base + ((dlc_idx)iy * " + std::to_string(wd * c) +
-             " + (dlc_idx)ix * " + std::to_string(c) + " + " + ci + ")";
+    w.line(std::string("const int ix = ") +
+           (pack ? "(int)(short)r.yx" : "r.x") + ";");
   }
   FailureOr<std::string> a = addressOf(e_, aSource_, linear, elem_);
   if (failed(a))
