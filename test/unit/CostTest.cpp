@@ -18,13 +18,15 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 using namespace mlir;
 
 namespace {
 
-/// The FLOPs of each op of `body` (a func.func's ops), by op name.
-std::map<std::string, uint64_t> flopsByOp(const std::string &body) {
+/// The FLOPs of each op of `body` (a func.func's ops), by op name, in order.
+std::map<std::string, std::vector<uint64_t>>
+flopsByOp(const std::string &body) {
   MLIRContext context;
   DialectRegistry registry;
   dlc::registerAllDialects(registry);
@@ -32,11 +34,12 @@ std::map<std::string, uint64_t> flopsByOp(const std::string &body) {
   context.loadAllAvailableDialects();
   OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(body, &context);
   EXPECT_TRUE(module) << body;
-  std::map<std::string, uint64_t> flops;
+  std::map<std::string, std::vector<uint64_t>> flops;
   if (module)
     module->walk([&](Operation *op) {
       if (op->getName().getDialectNamespace() == "graph")
-        flops[op->getName().getStringRef().str()] = dlc::codegen::opFlops(op);
+        flops[op->getName().getStringRef().str()].push_back(
+            dlc::codegen::opFlops(op));
     });
   return flops;
 }
@@ -52,8 +55,8 @@ TEST(Cost, QuantizedConvolutionCountsItsMultiplyAdds) {
       %1 = graph.quantized_conv2d %q, %qw, %s {filter_layout = #graph.filter_layout<ohwi>, input_scale = 5.0e+01 : f32, pads = array<i64: 1, 1, 1, 1>} : (tensor<2x6x6x32xi8>, tensor<24x3x3x32xi8>, tensor<24xf32>) -> tensor<2x6x6x24xf32>
       return %0, %1 : tensor<2x6x6x24xf32>, tensor<2x6x6x24xf32>
     })");
-  EXPECT_EQ(flops["graph.conv2d"], conv);
-  EXPECT_EQ(flops["graph.quantized_conv2d"], conv);
+  EXPECT_EQ(flops["graph.conv2d"], std::vector<uint64_t>{conv});
+  EXPECT_EQ(flops["graph.quantized_conv2d"], std::vector<uint64_t>{conv});
 }
 
 TEST(Cost, QuantizedMatmulCountsItsMultiplyAdds) {
@@ -65,7 +68,10 @@ TEST(Cost, QuantizedMatmulCountsItsMultiplyAdds) {
       %1 = graph.quantized_matmul %f, %w, %ws : (tensor<4x16xf32>, tensor<16x8xi8>, tensor<8xf32>) -> tensor<4x8xf32>
       return %0, %1 : tensor<4x8xf32>, tensor<4x8xf32>
     })");
-  EXPECT_EQ(flops["graph.quantized_matmul"], 2u * 4 * 8 * 16);
+  // Both the int8 lhs (per-row scales) and the f32 lhs (int4 per channel).
+  const uint64_t matmul = 2u * 4 * 8 * 16;
+  EXPECT_EQ(flops["graph.quantized_matmul"],
+            (std::vector<uint64_t>{matmul, matmul}));
 }
 
 } // namespace

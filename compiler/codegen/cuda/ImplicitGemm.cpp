@@ -482,9 +482,9 @@ SmallVector<std::string> GemmKernel::convCoordinates(Index &pixel, Index &tap,
 }
 
 LogicalResult GemmKernel::emitTensorCoreLoads(CodeWriter &w) {
-  const std::string elemPtr = "const " + elem_ + " *";
   if (isConv())
     return emitConvLoads(w);
+  const std::string elemPtr = "const " + elem_ + " *";
   // A(m, k..k+7).
   w.open("__device__ __forceinline__ " + elemPtr + "a_ptr(int m, int k) const");
   e_.startFunction(w);
@@ -544,7 +544,8 @@ LogicalResult GemmKernel::emitConvLoads(CodeWriter &w) {
   // coordinate fits.
   const bool pack = !tests.empty() && in[1] < (1 << 14) && in[2] < (1 << 14) &&
                     out[1] * strides[0] < (1 << 14) &&
-                    out[2] * strides[1] < (1 << 14);
+                    out[2] * strides[1] < (1 << 14) && pads[0] < (1 << 14) &&
+                    pads[2] < (1 << 14);
   w.line(std::string("struct Row { dlc_idx base; ") +
          (tests.empty() ? ""
           : pack        ? "int yx; "
@@ -573,9 +574,10 @@ LogicalResult GemmKernel::emitConvLoads(CodeWriter &w) {
   w.open("__device__ __forceinline__ const " + elem_ +
          " *a_ptr(const Row &r, int k, bool &valid) const");
   e_.startFunction(w);
-  std::string linear = "r.base + k";
+  // k = (ky, kx, c): the tap's offset from the origin, (ky * dy * W + kx *
+  // dx) * C + c, and the pixel it reads, (origin y + ky * dy, x + kx * dx).
+  std::string ky = "0", kx = "0", linear = "r.base + k";
   if (taps) {
-    std::string ky = "0", kx = "0";
     w.line("const unsigned uk = k;");
     const std::string cu = std::to_string(c) + "u";
     if (f.kh > 1)
@@ -584,22 +586,16 @@ LogicalResult GemmKernel::emitConvLoads(CodeWriter &w) {
       kx = e_.indexLocal(f.kh > 1 ? "(int)(uk / " + cu + " % " +
                                         std::to_string(f.kw) + "u)"
                                   : "(int)(uk / " + cu + ")");
-    // (ky * dy * W + kx * dx) * C + c: the tap's offset from the origin.
     linear = "r.base + (" + mulIndex(ky, dilations[0] * wd * c) + " + " +
              mulIndex(kx, dilations[1] * c) + " + (int)(uk % " + cu + "))";
-    if (!tests.empty()) {
-      const std::string ry = pack ? "(r.yx >> 16)" : "r.y",
-                        rx = pack ? "(int)(short)r.yx" : "r.x";
-      w.line("const int iy = " + ry +
-             (ky == "0" ? "" : " + " + mulIndex(ky, dilations[0])) + ";");
-      w.line("const int ix = " + rx +
-             (kx == "0" ? "" : " + " + mulIndex(kx, dilations[1])) + ";");
-    }
-  } else if (!tests.empty()) {
-    w.line(std::string("const int iy = ") + (pack ? "(r.yx >> 16)" : "r.y") +
-           ";");
-    w.line(std::string("const int ix = ") +
-           (pack ? "(int)(short)r.yx" : "r.x") + ";");
+  }
+  if (!tests.empty()) {
+    const std::string ry = pack ? "(r.yx >> 16)" : "r.y",
+                      rx = pack ? "(int)(short)r.yx" : "r.x";
+    w.line("const int iy = " + ry +
+           (ky == "0" ? "" : " + " + mulIndex(ky, dilations[0])) + ";");
+    w.line("const int ix = " + rx +
+           (kx == "0" ? "" : " + " + mulIndex(kx, dilations[1])) + ";");
   }
   FailureOr<std::string> a = addressOf(e_, aSource_, linear, elem_);
   if (failed(a))
