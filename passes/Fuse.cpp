@@ -35,6 +35,15 @@
 //    after a matmul, a softmax over the matmul's N axis (the last one) with
 //    N <= 4096 and K x N <= 16384, which closes the epilogue (the softmax
 //    row kernel computes the dot products inline, a warp per row).
+//    Side output: where the epilogue stops at a value with several users
+//    (not after a softmax), a chain from it to a quantize_static whose scale
+//    result has no use joins too when the chain's ops are elementwise of
+//    the value's shape, each the only user of the one before, with
+//    constants for other operands (dlc-quantize-int8's zero-point add): the
+//    kernel stores the value and the int8 of its quantize_static (a
+//    residual block's output under --precision int8, which the next block
+//    adds in f32 and its first convolution reads quantized; that
+//    quantize_static was a kernel of its own reading the f32 value back).
 // 2. Reductions left over (softmax, layer_norm, global_pool, pool2d,
 //    quantize, whose two results, the int8 rows and their scales, both
 //    leave the group): a
@@ -55,10 +64,12 @@
 //    trees, and the kernel stores its int8 result only (storedResults).
 //
 // So every group has one sink, its last op, whose result is the only value
-// that leaves the group (the fusion has one result), and every other member
-// is used only inside the group. No external operand of a group can then
-// depend on a member (a path out of the group starts at the sink, which
-// comes after every member), so the fused graph stays acyclic: with
+// that leaves the group (the fusion has one result; two with a side output,
+// the sink's and the side chain's quantize_static's), and every other
+// member is used only inside the group. No external operand of a group can
+// then depend on a member (a path out of the group starts at the sink, which
+// comes after every member, or at the side chain, whose operands are the
+// sink's result and constants), so the fused graph stays acyclic: with
 // A -> X -> E and A -> E, A has two users and E does not join A's group.
 // Data movement ops (transpose, concat, slice, pad outside a prologue,
 // upsample, reverse, embedding), recurrent ops, reshapes (buffer aliases)
@@ -287,12 +298,15 @@ std::string softmaxVeto(SoftmaxOp softmax, Operation *anchor) {
   return "";
 }
 
-/// A set of ops that becomes one kernel. `sink` is the last op, the only one
-/// whose result leaves the group.
+/// A set of ops that becomes one kernel. `sink` is the last op of `ops`, the
+/// only one whose result leaves the group besides the last op of `side`.
 struct Group {
   Operation *leader; // the anchor, reduction or elementwise root
   Operation *sink;
   SmallVector<Operation *> ops;
+  /// An anchor's side output: a chain from the sink's result to a
+  /// quantize_static, whose int8 result the kernel stores too.
+  SmallVector<Operation *> side;
 };
 
 /// Forms the groups of one block, outlines them and reports.
@@ -311,6 +325,9 @@ private:
   void growAnchor(Operation *anchor);
   void growReduction(Operation *reduction);
   void growEpilogue(unsigned group);
+  /// Makes the quantize_static chain among `users` of an anchor group's sink
+  /// the group's side output (Group::side), when there is one.
+  void growSide(unsigned group, ArrayRef<Operation *> users, bool closed);
   void growProducers(unsigned group, ValueRange roots, ArrayRef<int64_t> shape);
   /// Joins to `group` the chain of producers from `producer` back that
   /// `accepts` takes, each the only user of the next (`consumer`, a member,
@@ -338,7 +355,7 @@ private:
 };
 
 unsigned Fuser::newGroup(Operation *leader) {
-  groups.push_back({leader, leader, {leader}});
+  groups.push_back({leader, leader, {leader}, {}});
   groupOf[leader] = groups.size() - 1;
   return groups.size() - 1;
 }
@@ -603,8 +620,10 @@ void Fuser::growEpilogue(unsigned group) {
     Operation *sink = groups[group].sink;
     SmallVector<Operation *> users = usersOf(sink);
     if (users.size() != 1) {
+      growSide(group, users, closed);
       for (Operation *user : users)
-        reject(sink, user, hasUsers(users.size()));
+        if (!inGroup(user, group))
+          reject(sink, user, hasUsers(users.size()));
       return;
     }
     Operation *user = users.front();
@@ -614,6 +633,46 @@ void Fuser::growEpilogue(unsigned group) {
     join(group, user);
     pooled |= isa<Pool2DOp>(user);
     closed |= isa<SoftmaxOp>(user);
+  }
+}
+
+void Fuser::growSide(unsigned group, ArrayRef<Operation *> users, bool closed) {
+  Group &g = groups[group];
+  if (classify(g.leader) != Kind::Anchor || isa<IntegerMatmulOp>(g.leader) ||
+      closed || g.sink->getNumResults() != 1)
+    return;
+  Value result = g.sink->getResult(0);
+  // A chain of elementwise ops of the result's shape, each the only user of
+  // the one before (dlc-quantize-int8's zero-point add), whose other
+  // operands are constants, ending in a quantize_static whose scale result
+  // has no use: the kernel stores its int8 result beside the float one (a
+  // residual block's output, which the next block adds and quantizes).
+  for (Operation *user : users) {
+    SmallVector<Operation *> chain;
+    Operation *op = user;
+    Value from = result;
+    while (op && op->getBlock() == &block && !groupOf.count(op) &&
+           classify(op) == Kind::Elementwise &&
+           (op->getNumResults() == 1 || isa<QuantizeStaticOp>(op)) &&
+           shapeOf(op->getResult(0)) == shapeOf(result) &&
+           llvm::all_of(op->getOperands(), [&](Value operand) {
+             return operand == from || operand.getDefiningOp<ConstantOp>();
+           })) {
+      chain.push_back(op);
+      if (isa<QuantizeStaticOp>(op))
+        break;
+      SmallVector<Operation *> next = usersOf(op);
+      if (next.size() != 1)
+        break;
+      from = op->getResult(0);
+      op = next.front();
+    }
+    if (chain.empty() || !isa<QuantizeStaticOp>(chain.back()))
+      continue;
+    for (Operation *member : chain)
+      groupOf[member] = group;
+    g.side = std::move(chain);
+    return;
   }
 }
 
@@ -683,9 +742,12 @@ void Fuser::outline(const Group &group) {
   SmallVector<Operation *> ops = group.ops;
   llvm::sort(ops,
              [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
-  DenseSet<Operation *> members(ops.begin(), ops.end());
   Operation *sink = group.sink;
   assert(sink == ops.back() && "the sink is the group's last op");
+  // The side chain follows the sink (its operands are the sink's result and
+  // constants, so the fusion, at the sink's place, dominates its users).
+  llvm::append_range(ops, group.side);
+  DenseSet<Operation *> members(ops.begin(), ops.end());
 
   SetVector<Value> inputs;
   SetVector<Operation *> constants;
@@ -709,9 +771,12 @@ void Fuser::outline(const Group &group) {
   SmallVector<Location> locs =
       llvm::map_to_vector(ops, [](Operation *op) { return op->getLoc(); });
   OpBuilder builder(sink);
-  ValueRange stored = dlc::storedResults(sink);
-  auto fusion = builder.create<FusionOp>(
-      builder.getFusedLoc(locs), stored.getTypes(), inputs.getArrayRef());
+  SmallVector<Value> stored(dlc::storedResults(sink));
+  if (!group.side.empty())
+    llvm::append_range(stored, dlc::storedResults(group.side.back()));
+  auto fusion = builder.create<FusionOp>(builder.getFusedLoc(locs),
+                                         ValueRange(stored).getTypes(),
+                                         inputs.getArrayRef());
   SmallVector<Location> argLocs =
       llvm::map_to_vector(inputs, [](Value input) { return input.getLoc(); });
   Block *body =
@@ -939,7 +1004,7 @@ void Fuser::run() {
     growProducers(group, op.getOperands(), shapeOf(op.getResult(0)));
   }
   for (const Group &group : groups)
-    if (group.ops.size() > 1)
+    if (group.ops.size() + group.side.size() > 1)
       outline(group);
   for (auto fusion : block.getOps<FusionOp>())
     widenBody(fusion);

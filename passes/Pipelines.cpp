@@ -83,6 +83,13 @@ dlc::pipelineStages(const PipelineConfig &config) {
            layout.precision = "int8";
            pm.addNestedPass<func::FuncOp>(createAssignLayoutPass(layout));
            pm.addNestedPass<func::FuncOp>(createSimplifyPass());
+           // One quantize_static per value and scale: the layers that read
+           // one tensor (a ResNet stage's first block: its shortcut and its
+           // first 1x1 convolution) are calibrated on the same values, and
+           // their quantize_statics (with any channel padding or zero-point
+           // add before them) would each be a kernel storing the same int8
+           // tensor.
+           pm.addNestedPass<func::FuncOp>(createCSEPass());
          },
          true, /*kernelNumerics=*/false});
     // --int8-fallback fp16: the float ops int8 leaves (and the quantized

@@ -201,3 +201,99 @@ func.func @qdepthwise_lanes(%x: memref<1x7x7x32xi8>, %w: memref<3x3x1x32xi8>, %w
   }
   return
 }
+
+// -----
+
+// A side output (dlc-fuse): the kernel stores the residual block's f32
+// output and the int8 of its quantize_static. Out holds both elements of a
+// column (the value `v`, the int `s`, computed from it in values()); store()
+// writes a float2 to out0 and a char2 to out1 at the same offset.
+// CHECK-LABEL: // ===== kernel k0_quantized_conv2d family=conv_tc
+// CHECK:         struct Out { float v; int s; };
+// CHECK-NEXT:    void values(int m, int n, int c0, int c1, Out &dlc_r0, Out &dlc_r1) const {
+// CHECK:           const float [[A:v[0-9]+]] = [[X:v[0-9]+]] + [[RES:v[0-9]+]];
+// CHECK-NEXT:      const float [[Y:v[0-9]+]] = ([[A]] < 0.0f ? 0.0f : [[A]]);
+// CHECK-NEXT:      const int [[Q:v[0-9]+]] = dlc_quantize([[Y]], 2.0f, (-127.0f), 127.0f);
+// CHECK-NEXT:      dlc_r0.v = [[Y]];
+// CHECK-NEXT:      dlc_r0.s = [[Q]];
+// CHECK:           dlc_r1.s = v{{[0-9]+}};
+// CHECK:         void store(int m, int n, Out dlc_r0, Out dlc_r1) const {
+// CHECK-NEXT:      *reinterpret_cast<float2 *>(out0 + (dlc_idx)m * N + n) = make_float2(dlc_r0.v, dlc_r1.v);
+// CHECK-NEXT:      *reinterpret_cast<char2 *>(out1 + (dlc_idx)m * N + n) = make_char2((signed char)dlc_r0.s, (signed char)dlc_r1.s);
+// CHECK:       dlc_k0_quantized_conv2d({{.+}}, float *__restrict__ out0, signed char *__restrict__ out1)
+func.func @qconv_tc_side_output(%x: memref<2x6x6x32xi8>, %w: memref<24x1x1x32xi8>, %ws: memref<24xf32>, %r: memref<2x6x6x24xf32>, %y: memref<2x6x6x24xf32>, %q: memref<2x6x6x24xi8>) {
+  exec.kernel "k0_quantized_conv2d" ins(%x, %w, %ws, %r : memref<2x6x6x32xi8>, memref<24x1x1x32xi8>, memref<24xf32>, memref<2x6x6x24xf32>) outs(%y, %q : memref<2x6x6x24xf32>, memref<2x6x6x24xi8>) {
+  ^bb0(%a0: tensor<2x6x6x32xi8>, %a1: tensor<24x1x1x32xi8>, %a2: tensor<24xf32>, %a3: tensor<2x6x6x24xf32>):
+    %0 = graph.quantized_conv2d %a0, %a1, %a2 {filter_layout = #graph.filter_layout<ohwi>, input_scale = 5.0e+01 : f32} : (tensor<2x6x6x32xi8>, tensor<24x1x1x32xi8>, tensor<24xf32>) -> tensor<2x6x6x24xf32>
+    %1 = graph.add %0, %a3 : (tensor<2x6x6x24xf32>, tensor<2x6x6x24xf32>) -> tensor<2x6x6x24xf32>
+    %2 = graph.activation <relu> %1 : tensor<2x6x6x24xf32>
+    %3, %4 = graph.quantize_static %2 {scale = 2.0 : f32} : (tensor<2x6x6x24xf32>) -> (tensor<2x6x6x24xi8>, tensor<2x6x6x1xf32>)
+    exec.yield %2, %3 : tensor<2x6x6x24xf32>, tensor<2x6x6x24xi8>
+  }
+  return
+}
+
+// -----
+
+// The same with N odd: each column stored on its own, the second one's
+// stores under the bounds check.
+// CHECK-LABEL: // ===== kernel k0_quantized_conv2d family=conv_tc
+// CHECK:         void store(int m, int n, Out dlc_r0, Out dlc_r1) const {
+// CHECK-NEXT:      out0[(dlc_idx)m * N + n] = dlc_r0.v;
+// CHECK-NEXT:      out1[(dlc_idx)m * N + n] = (signed char)(dlc_r0.s);
+// CHECK-NEXT:      if (n + 1 < N) {
+// CHECK-NEXT:        out0[(dlc_idx)m * N + n + 1] = dlc_r1.v;
+// CHECK-NEXT:        out1[(dlc_idx)m * N + n + 1] = (signed char)(dlc_r1.s);
+// CHECK-NEXT:      }
+func.func @qconv_tc_side_output_odd_n(%x: memref<2x6x6x32xi8>, %w: memref<5x1x1x32xi8>, %ws: memref<5xf32>, %y: memref<2x6x6x5xf32>, %q: memref<2x6x6x5xi8>) {
+  exec.kernel "k0_quantized_conv2d" ins(%x, %w, %ws : memref<2x6x6x32xi8>, memref<5x1x1x32xi8>, memref<5xf32>) outs(%y, %q : memref<2x6x6x5xf32>, memref<2x6x6x5xi8>) {
+  ^bb0(%a0: tensor<2x6x6x32xi8>, %a1: tensor<5x1x1x32xi8>, %a2: tensor<5xf32>):
+    %0 = graph.quantized_conv2d %a0, %a1, %a2 {filter_layout = #graph.filter_layout<ohwi>, input_scale = 5.0e+01 : f32} : (tensor<2x6x6x32xi8>, tensor<5x1x1x32xi8>, tensor<5xf32>) -> tensor<2x6x6x5xf32>
+    %3, %4 = graph.quantize_static %0 {scale = 2.0 : f32} : (tensor<2x6x6x5xf32>) -> (tensor<2x6x6x5xi8>, tensor<2x6x6x1xf32>)
+    exec.yield %0, %3 : tensor<2x6x6x5xf32>, tensor<2x6x6x5xi8>
+  }
+  return
+}
+
+// -----
+
+// An f32 convolution (a layer the accuracy target keeps in f32) with a side
+// output runs the SIMT template: its epilogue stores both elements.
+// CHECK-LABEL: // ===== kernel k0_conv2d family=conv_simt
+// CHECK:         void epilogue(int m, int n, float acc) const {
+// CHECK:           const float [[Y:v[0-9]+]] = (acc < 0.0f ? 0.0f : acc);
+// CHECK-NEXT:      const int [[Q:v[0-9]+]] = dlc_quantize([[Y]], 2.0f, (-127.0f), 127.0f);
+// CHECK-NEXT:      out0[(dlc_idx)m * N + n] = [[Y]];
+// CHECK-NEXT:      out1[(dlc_idx)m * N + n] = (signed char)([[Q]]);
+func.func @conv_simt_side_output(%x: memref<2x6x6x3xf32>, %w: memref<8x3x3x3xf32>, %y: memref<2x6x6x8xf32>, %q: memref<2x6x6x8xi8>) {
+  exec.kernel "k0_conv2d" ins(%x, %w : memref<2x6x6x3xf32>, memref<8x3x3x3xf32>) outs(%y, %q : memref<2x6x6x8xf32>, memref<2x6x6x8xi8>) {
+  ^bb0(%a0: tensor<2x6x6x3xf32>, %a1: tensor<8x3x3x3xf32>):
+    %0 = graph.conv2d %a0, %a1 {filter_layout = #graph.filter_layout<ohwi>, pads = array<i64: 1, 1, 1, 1>} : (tensor<2x6x6x3xf32>, tensor<8x3x3x3xf32>) -> tensor<2x6x6x8xf32>
+    %1 = graph.activation <relu> %0 : tensor<2x6x6x8xf32>
+    %3, %4 = graph.quantize_static %1 {scale = 2.0 : f32} : (tensor<2x6x6x8xf32>) -> (tensor<2x6x6x8xi8>, tensor<2x6x6x1xf32>)
+    exec.yield %1, %3 : tensor<2x6x6x8xf32>, tensor<2x6x6x8xi8>
+  }
+  return
+}
+
+// -----
+
+// A grouped convolution (no GEMM) with a side output: the per-element
+// kernel computes the quantize_static in the value's loop, from the same
+// element, one loop for both outs.
+// CHECK-LABEL: // ===== kernel k0_conv2d family=conv_simt
+// CHECK:         for (dlc_idx e =
+// CHECK:           out0[e] = [[Y:[a-z]+[0-9]+]];
+// CHECK-NEXT:      const int [[Q:v[0-9]+]] = dlc_quantize([[Y]], 2.0f, (-127.0f), 127.0f);
+// CHECK-NEXT:      out1[e] = (signed char)([[Q]]);
+// CHECK-NEXT:    }
+// CHECK-NEXT:  }
+func.func @grouped_side_output(%x: memref<1x4x4x4xf32>, %w: memref<4x1x1x2xf32>, %y: memref<1x4x4x4xf32>, %q: memref<1x4x4x4xi8>) {
+  exec.kernel "k0_conv2d" ins(%x, %w : memref<1x4x4x4xf32>, memref<4x1x1x2xf32>) outs(%y, %q : memref<1x4x4x4xf32>, memref<1x4x4x4xi8>) {
+  ^bb0(%a0: tensor<1x4x4x4xf32>, %a1: tensor<4x1x1x2xf32>):
+    %0 = graph.conv2d %a0, %a1 {filter_layout = #graph.filter_layout<ohwi>, groups = 2 : i64} : (tensor<1x4x4x4xf32>, tensor<4x1x1x2xf32>) -> tensor<1x4x4x4xf32>
+    %3, %4 = graph.quantize_static %0 {scale = 2.0 : f32} : (tensor<1x4x4x4xf32>) -> (tensor<1x4x4x4xi8>, tensor<1x4x4x1xf32>)
+    exec.yield %0, %3 : tensor<1x4x4x4xf32>, tensor<1x4x4x4xi8>
+  }
+  return
+}

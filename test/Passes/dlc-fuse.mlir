@@ -739,3 +739,59 @@ func.func @half_conv_reads_stored_input(%x: tensor<1x4x4x3xf32>, %y: tensor<1x4x
   %8 = graph.conv2d %7, %wf {filter_layout = #graph.filter_layout<ohwi>} : (tensor<1x6x6x8xf32>, tensor<2x3x3x8xf32>) -> tensor<1x4x4x2xf32>
   return %3, %6, %8 : tensor<1x4x4x2xf16>, tensor<1x4x4x2xf16>, tensor<1x4x4x2xf32>
 }
+
+// -----
+
+// A residual block's output under --precision int8: the value the next block
+// adds, and its quantize_static, which the next block's first convolution
+// reads. The quantize_static (with the zero point's add before it) joins the
+// convolution's kernel as a side output: the kernel stores the f32 value and
+// its int8, and no kernel reads the f32 value back to quantize it.
+// CHECK-LABEL: func.func @side_output
+// CHECK: %[[F:.+]]:2 = graph.fusion(%arg0, %arg1, %arg2) : (tensor<1x4x4x16xi8>, tensor<16x1x1x16xi8>, tensor<1x4x4x16xf32>) -> (tensor<1x4x4x16xf32>, tensor<1x4x4x16xi8>) {
+// CHECK: %[[C:.+]] = graph.quantized_conv2d
+// CHECK-NEXT: %[[ADD:.+]] = graph.add %[[C]], %{{.+}}
+// CHECK-NEXT: %[[RELU:.+]] = graph.activation <relu> %[[ADD]]
+// CHECK-NEXT: %[[ZP:.+]] = graph.add %[[RELU]], %{{.+}}
+// CHECK-NEXT: %[[Q:.+]], %{{.+}} = graph.quantize_static %[[ZP]]
+// CHECK-NEXT: graph.yield %[[RELU]], %[[Q]] : tensor<1x4x4x16xf32>, tensor<1x4x4x16xi8>
+// CHECK: graph.add %[[F]]#0, %arg2
+// CHECK: return %{{.+}}, %[[F]]#1
+func.func @side_output(%x: tensor<1x4x4x16xi8>, %w: tensor<16x1x1x16xi8>, %r: tensor<1x4x4x16xf32>) -> (tensor<1x4x4x16xf32>, tensor<1x4x4x16xi8>) {
+  %s = graph.constant dense<2.0> : tensor<16xf32>
+  %zp = graph.constant dense<-1.0> : tensor<1xf32>
+  %c = graph.quantized_conv2d %x, %w, %s {filter_layout = #graph.filter_layout<ohwi>, input_scale = 4.0 : f32} : (tensor<1x4x4x16xi8>, tensor<16x1x1x16xi8>, tensor<16xf32>) -> tensor<1x4x4x16xf32>
+  %a = graph.add %c, %r : (tensor<1x4x4x16xf32>, tensor<1x4x4x16xf32>) -> tensor<1x4x4x16xf32>
+  %y = graph.activation <relu> %a : tensor<1x4x4x16xf32>
+  %z = graph.add %y, %zp : (tensor<1x4x4x16xf32>, tensor<1xf32>) -> tensor<1x4x4x16xf32>
+  %q, %qs = graph.quantize_static %z {scale = 2.0 : f32, min = -128 : i64} : (tensor<1x4x4x16xf32>) -> (tensor<1x4x4x16xi8>, tensor<1x4x4x1xf32>)
+  %next = graph.add %y, %r : (tensor<1x4x4x16xf32>, tensor<1x4x4x16xf32>) -> tensor<1x4x4x16xf32>
+  return %next, %q : tensor<1x4x4x16xf32>, tensor<1x4x4x16xi8>
+}
+
+// -----
+
+// No side output when the quantize_static's chain reads a value computed
+// elsewhere (the fusion would have to wait for it), or after a reduction's
+// epilogue (only an anchor's kernel stores a side output).
+// CHECK-LABEL: func.func @no_side_output
+// CHECK: %[[F:.+]] = graph.fusion(%arg0, %arg1) : ({{.+}}) -> tensor<1x4x4x16xf32> {
+// CHECK: graph.yield %{{[0-9]+}} : tensor<1x4x4x16xf32>
+// CHECK: %[[T:.+]] = graph.fusion(%[[F]], %arg2)
+// CHECK: graph.quantize_static %[[T]]
+// CHECK: %[[P:.+]] = graph.fusion(%arg2) : ({{.+}}) -> tensor<1x2x2x16xf32> {
+// CHECK: graph.yield %{{[0-9]+}} : tensor<1x2x2x16xf32>
+// CHECK: graph.quantize_static %[[P]]
+func.func @no_side_output(%x: tensor<1x4x4x16xi8>, %w: tensor<16x1x1x16xi8>, %r: tensor<1x4x4x16xf32>) -> (tensor<1x4x4x16xi8>, tensor<1x4x4x16xf32>, tensor<1x2x2x16xi8>, tensor<1x2x2x16xf32>) {
+  %s = graph.constant dense<2.0> : tensor<16xf32>
+  %c = graph.quantized_conv2d %x, %w, %s {filter_layout = #graph.filter_layout<ohwi>, input_scale = 4.0 : f32} : (tensor<1x4x4x16xi8>, tensor<16x1x1x16xi8>, tensor<16xf32>) -> tensor<1x4x4x16xf32>
+  %y = graph.activation <relu> %c : tensor<1x4x4x16xf32>
+  %later = graph.add %y, %r : (tensor<1x4x4x16xf32>, tensor<1x4x4x16xf32>) -> tensor<1x4x4x16xf32>
+  %z = graph.add %y, %later : (tensor<1x4x4x16xf32>, tensor<1x4x4x16xf32>) -> tensor<1x4x4x16xf32>
+  %q, %qs = graph.quantize_static %z {scale = 2.0 : f32} : (tensor<1x4x4x16xf32>) -> (tensor<1x4x4x16xi8>, tensor<1x4x4x1xf32>)
+  %p = graph.pool2d <max> %r {strides = array<i64: 2, 2>, window = array<i64: 2, 2>} : (tensor<1x4x4x16xf32>) -> tensor<1x2x2x16xf32>
+  %pr = graph.activation <relu> %p : tensor<1x2x2x16xf32>
+  %pq, %ps = graph.quantize_static %pr {scale = 2.0 : f32} : (tensor<1x2x2x16xf32>) -> (tensor<1x2x2x16xi8>, tensor<1x2x2x1xf32>)
+  %pn = graph.add %pr, %pr : (tensor<1x2x2x16xf32>, tensor<1x2x2x16xf32>) -> tensor<1x2x2x16xf32>
+  return %q, %z, %pq, %pn : tensor<1x4x4x16xi8>, tensor<1x4x4x16xf32>, tensor<1x2x2x16xi8>, tensor<1x2x2x16xf32>
+}

@@ -1,7 +1,9 @@
 //===- Elementwise.cpp - one thread per output element ----------*- C++ -*-===//
 //
 // The per-element kernel: a grid-stride loop over each output, every op of
-// the body computed inline by the ElementEmitter. Where the result is an
+// the body computed inline by the ElementEmitter (a side output, dlc-fuse's
+// int8 of the first output's quantize_static, in the first output's loop,
+// one element a thread). Where the result is an
 // elementwise tree of float values and its innermost dim allows, each thread
 // handles one 16-byte vector: the inputs of the result's shape are loaded as
 // float4 / 8 x half vectors (the others, broadcast, element by element) and
@@ -113,6 +115,16 @@ int64_t vectorWidth(const KernelContext &context, Value result, unsigned out,
   return shape.back() % width == 0 ? width : 1;
 }
 
+/// The second result of a kernel whose results are a value and the int8 of a
+/// quantize_static of it (dlc-fuse's side output), or null.
+Value sideOutput(exec::YieldOp yield) {
+  ValueRange values = yield.getValues();
+  if (values.size() != 2 || !isQuantizeStatic(values[1]) ||
+      shapeOf(values[1]) != shapeOf(values[0]))
+    return {};
+  return values[1];
+}
+
 } // namespace
 
 LogicalResult codegen::detail::emitPerElementKernel(KernelContext &context,
@@ -123,15 +135,22 @@ LogicalResult codegen::detail::emitPerElementKernel(KernelContext &context,
   CodeWriter &w = context.code;
   ElementEmitter e(context, w);
   int64_t maxTotal = 1;
+  // A side output is computed in its value's loop from the same element
+  // (one element a thread), not in a loop of its own that would compute the
+  // value again.
+  const Value side = sideOutput(yield);
   w.open("extern \"C\" __global__ void __launch_bounds__(" +
          std::to_string(kThreads) + ") " + context.kernel.entry + "(" +
          context.parameterList() + ")");
   for (auto [i, value] : llvm::enumerate(yield.getValues())) {
     const unsigned out = static_cast<unsigned>(i);
+    if (side && value == side)
+      continue;
     ArrayRef<int64_t> shape = context.outShape(out);
     SmallVector<unsigned> vectorArgs;
     SmallVector<Operation *> windows;
-    int64_t width = vectorWidth(context, value, out, vectorArgs, windows);
+    int64_t width =
+        side ? 1 : vectorWidth(context, value, out, vectorArgs, windows);
     int64_t total = 1;
     for (int64_t d : shape)
       total *= d;
@@ -159,6 +178,14 @@ LogicalResult codegen::detail::emitPerElementKernel(KernelContext &context,
         return failure();
       }
       w.line(context.storeStatement(out, linear, *v));
+      if (side) {
+        FailureOr<std::string> q = e.emit(side, index);
+        if (failed(q)) {
+          context.error = e.error();
+          return failure();
+        }
+        w.line(context.storeStatement(out + 1, linear, *q));
+      }
     } else {
       auto lane = [&](int64_t l) {
         Index at(index.begin(), index.end());

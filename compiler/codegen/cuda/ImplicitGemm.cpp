@@ -64,7 +64,11 @@
 // store), which dlc_gemm_tc runs for the whole tile one after the other, so
 // that a residual's loads are issued together. A body that reads the anchor's
 // result at other indices (a pooling epilogue) fails here and takes the
-// per-element kernel.
+// per-element kernel. A kernel with a side output (dlc-fuse: its second
+// result the int8 of a quantize_static of the first) computes both elements
+// per (m, n): on tensor cores Problem::Out holds the float and the int, and
+// store() writes both (a pair of each where N is even); the SIMT epilogue
+// stores both.
 //
 //===----------------------------------------------------------------------===//
 
@@ -239,6 +243,10 @@ private:
   /// float8_matmul: the epilogue's value of the accumulator `acc`.
   FailureOr<std::string> float8Scaled(StringRef acc);
   Value yield_;
+  /// The kernel's second result, when it has one: the int8 of a
+  /// quantize_static of yield_ (dlc-fuse's side output), computed per element
+  /// from yield_'s element and stored at the same offset of out1.
+  Value side_;
   int64_t m_ = 0, n_ = 0, k_ = 0;
   /// The lhs shape without K (matmul) or [N, OH, OW] (conv2d).
   SmallVector<int64_t> mShape_;
@@ -258,9 +266,18 @@ private:
 LogicalResult GemmKernel::analyze() {
   auto yield =
       cast<exec::YieldOp>(context_.op.getBody().front().getTerminator());
-  if (yield.getValues().size() != 1)
-    return fail("a GEMM kernel stores one result");
-  yield_ = yield.getValues().front();
+  ValueRange values = yield.getValues();
+  auto quantize = values.size() == 2
+                      ? values[1].getDefiningOp<QuantizeStaticOp>()
+                      : QuantizeStaticOp();
+  if (quantize && quantize.getOutput() == values[1] &&
+      shapeOf(values[1]) == shapeOf(values[0]) &&
+      context_.outDType(1) == DType::I8)
+    side_ = values[1];
+  else if (values.size() != 1)
+    return fail("a GEMM kernel stores one result, or one and a "
+                "quantize_static of it");
+  yield_ = values.front();
   ArrayRef<int64_t> resultShape =
       cast<ShapedType>(op_->getResult(0).getType()).getShape();
   if (cast<ShapedType>(yield_.getType()).getShape() != resultShape)
@@ -788,8 +805,11 @@ LogicalResult GemmKernel::emitEpilogue(CodeWriter &w, bool pairs,
   // column n, 1 for n + 1. A quantized_matmul's result is the sum de-scaled,
   // in the reference's f32 order: f32(sum) / (rhs_scale[n] * lhs_scale[row]),
   // or sum / rhs_scale[n] for an f32 lhs.
+  // With a side output, `side` gets its element at the same index (computed
+  // from the result's, which the emitter keeps).
   auto element = [&](ArrayRef<std::string> mIndex, StringRef n, int column,
-                     StringRef acc) -> FailureOr<std::string> {
+                     StringRef acc,
+                     std::string *side = nullptr) -> FailureOr<std::string> {
     Index index = resultIndex(mIndex, n);
     std::string value = acc.str();
     if (f8mm_) {
@@ -833,17 +853,29 @@ LogicalResult GemmKernel::emitEpilogue(CodeWriter &w, bool pairs,
       value = e_.local(DType::F32, value);
     }
     e_.bindResult(result, index, value);
-    return e_.emit(yield_, index);
+    FailureOr<std::string> stored = e_.emit(yield_, index);
+    if (failed(stored) || !side_)
+      return stored;
+    FailureOr<std::string> quantized = e_.emit(side_, index);
+    if (failed(quantized))
+      return failure();
+    // The result's expression stays valid (the emitter made it a local, or
+    // it is an atom).
+    *side = *quantized;
+    return stored;
   };
   if (!context_.needsTensorCoreGemm) {
     w.open("__device__ __forceinline__ void epilogue(int m, int n, float acc) "
            "const");
     e_.startFunction(w);
     Index mIndex = resultRows();
-    FailureOr<std::string> v = element(mIndex, "n", 0, "acc");
+    std::string s;
+    FailureOr<std::string> v = element(mIndex, "n", 0, "acc", &s);
     if (failed(v))
       return failEmitter();
     w.line(context_.storeStatement(0, resultOffset(), *v));
+    if (side_)
+      w.line(context_.storeStatement(1, resultOffset(), s));
     w.close();
     return success();
   }
@@ -856,26 +888,39 @@ LogicalResult GemmKernel::emitEpilogue(CodeWriter &w, bool pairs,
   // store; the values pass through f32, which holds every type stored here
   // (emit() keeps other result types off the tensor cores), or through int
   // when they are a quantize_static's int8 (no I2F and F2I per value).
-  const std::string vt = quantizedOut ? "int" : "float";
+  // With a side output, Out holds both elements: the result's value `v` and
+  // the side's int `s`.
+  std::string vt = quantizedOut ? "int" : "float";
   if (quantizedOut)
     w.line("using Out = int;");
+  if (side_) {
+    w.line("struct Out { " + vt + " v; int s; };");
+    vt = "Out";
+  }
+  const std::string r0 = side_ ? "dlc_r0.v" : "dlc_r0";
+  const std::string r1 = side_ ? "dlc_r1.v" : "dlc_r1";
   w.open("__device__ __forceinline__ void values(int m, int n, " +
          std::string(columnDivisors ? "const Column &col, " : "") + acc +
          " c0, " + acc + " c1, " + vt + " &dlc_r0, " + vt + " &dlc_r1) const");
   e_.startFunction(w);
   Index mIndex = resultRows();
-  FailureOr<std::string> v0 = element(mIndex, "n", 0, "c0");
+  std::string s0, s1;
+  FailureOr<std::string> v0 = element(mIndex, "n", 0, "c0", &s0);
   if (failed(v0))
     return failEmitter();
-  w.line("dlc_r0 = " + *v0 + ";");
+  w.line(r0 + " = " + *v0 + ";");
+  if (side_)
+    w.line("dlc_r0.s = " + s0 + ";");
   if (!pairs) {
     w.open("if (n + 1 < N)");
     e_.pushScope();
   }
-  FailureOr<std::string> v1 = element(mIndex, "(n + 1)", 1, "c1");
+  FailureOr<std::string> v1 = element(mIndex, "(n + 1)", 1, "c1", &s1);
   if (failed(v1))
     return failEmitter();
-  w.line("dlc_r1 = " + *v1 + ";");
+  w.line(r1 + " = " + *v1 + ";");
+  if (side_)
+    w.line("dlc_r1.s = " + s1 + ";");
   if (!pairs) {
     e_.popScope();
     w.close();
@@ -885,28 +930,41 @@ LogicalResult GemmKernel::emitEpilogue(CodeWriter &w, bool pairs,
          " dlc_r0, " + vt + " dlc_r1) const");
   if (pairs) {
     // N is even: C(m, n) and C(m, n + 1) are one aligned pair.
+    const std::string pair = "(" + r0 + ", " + r1 + ");";
     switch (out) {
     case DType::I8:
       w.line("*reinterpret_cast<char2 *>(out0 + " + offset +
-             ") = make_char2((signed char)dlc_r0, (signed char)dlc_r1);");
+             ") = make_char2((signed char)" + r0 + ", (signed char)" + r1 +
+             ");");
       break;
     case DType::F16:
       w.line("*reinterpret_cast<__half2 *>(out0 + " + offset +
-             ") = __floats2half2_rn(dlc_r0, dlc_r1);");
+             ") = __floats2half2_rn" + pair);
       break;
     case DType::BF16:
       w.line("*reinterpret_cast<__nv_bfloat162 *>(out0 + " + offset +
-             ") = __floats2bfloat162_rn(dlc_r0, dlc_r1);");
+             ") = __floats2bfloat162_rn" + pair);
       break;
     default:
       w.line("*reinterpret_cast<float2 *>(out0 + " + offset +
-             ") = make_float2(dlc_r0, dlc_r1);");
+             ") = make_float2" + pair);
       break;
     }
+    if (side_)
+      w.line("*reinterpret_cast<char2 *>(out1 + " + offset +
+             ") = make_char2((signed char)dlc_r0.s, (signed char)dlc_r1.s);");
   } else {
-    w.line(context_.storeStatement(0, offset, "dlc_r0"));
-    w.line("if (n + 1 < N)");
-    w.line("  " + context_.storeStatement(0, offset + " + 1", "dlc_r1"));
+    w.line(context_.storeStatement(0, offset, r0));
+    if (!side_) {
+      w.line("if (n + 1 < N)");
+      w.line("  " + context_.storeStatement(0, offset + " + 1", r1));
+    } else {
+      w.line(context_.storeStatement(1, offset, "dlc_r0.s"));
+      w.open("if (n + 1 < N)");
+      w.line(context_.storeStatement(0, offset + " + 1", r1));
+      w.line(context_.storeStatement(1, offset + " + 1", "dlc_r1.s"));
+      w.close();
+    }
   }
   w.close();
   return success();

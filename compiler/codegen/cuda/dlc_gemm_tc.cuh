@@ -62,7 +62,9 @@
 //                                           // values' type, int for an
 //                                           // epilogue that quantizes (its
 //                                           // int8 values need no float
-//                                           // round trip)
+//                                           // round trip), or a struct of
+//                                           // both for a kernel that stores
+//                                           // a value and its int8
 //   struct Column;                          // optional: what the values of
 //   Column column(int n) const;             // columns n and n + 1 share
 //                                           // (per-channel scales and their
