@@ -62,6 +62,11 @@
 //    so does a quantize_static whose scale result has no use: it joins
 //    epilogues (conv -> bias -> relu -> quantize_static stores int8) and
 //    trees, and the kernel stores its int8 result only (storedResults).
+//    A tree whose root has several users then takes a side output as an
+//    anchor's epilogue does (below): the chain to a quantize_static, which
+//    this round made a group of its own (it comes later in the block), joins
+//    it (--kernels library: a residual block's output is the de-scaling of
+//    cuBLASLt's int32 sums, an elementwise tree).
 //
 // So every group has one sink, its last op, whose result is the only value
 // that leaves the group (the fusion has one result; two with a side output,
@@ -325,9 +330,15 @@ private:
   void growAnchor(Operation *anchor);
   void growReduction(Operation *reduction);
   void growEpilogue(unsigned group);
-  /// Makes the quantize_static chain among `users` of an anchor group's sink
-  /// the group's side output (Group::side), when there is one.
+  /// The chain from `sink`'s result through `user` to a quantize_static that
+  /// a kernel computing `sink` can store beside it (Group::side), or none.
+  SmallVector<Operation *> sideChain(Operation *sink, Operation *user) const;
+  /// Makes such a chain among `users` of an anchor group's sink, in no group
+  /// yet, the group's side output.
   void growSide(unsigned group, ArrayRef<Operation *> users, bool closed);
+  /// After round 3: makes such a chain of an elementwise tree's sink, a
+  /// group of its own, the tree's side output.
+  void attachSide(unsigned group);
   void growProducers(unsigned group, ValueRange roots, ArrayRef<int64_t> shape);
   /// Joins to `group` the chain of producers from `producer` back that
   /// `accepts` takes, each the only user of the next (`consumer`, a member,
@@ -636,42 +647,75 @@ void Fuser::growEpilogue(unsigned group) {
   }
 }
 
-void Fuser::growSide(unsigned group, ArrayRef<Operation *> users, bool closed) {
-  Group &g = groups[group];
-  if (classify(g.leader) != Kind::Anchor || isa<IntegerMatmulOp>(g.leader) ||
-      closed || g.sink->getNumResults() != 1)
-    return;
-  Value result = g.sink->getResult(0);
+SmallVector<Operation *> Fuser::sideChain(Operation *sink,
+                                          Operation *user) const {
+  if (sink->getNumResults() != 1)
+    return {};
+  Value result = sink->getResult(0);
   // A chain of elementwise ops of the result's shape, each the only user of
   // the one before (dlc-quantize-int8's zero-point add), whose other
   // operands are constants, ending in a quantize_static whose scale result
   // has no use: the kernel stores its int8 result beside the float one (a
   // residual block's output, which the next block adds and quantizes).
+  SmallVector<Operation *> chain;
+  Operation *op = user;
+  Value from = result;
+  while (op && op->getBlock() == &block && classify(op) == Kind::Elementwise &&
+         (op->getNumResults() == 1 || isa<QuantizeStaticOp>(op)) &&
+         shapeOf(op->getResult(0)) == shapeOf(result) &&
+         llvm::all_of(op->getOperands(), [&](Value operand) {
+           return operand == from || operand.getDefiningOp<ConstantOp>();
+         })) {
+    chain.push_back(op);
+    if (isa<QuantizeStaticOp>(op))
+      return chain;
+    SmallVector<Operation *> next = usersOf(op);
+    if (next.size() != 1)
+      return {};
+    from = op->getResult(0);
+    op = next.front();
+  }
+  return {};
+}
+
+void Fuser::growSide(unsigned group, ArrayRef<Operation *> users, bool closed) {
+  Group &g = groups[group];
+  if (classify(g.leader) != Kind::Anchor || isa<IntegerMatmulOp>(g.leader) ||
+      closed)
+    return;
   for (Operation *user : users) {
-    SmallVector<Operation *> chain;
-    Operation *op = user;
-    Value from = result;
-    while (op && op->getBlock() == &block && !groupOf.count(op) &&
-           classify(op) == Kind::Elementwise &&
-           (op->getNumResults() == 1 || isa<QuantizeStaticOp>(op)) &&
-           shapeOf(op->getResult(0)) == shapeOf(result) &&
-           llvm::all_of(op->getOperands(), [&](Value operand) {
-             return operand == from || operand.getDefiningOp<ConstantOp>();
-           })) {
-      chain.push_back(op);
-      if (isa<QuantizeStaticOp>(op))
-        break;
-      SmallVector<Operation *> next = usersOf(op);
-      if (next.size() != 1)
-        break;
-      from = op->getResult(0);
-      op = next.front();
-    }
-    if (chain.empty() || !isa<QuantizeStaticOp>(chain.back()))
+    SmallVector<Operation *> chain = sideChain(g.sink, user);
+    if (chain.empty() || llvm::any_of(chain, [&](Operation *op) {
+          return groupOf.count(op) != 0;
+        }))
       continue;
     for (Operation *member : chain)
       groupOf[member] = group;
     g.side = std::move(chain);
+    return;
+  }
+}
+
+void Fuser::attachSide(unsigned group) {
+  Group &g = groups[group];
+  SmallVector<Operation *> users = usersOf(g.sink);
+  if (users.size() < 2 || !g.side.empty())
+    return;
+  for (Operation *user : users) {
+    SmallVector<Operation *> chain = sideChain(g.sink, user);
+    if (chain.empty() || !groupOf.count(chain.front()))
+      continue;
+    // The chain must be a whole group of its own (round 3 made it one: its
+    // first op's producer, the sink, has other users).
+    const unsigned other = groupOf.lookup(chain.front());
+    Group &h = groups[other];
+    if (other == group || !h.side.empty() || h.ops.size() != chain.size() ||
+        llvm::any_of(chain, [&](Operation *op) { return !inGroup(op, other); }))
+      continue;
+    for (Operation *member : chain)
+      groupOf[member] = group;
+    g.side = std::move(chain);
+    h.ops.clear();
     return;
   }
 }
@@ -1003,6 +1047,12 @@ void Fuser::run() {
     unsigned group = newGroup(&op);
     growProducers(group, op.getOperands(), shapeOf(op.getResult(0)));
   }
+  // A tree's side output: its quantize_static chain was processed first (in
+  // reverse order) and became a group of its own.
+  for (unsigned group = 0; group < groups.size(); ++group)
+    if (!groups[group].ops.empty() &&
+        classify(groups[group].leader) == Kind::Elementwise)
+      attachSide(group);
   for (const Group &group : groups)
     if (group.ops.size() + group.side.size() > 1)
       outline(group);

@@ -297,3 +297,26 @@ func.func @grouped_side_output(%x: memref<1x4x4x4xf32>, %w: memref<4x1x1x2xf32>,
   }
   return
 }
+
+// -----
+
+// An elementwise tree with a side output keeps its vector lanes: four f32
+// values a thread stored as one float4, their int8 as one 4-byte vector.
+// CHECK-LABEL: // ===== kernel k0_add family=elementwise
+// CHECK:         dlc_vec<float, 4> [[O:o[0-9]+]];
+// CHECK:         *reinterpret_cast<dlc_vec<float, 4> *>(out0 + [[I:i[0-9]+]]) = [[O]];
+// CHECK-NEXT:    dlc_vec<signed char, 4> [[B:o[0-9]+]];
+// CHECK-NEXT:    const int [[Q:v[0-9]+]] = dlc_quantize(v{{[0-9]+}}, 2.0f, (-127.0f), 127.0f);
+// CHECK-NEXT:    [[B]].v[0] = (signed char)([[Q]]);
+// CHECK:         [[B]].v[3] =
+// CHECK-NEXT:    *reinterpret_cast<dlc_vec<signed char, 4> *>(out1 + [[I]]) = [[B]];
+func.func @tree_side_output_lanes(%x: memref<2x8x8x16xf32>, %r: memref<2x8x8x16xf32>, %y: memref<2x8x8x16xf32>, %q: memref<2x8x8x16xi8>) {
+  exec.kernel "k0_add" ins(%x, %r : memref<2x8x8x16xf32>, memref<2x8x8x16xf32>) outs(%y, %q : memref<2x8x8x16xf32>, memref<2x8x8x16xi8>) {
+  ^bb0(%a0: tensor<2x8x8x16xf32>, %a1: tensor<2x8x8x16xf32>):
+    %0 = graph.add %a0, %a1 : (tensor<2x8x8x16xf32>, tensor<2x8x8x16xf32>) -> tensor<2x8x8x16xf32>
+    %1 = graph.activation <relu> %0 : tensor<2x8x8x16xf32>
+    %2, %3 = graph.quantize_static %1 {scale = 2.0 : f32} : (tensor<2x8x8x16xf32>) -> (tensor<2x8x8x16xi8>, tensor<2x8x8x1xf32>)
+    exec.yield %1, %2 : tensor<2x8x8x16xf32>, tensor<2x8x8x16xi8>
+  }
+  return
+}

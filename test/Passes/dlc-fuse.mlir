@@ -772,13 +772,16 @@ func.func @side_output(%x: tensor<1x4x4x16xi8>, %w: tensor<16x1x1x16xi8>, %r: te
 // -----
 
 // No side output when the quantize_static's chain reads a value computed
-// elsewhere (the fusion would have to wait for it), or after a reduction's
-// epilogue (only an anchor's kernel stores a side output).
+// elsewhere (the kernel would need it as an input: the chain is an
+// elementwise kernel of its own with the quantize_static), or after a
+// reduction's epilogue (a pool's kernel stores one result).
 // CHECK-LABEL: func.func @no_side_output
 // CHECK: %[[F:.+]] = graph.fusion(%arg0, %arg1) : ({{.+}}) -> tensor<1x4x4x16xf32> {
 // CHECK: graph.yield %{{[0-9]+}} : tensor<1x4x4x16xf32>
-// CHECK: %[[T:.+]] = graph.fusion(%[[F]], %arg2)
-// CHECK: graph.quantize_static %[[T]]
+// CHECK: graph.fusion(%[[F]], %arg2) : ({{.+}}) -> tensor<1x4x4x16xi8> {
+// CHECK: graph.add
+// CHECK-NEXT: graph.quantize_static
+// CHECK: graph.mul %[[F]], %[[F]]
 // CHECK: %[[P:.+]] = graph.fusion(%arg2) : ({{.+}}) -> tensor<1x2x2x16xf32> {
 // CHECK: graph.yield %{{[0-9]+}} : tensor<1x2x2x16xf32>
 // CHECK: graph.quantize_static %[[P]]
@@ -786,12 +789,37 @@ func.func @no_side_output(%x: tensor<1x4x4x16xi8>, %w: tensor<16x1x1x16xi8>, %r:
   %s = graph.constant dense<2.0> : tensor<16xf32>
   %c = graph.quantized_conv2d %x, %w, %s {filter_layout = #graph.filter_layout<ohwi>, input_scale = 4.0 : f32} : (tensor<1x4x4x16xi8>, tensor<16x1x1x16xi8>, tensor<16xf32>) -> tensor<1x4x4x16xf32>
   %y = graph.activation <relu> %c : tensor<1x4x4x16xf32>
-  %later = graph.add %y, %r : (tensor<1x4x4x16xf32>, tensor<1x4x4x16xf32>) -> tensor<1x4x4x16xf32>
-  %z = graph.add %y, %later : (tensor<1x4x4x16xf32>, tensor<1x4x4x16xf32>) -> tensor<1x4x4x16xf32>
+  %z = graph.add %y, %r : (tensor<1x4x4x16xf32>, tensor<1x4x4x16xf32>) -> tensor<1x4x4x16xf32>
   %q, %qs = graph.quantize_static %z {scale = 2.0 : f32} : (tensor<1x4x4x16xf32>) -> (tensor<1x4x4x16xi8>, tensor<1x4x4x1xf32>)
+  %m = graph.mul %y, %y : (tensor<1x4x4x16xf32>, tensor<1x4x4x16xf32>) -> tensor<1x4x4x16xf32>
   %p = graph.pool2d <max> %r {strides = array<i64: 2, 2>, window = array<i64: 2, 2>} : (tensor<1x4x4x16xf32>) -> tensor<1x2x2x16xf32>
   %pr = graph.activation <relu> %p : tensor<1x2x2x16xf32>
   %pq, %ps = graph.quantize_static %pr {scale = 2.0 : f32} : (tensor<1x2x2x16xf32>) -> (tensor<1x2x2x16xi8>, tensor<1x2x2x1xf32>)
   %pn = graph.add %pr, %pr : (tensor<1x2x2x16xf32>, tensor<1x2x2x16xf32>) -> tensor<1x2x2x16xf32>
-  return %q, %z, %pq, %pn : tensor<1x4x4x16xi8>, tensor<1x4x4x16xf32>, tensor<1x2x2x16xi8>, tensor<1x2x2x16xf32>
+  return %q, %m, %pq, %pn : tensor<1x4x4x16xi8>, tensor<1x4x4x16xf32>, tensor<1x2x2x16xi8>, tensor<1x2x2x16xf32>
+}
+
+// -----
+
+// An elementwise tree's side output (--kernels library: a residual block's
+// output is the de-scaling of cuBLASLt's int32 sums with the bias, the add
+// and the relu). Round 3 makes the quantize_static chain a group of its own
+// first (it comes later in the block); it then joins the tree whose root it
+// reads, as the tree's side output.
+// CHECK-LABEL: func.func @tree_side_output
+// CHECK: %[[F:.+]]:2 = graph.fusion(%arg0, %arg1) : (tensor<1x4x4x16xi32>, tensor<1x4x4x16xf32>) -> (tensor<1x4x4x16xf32>, tensor<1x4x4x16xi8>) {
+// CHECK: %[[RELU:.+]] = graph.activation <relu>
+// CHECK-NEXT: %[[Q:.+]], %{{.+}} = graph.quantize_static %[[RELU]]
+// CHECK-NEXT: graph.yield %[[RELU]], %[[Q]] : tensor<1x4x4x16xf32>, tensor<1x4x4x16xi8>
+// CHECK-NOT: graph.quantize_static
+// CHECK: return
+func.func @tree_side_output(%sums: tensor<1x4x4x16xi32>, %r: tensor<1x4x4x16xf32>) -> (tensor<1x4x4x16xf32>, tensor<1x4x4x16xi8>) {
+  %s = graph.constant dense<2.0> : tensor<16xf32>
+  %c = graph.cast %sums : tensor<1x4x4x16xi32> -> tensor<1x4x4x16xf32>
+  %d = graph.div %c, %s : (tensor<1x4x4x16xf32>, tensor<16xf32>) -> tensor<1x4x4x16xf32>
+  %a = graph.add %d, %r : (tensor<1x4x4x16xf32>, tensor<1x4x4x16xf32>) -> tensor<1x4x4x16xf32>
+  %y = graph.activation <relu> %a : tensor<1x4x4x16xf32>
+  %q, %qs = graph.quantize_static %y {scale = 2.0 : f32} : (tensor<1x4x4x16xf32>) -> (tensor<1x4x4x16xi8>, tensor<1x4x4x1xf32>)
+  %next = graph.mul %y, %r : (tensor<1x4x4x16xf32>, tensor<1x4x4x16xf32>) -> tensor<1x4x4x16xf32>
+  return %next, %q : tensor<1x4x4x16xf32>, tensor<1x4x4x16xi8>
 }

@@ -18,7 +18,11 @@
      over the HWIO filter [3, 3, 1, 24], stride 2, bias and relu6: the per-element kernel;
    - depthwise_lanes: the same over [8, 48, 48, 64], stride 1, pads 1, and the next 1x1 conv's
      quantize_static fused: the per-element kernel's vector lanes, 16 int8 channels a thread
-     (its thread count is checked).
+     (its thread count is checked);
+   - residual_side: values with two users, an add and a quantize_static, over [8, 32, 32, 64]:
+     an elementwise tree on the input (4-wide lanes, thread count checked) and a 1x1 conv's
+     epilogue (residual add, relu; tensor cores) each store the value and its int8 (dlc-fuse's
+     side output), both outs compared; a 3x3 conv reads the int8 and adds the f32.
    Every kernel must equal the reference executor on its own inputs exactly (int8 values,
    int32 sums, the same f32 de-scaling, bias and clipping), and so must the outputs; the
    C = 32 and C = 48 convolutions must take the tensor cores (conv_tc).
@@ -124,6 +128,12 @@ class Writer:
         self.lines.append("  %s = graph.activation %s %s : %s" % (v, fn, x, t(shape, "f32")))
         return v
 
+    def add(self, a, b, shape, b_shape=None):
+        v = self.name()
+        self.lines.append("  %s = graph.add %s, %s : (%s, %s) -> %s" % (
+            v, a, b, t(shape, "f32"), t(b_shape or shape, "f32"), t(shape, "f32")))
+        return v
+
     def module(self, in_shape, result, res_shape):
         return ("func.func @main(%%x: %s) -> %s {\n%s\n  return %s : %s\n}\n" % (
             t(in_shape, "f32"), t(res_shape, "f32"), "\n".join(self.lines), result,
@@ -186,12 +196,33 @@ def case_conv_wide(rng):
     return w.module(shape, y, s), x, {"conv_tc": 1}
 
 
+def case_residual_side(rng):
+    """Values with two users, an add and a quantize_static (a residual stream): the
+    quantize_static is a side output of the kernel computing the value (dlc-fuse). u, an
+    elementwise tree on the input, stores f32 and int8 as 4-wide vector lanes; z, the first
+    convolution's epilogue (the residual add of u, relu), stores both from the tensor-core
+    epilogue; the second convolution adds z."""
+    w = Writer(rng)
+    shape = [8, 32, 32, 64]
+    c = w.const((rng.standard_normal(64) * 0.3).astype(np.float32), "f32")
+    u = w.relu(w.add("%x", c, shape, [64]), shape)
+    y, s = w.conv(w.quantize(u, shape, 40.0), shape, 1, 1, 64, [1, 1], [0, 0, 0, 0], 1, 40.0)
+    z = w.relu(w.add(w.bias(y, s), u, s), s)
+    y2, s2 = w.conv(w.quantize(z, s, 30.0), s, 3, 3, 64, [1, 1], [1, 1, 1, 1], 1, 30.0)
+    out = w.add(y2, z, s2)
+    x = rng.standard_normal(shape).astype(np.float32)
+    return w.module(shape, out, s2), x, {"conv_tc": 2, "elementwise": 1}
+
+
 CASES = {"conv_c32": case_conv_c32, "conv_wide": case_conv_wide, "conv_c48": case_conv_c48,
-         "depthwise": case_depthwise, "depthwise_lanes": case_depthwise_lanes}
+         "depthwise": case_depthwise, "depthwise_lanes": case_depthwise_lanes,
+         "residual_side": case_residual_side}
 # The threads a case's kernel of a family must run: depthwise_lanes's 1179648 int8 outputs as
 # 16-channel vector lanes (ElementEmitter::emitWindowLanes), 73728 threads (narrower lanes,
-# or one thread per element, would be at least twice as many).
-THREADS = {"depthwise_lanes": ("depthwise", 1179648 // 16)}
+# or one thread per element, would be at least twice as many); residual_side's tree, 524288
+# f32 outputs and their int8 as 4-wide lanes.
+THREADS = {"depthwise_lanes": ("depthwise", 1179648 // 16),
+           "residual_side": ("elementwise", 524288 // 4)}
 
 
 def rel_l2(a, e):

@@ -2,8 +2,8 @@
 //
 // The per-element kernel: a grid-stride loop over each output, every op of
 // the body computed inline by the ElementEmitter (a side output, dlc-fuse's
-// int8 of the first output's quantize_static, in the first output's loop,
-// one element a thread). Where the result is an
+// int8 of the first output's quantize_static, in the first output's loop
+// from the same elements, vector lanes included). Where the result is an
 // elementwise tree of float values and its innermost dim allows, each thread
 // handles one 16-byte vector: the inputs of the result's shape are loaded as
 // float4 / 8 x half vectors (the others, broadcast, element by element) and
@@ -135,9 +135,9 @@ LogicalResult codegen::detail::emitPerElementKernel(KernelContext &context,
   CodeWriter &w = context.code;
   ElementEmitter e(context, w);
   int64_t maxTotal = 1;
-  // A side output is computed in its value's loop from the same element
-  // (one element a thread), not in a loop of its own that would compute the
-  // value again.
+  // A side output is computed in its value's loop from the same elements
+  // (the same lanes), not in a loop of its own that would compute the value
+  // again.
   const Value side = sideOutput(yield);
   w.open("extern \"C\" __global__ void __launch_bounds__(" +
          std::to_string(kThreads) + ") " + context.kernel.entry + "(" +
@@ -149,8 +149,7 @@ LogicalResult codegen::detail::emitPerElementKernel(KernelContext &context,
     ArrayRef<int64_t> shape = context.outShape(out);
     SmallVector<unsigned> vectorArgs;
     SmallVector<Operation *> windows;
-    int64_t width =
-        side ? 1 : vectorWidth(context, value, out, vectorArgs, windows);
+    int64_t width = vectorWidth(context, value, out, vectorArgs, windows);
     int64_t total = 1;
     for (int64_t d : shape)
       total *= d;
@@ -210,22 +209,30 @@ LogicalResult codegen::detail::emitPerElementKernel(KernelContext &context,
                  e.local(DType::F32, "dlc_to_float(" + name + ".v[" +
                                          std::to_string(l) + "])"));
       }
-      const std::string vec = "dlc_vec<" +
-                              std::string(storageType(context.outDType(out))) +
-                              ", " + std::to_string(width) + ">";
-      const std::string result = e.fresh("o");
-      w.line(vec + " " + result + ";");
-      for (int64_t l = 0; l < width; ++l) {
-        FailureOr<std::string> v = e.emit(value, lane(l));
-        if (failed(v)) {
-          context.error = e.error();
-          return failure();
+      // A stored value's lanes (the result's, then the side's int8): one
+      // vector store each.
+      auto storeLanes = [&](Value stored, unsigned o) -> LogicalResult {
+        const DType s = context.outDType(o);
+        const std::string vec = "dlc_vec<" + std::string(storageType(s)) +
+                                ", " + std::to_string(width) + ">";
+        const std::string result = e.fresh("o");
+        w.line(vec + " " + result + ";");
+        for (int64_t l = 0; l < width; ++l) {
+          FailureOr<std::string> v = e.emit(stored, lane(l));
+          if (failed(v))
+            return failure();
+          w.line(result + ".v[" + std::to_string(l) +
+                 "] = " + storeConversion(s, *v) + ";");
         }
-        w.line(result + ".v[" + std::to_string(l) +
-               "] = " + storeConversion(context.outDType(out), *v) + ";");
+        w.line("*reinterpret_cast<" + vec + " *>(" + KernelContext::outName(o) +
+               " + " + linear + ") = " + result + ";");
+        return success();
+      };
+      if (failed(storeLanes(value, out)) ||
+          (side && failed(storeLanes(side, out + 1)))) {
+        context.error = e.error();
+        return failure();
       }
-      w.line("*reinterpret_cast<" + vec + " *>(" + KernelContext::outName(out) +
-             " + " + linear + ") = " + result + ";");
     }
     e.popScope();
     w.close();
