@@ -812,6 +812,14 @@ void Fuser::outline(const Group &group) {
     }
   }
 
+  // A side chain's constant that stays an input (a weight, or one other
+  // kernels read too) may come after the sink: it moves before the fusion
+  // (a constant has no operands).
+  for (Value input : inputs)
+    if (auto constant = input.getDefiningOp<ConstantOp>();
+        constant && constant->getBlock() == &block &&
+        sink->isBeforeInBlock(constant))
+      constant->moveBefore(sink);
   SmallVector<Location> locs =
       llvm::map_to_vector(ops, [](Operation *op) { return op->getLoc(); });
   OpBuilder builder(sink);

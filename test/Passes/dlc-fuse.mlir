@@ -823,3 +823,24 @@ func.func @tree_side_output(%sums: tensor<1x4x4x16xi32>, %r: tensor<1x4x4x16xf32
   %next = graph.mul %y, %r : (tensor<1x4x4x16xf32>, tensor<1x4x4x16xf32>) -> tensor<1x4x4x16xf32>
   return %next, %q : tensor<1x4x4x16xf32>, tensor<1x4x4x16xi8>
 }
+
+// -----
+
+// A side chain's constant that stays an input (another kernel reads it too)
+// and comes after the sink moves before the fusion, which reads it.
+// CHECK-LABEL: func.func @side_output_late_constant
+// CHECK: %[[ZP:.+]] = graph.constant dense<-1.000000e+00> : tensor<1xf32>
+// CHECK-NEXT: %[[F:.+]]:2 = graph.fusion(%arg0, %arg1, %[[ZP]])
+// CHECK: graph.yield
+// CHECK: graph.add %arg2, %[[ZP]]
+func.func @side_output_late_constant(%x: tensor<1x4x4x16xi8>, %w: tensor<16x1x1x16xi8>, %r: tensor<1x4x4x16xf32>) -> (tensor<1x4x4x16xf32>, tensor<1x4x4x16xi8>, tensor<1x4x4x16xf32>) {
+  %s = graph.constant dense<2.0> : tensor<16xf32>
+  %c = graph.quantized_conv2d %x, %w, %s {filter_layout = #graph.filter_layout<ohwi>, input_scale = 4.0 : f32} : (tensor<1x4x4x16xi8>, tensor<16x1x1x16xi8>, tensor<16xf32>) -> tensor<1x4x4x16xf32>
+  %y = graph.activation <relu> %c : tensor<1x4x4x16xf32>
+  %zp = graph.constant dense<-1.0> : tensor<1xf32>
+  %z = graph.add %y, %zp : (tensor<1x4x4x16xf32>, tensor<1xf32>) -> tensor<1x4x4x16xf32>
+  %q, %qs = graph.quantize_static %z {scale = 2.0 : f32, min = -128 : i64} : (tensor<1x4x4x16xf32>) -> (tensor<1x4x4x16xi8>, tensor<1x4x4x1xf32>)
+  %next = graph.add %y, %r : (tensor<1x4x4x16xf32>, tensor<1x4x4x16xf32>) -> tensor<1x4x4x16xf32>
+  %other = graph.add %r, %zp : (tensor<1x4x4x16xf32>, tensor<1xf32>) -> tensor<1x4x4x16xf32>
+  return %next, %q, %other : tensor<1x4x4x16xf32>, tensor<1x4x4x16xi8>, tensor<1x4x4x16xf32>
+}
