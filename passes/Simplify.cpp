@@ -11,7 +11,14 @@
 //  - an explicit zero pad of the spatial dims folded into the following
 //    conv or pool when the padding semantics agree;
 //  - the scale result of a quantize_static (a static shape) replaced by a
-//    splat constant of its value.
+//    splat constant of its value;
+//  - a quantize_static of a max pool's result (through the zero point's add
+//    of a scalar constant) moved before the pool, which then takes the int8
+//    values: max commutes with every non-decreasing map, and the add's f32
+//    rounding and the quantization are ones, so the int8 results are the
+//    same for every finite input (a NaN, which the f32 max propagates and
+//    quantizes to -128, the int8 max takes as -128); the pool reads and
+//    its producer stores a quarter of the bytes.
 //
 // Every rewrite is exact up to one f32 rounding of the folded constants
 // (computed in double), and the pass is idempotent.
@@ -494,6 +501,57 @@ struct ScaleOfQuantizeStaticToConstant : OpRewritePattern<QuantizeStaticOp> {
   }
 };
 
+/// quantize_static(max_pool(x)) -> max_pool(quantize_static(x)), and
+/// quantize_static(add(max_pool(x), c)) -> max_pool(quantize_static(add(x,
+/// c))) for a splat constant c (see the file comment), when each op but the
+/// quantize_static has one user and the scale result has none.
+struct QuantizeBeforeMaxPool : OpRewritePattern<QuantizeStaticOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(QuantizeStaticOp op,
+                                PatternRewriter &rewriter) const override {
+    if (!op.getScaleOut().use_empty())
+      return rewriter.notifyMatchFailure(op, "the scale result is used");
+    Value input = op.getInput();
+    auto add = input.getDefiningOp<AddOp>();
+    Value shift;
+    if (add && add->hasOneUse()) {
+      for (auto [x, c] : {std::pair(add.getLhs(), add.getRhs()),
+                          std::pair(add.getRhs(), add.getLhs())}) {
+        std::optional<std::vector<float>> values = constantFloats(c);
+        if (x.getType() == add.getType() && values && !values->empty() &&
+            llvm::all_equal(*values)) {
+          input = x;
+          shift = c;
+          break;
+        }
+      }
+      if (!shift)
+        return rewriter.notifyMatchFailure(op, "not a scalar shift");
+    }
+    auto pool = input.getDefiningOp<Pool2DOp>();
+    if (!pool || pool.getKind() != PoolKind::Max || !pool->hasOneUse() ||
+        !pool.getType().getElementType().isF32())
+      return rewriter.notifyMatchFailure(op, "not an f32 max pool's result");
+    rewriter.setInsertionPoint(pool);
+    Value x = pool.getInput();
+    if (shift)
+      x = rewriter.create<AddOp>(add.getLoc(), x.getType(), x, shift);
+    auto quantized = rewriter.create<QuantizeStaticOp>(
+        op.getLoc(), x, op.getScaleAttr(), op.getMinAttr(), op.getMaxAttr());
+    auto pooled = rewriter.create<Pool2DOp>(
+        pool.getLoc(), quantized.getOutput(), pool.getKindAttr(),
+        pool.getWindowAttr(), pool.getStridesAttr(), pool.getPadsAttr(),
+        pool.getCountIncludePadAttr(), pool.getDataLayoutAttr());
+    rewriter.replaceAllUsesWith(op.getOutput(), pooled.getResult());
+    rewriter.eraseOp(op);
+    if (add)
+      rewriter.eraseOp(add);
+    rewriter.eraseOp(pool);
+    return success();
+  }
+};
+
 //===----------------------------------------------------------------------===//
 // The pass
 //===----------------------------------------------------------------------===//
@@ -511,7 +569,8 @@ struct SimplifyPass : public dlc::impl::SimplifyPassBase<SimplifyPass> {
     set.add<FoldTransposeOfConstant, FoldReshapeOfConstant, RemoveZeroBias,
             FoldBatchNormIntoProducer, BatchNormToScaleShift,
             FoldPadIntoConv<Conv2DOp>, FoldPadIntoConv<DepthwiseConv2DOp>,
-            FoldPadIntoPool, ScaleOfQuantizeStaticToConstant>(context);
+            FoldPadIntoPool, ScaleOfQuantizeStaticToConstant,
+            QuantizeBeforeMaxPool>(context);
     set.add<RemoveNeutralOperand<AddOp>>(context, 0.0f, /*commutes=*/true);
     set.add<RemoveNeutralOperand<SubOp>>(context, 0.0f, /*commutes=*/false);
     set.add<RemoveNeutralOperand<MulOp>>(context, 1.0f, /*commutes=*/true);

@@ -129,6 +129,34 @@ Buffer dlc::reference::detail::evalPool2D(Pool2DOp op, Operands operands,
   const int64_t oh = outShape[1], ow = outShape[2];
   const bool isMax = op.getKind() == PoolKind::Max;
   const bool includePad = op.getCountIncludePad();
+  if (in.elem() == Elem::I8) {
+    // int8 values (max only, the verifier says): the largest of the valid
+    // cells.
+    Buffer out = Buffer::alloc(Elem::I8, outShape);
+    const int8_t *x = in.data<int8_t>();
+    int8_t *y = out.mutableData<int8_t>();
+    pool.parallelFor(in.dim(0) * oh, [&](int64_t row) {
+      int64_t b = row / oh, oy = row % oh;
+      for (int64_t ox = 0; ox < ow; ++ox) {
+        int8_t *acc = y + (row * ow + ox) * c;
+        std::fill(acc, acc + c, std::numeric_limits<int8_t>::min());
+        for (int64_t ky = 0; ky < window[0]; ++ky) {
+          int64_t iy = oy * strides[0] - pads[0] + ky;
+          if (iy < 0 || iy >= h)
+            continue;
+          for (int64_t kx = 0; kx < window[1]; ++kx) {
+            int64_t ix = ox * strides[1] - pads[2] + kx;
+            if (ix < 0 || ix >= w)
+              continue;
+            const int8_t *xp = x + ((b * h + iy) * w + ix) * c;
+            for (int64_t i = 0; i < c; ++i)
+              acc[i] = std::max(acc[i], xp[i]);
+          }
+        }
+      }
+    });
+    return fromNHWC(std::move(out), layout, pool);
+  }
   Buffer out = Buffer::alloc(Elem::F32, outShape);
   const float *x = in.data<float>();
   float *y = out.mutableData<float>();

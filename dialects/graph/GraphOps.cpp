@@ -470,6 +470,8 @@ static LogicalResult inferPool2D(T op, EmitFn emit,
       p[3] >= window[1])
     return emit() << "pads " << fmt(p) << " must be smaller than the window "
                   << fmt(window);
+  if (in.getElementType().isInteger(8) && op.getKind() != PoolKind::Max)
+    return emit() << "pools int8 values by max only";
   LayoutDims d = dimsOf(op.getDataLayout());
   int64_t oh = windowOutput(in.getDimSize(d.h), window[0], s[0], 1, p[0], p[1]);
   int64_t ow = windowOutput(in.getDimSize(d.w), window[1], s[1], 1, p[2], p[3]);

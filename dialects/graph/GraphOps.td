@@ -185,13 +185,16 @@ def Graph_Pool2DOp : Graph_InferredOp<"pool2d"> {
   let summary = "2-D max or average pooling";
   let description = [{
     Padding is never a value: max ignores it, average divides by the number
-    of valid cells unless `count_include_pad` is set.
+    of valid cells unless `count_include_pad` is set. Max pooling also takes
+    int8 values (dlc-simplify quantizes before a max pool: max commutes with
+    a non-decreasing map).
   }];
-  let arguments = (ins Graph_FloatTensor:$input, Graph_PoolKindAttr:$kind,
+  let arguments = (ins RankedTensorOf<[F32, F16, BF16, I8]>:$input,
+    Graph_PoolKindAttr:$kind,
     DenseI64ArrayAttr:$window, StridesAttr:$strides, PadsAttr:$pads,
     DefaultValuedAttr<BoolAttr, "false">:$count_include_pad,
     DataLayoutAttr:$data_layout);
-  let results = (outs Graph_FloatTensor:$output);
+  let results = (outs RankedTensorOf<[F32, F16, BF16, I8]>:$output);
   let assemblyFormat = [{
     $kind $input attr-dict `:` functional-type(operands, results)
   }];

@@ -320,3 +320,24 @@ func.func @tree_side_output_lanes(%x: memref<2x8x8x16xf32>, %r: memref<2x8x8x16x
   }
   return
 }
+
+// -----
+
+// An int8 max pool (dlc-simplify moves the next layer's quantize_static
+// before a max pool): 16 channels a thread, each tap one 16-byte load, the
+// lanes ints from -128, stored as one 16-byte vector.
+// CHECK-LABEL: // ===== kernel k0_pool2d family=pool
+// CHECK:         int [[A:acc[0-9]+]] = -128;
+// CHECK:         const dlc_vec<signed char, 16> [[X:x[0-9]+]] = *reinterpret_cast<const dlc_vec<signed char, 16> *>(in0 +
+// CHECK-NEXT:    [[A]] = ((int)[[X]].v[0] > [[A]] ? (int)[[X]].v[0] : [[A]]);
+// CHECK:         dlc_vec<signed char, 16> [[O:o[0-9]+]];
+// CHECK-NEXT:    [[O]].v[0] = (signed char)([[A]]);
+// CHECK:         *reinterpret_cast<dlc_vec<signed char, 16> *>(out0 + {{.+}}) = [[O]];
+func.func @int8_max_pool(%x: memref<2x8x8x32xi8>, %y: memref<2x4x4x32xi8>) {
+  exec.kernel "k0_pool2d" ins(%x : memref<2x8x8x32xi8>) outs(%y : memref<2x4x4x32xi8>) {
+  ^bb0(%a0: tensor<2x8x8x32xi8>):
+    %0 = graph.pool2d <max> %a0 {pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>, window = array<i64: 3, 3>} : (tensor<2x8x8x32xi8>) -> tensor<2x4x4x32xi8>
+    exec.yield %0 : tensor<2x4x4x32xi8>
+  }
+  return
+}

@@ -93,24 +93,25 @@ func.func @nchw_conv(%x: tensor<1x2x3x3xf32>) -> tensor<1x2x3x2xf32> {
 
 // -----
 
-// A pool after a quantized_conv2d: fused into the epilogue where the
-// convolution runs per element anyway (C = 3), not where it takes the int8
-// tensor cores (C = 16), whose GEMM epilogue cannot pool: there the pool is a
-// kernel of its own, with the quantize_static that follows it.
+// A max pool after a quantized_conv2d: dlc-simplify moves the next layer's
+// quantize_static before it (max commutes with the quantization), so the
+// pool takes int8 values. Fused into the epilogue where the convolution runs
+// per element anyway (C = 3), not where it takes the int8 tensor cores
+// (C = 16), whose GEMM epilogue cannot pool: there the convolution's kernel
+// stores int8 and the pool is a kernel of its own, reading it.
 // FUSE-LABEL: func.func @pools
 // FUSE:       graph.fusion
 // FUSE:         graph.quantized_conv2d {{.+}} : (tensor<1x8x8x3xi8>
 // FUSE-NEXT:    graph.activation <relu>
-// FUSE-NEXT:    graph.pool2d <max>
 // FUSE-NEXT:    graph.quantize_static
+// FUSE-NEXT:    graph.pool2d <max> {{.+}} : (tensor<1x8x8x16xi8>) -> tensor<1x4x4x16xi8>
 // FUSE-NEXT:    graph.yield
 // FUSE:       %[[C:.+]] = graph.fusion
 // FUSE:         graph.quantized_conv2d {{.+}} : (tensor<1x4x4x16xi8>
 // FUSE-NEXT:    graph.activation <relu>
-// FUSE-NEXT:    graph.yield
-// FUSE:       graph.fusion(%[[C]]) : (tensor<1x4x4x16xf32>) -> tensor<1x2x2x16xi8>
-// FUSE:         graph.pool2d <max>
 // FUSE-NEXT:    graph.quantize_static
+// FUSE-NEXT:    graph.yield
+// FUSE:       graph.pool2d <max> %[[C]] {{.+}} : (tensor<1x4x4x16xi8>) -> tensor<1x2x2x16xi8>
 func.func @pools(%x: tensor<1x8x8x3xi8>) -> tensor<1x2x2x16xi8> {
   %w1 = graph.constant dense<1> : tensor<16x1x1x3xi8>
   %s1 = graph.constant dense<2.0> : tensor<16xf32>

@@ -524,3 +524,42 @@ func.func @pad_avg_pool_kept(%x: tensor<1x4x4x2xf32>) -> tensor<1x5x4x2xf32> {
   %1 = graph.pool2d <avg> %0 {window = array<i64: 3, 3>, pads = array<i64: 1, 0, 0, 0>} : (tensor<1x6x6x2xf32>) -> tensor<1x5x4x2xf32>
   return %1 : tensor<1x5x4x2xf32>
 }
+
+// -----
+
+// A quantize_static of a max pool's result moves before the pool, which
+// then pools int8 values (max commutes with the quantization); through the
+// zero point's add of a scalar too (--int8-unsigned-activations).
+// CHECK-LABEL: func.func @quantize_before_max_pool
+// CHECK: %[[Q:.+]], %{{.+}} = graph.quantize_static %arg0 {scale = 2.000000e+00 : f32}
+// CHECK-NEXT: %[[P:.+]] = graph.pool2d <max> %[[Q]] {pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>, window = array<i64: 3, 3>} : (tensor<1x8x8x16xi8>) -> tensor<1x4x4x16xi8>
+// CHECK: %[[Z:.+]] = graph.add %arg0, %{{.+}} : (tensor<1x8x8x16xf32>, tensor<1xf32>)
+// CHECK-NEXT: %[[QZ:.+]], %{{.+}} = graph.quantize_static %[[Z]] {min = -128 : i64, scale = 3.000000e+00 : f32}
+// CHECK-NEXT: %[[PZ:.+]] = graph.pool2d <max> %[[QZ]]
+// CHECK: return %[[P]], %[[PZ]]
+func.func @quantize_before_max_pool(%x: tensor<1x8x8x16xf32>) -> (tensor<1x4x4x16xi8>, tensor<1x4x4x16xi8>) {
+  %zp = graph.constant dense<-5.0> : tensor<1xf32>
+  %p = graph.pool2d <max> %x {pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>, window = array<i64: 3, 3>} : (tensor<1x8x8x16xf32>) -> tensor<1x4x4x16xf32>
+  %q, %qs = graph.quantize_static %p {scale = 2.0 : f32} : (tensor<1x4x4x16xf32>) -> (tensor<1x4x4x16xi8>, tensor<1x4x4x1xf32>)
+  %p2 = graph.pool2d <max> %x {pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>, window = array<i64: 3, 3>} : (tensor<1x8x8x16xf32>) -> tensor<1x4x4x16xf32>
+  %z = graph.add %p2, %zp : (tensor<1x4x4x16xf32>, tensor<1xf32>) -> tensor<1x4x4x16xf32>
+  %q2, %qs2 = graph.quantize_static %z {scale = 3.0 : f32, min = -128 : i64} : (tensor<1x4x4x16xf32>) -> (tensor<1x4x4x16xi8>, tensor<1x4x4x1xf32>)
+  return %q, %q2 : tensor<1x4x4x16xi8>, tensor<1x4x4x16xi8>
+}
+
+// -----
+
+// Not moved: an average pool (the mean of int8 values is not the int8 of the
+// mean), a max pool with another user.
+// CHECK-LABEL: func.func @quantize_after_pool_stays
+// CHECK: %[[A:.+]] = graph.pool2d <avg> %arg0 {{.+}} -> tensor<1x4x4x16xf32>
+// CHECK-NEXT: graph.quantize_static %[[A]]
+// CHECK-NEXT: %[[M:.+]] = graph.pool2d <max> %arg0 {{.+}} -> tensor<1x4x4x16xf32>
+// CHECK-NEXT: graph.quantize_static %[[M]]
+func.func @quantize_after_pool_stays(%x: tensor<1x8x8x16xf32>) -> (tensor<1x4x4x16xi8>, tensor<1x4x4x16xi8>, tensor<1x4x4x16xf32>) {
+  %a = graph.pool2d <avg> %x {strides = array<i64: 2, 2>, window = array<i64: 2, 2>} : (tensor<1x8x8x16xf32>) -> tensor<1x4x4x16xf32>
+  %q, %qs = graph.quantize_static %a {scale = 2.0 : f32} : (tensor<1x4x4x16xf32>) -> (tensor<1x4x4x16xi8>, tensor<1x4x4x1xf32>)
+  %m = graph.pool2d <max> %x {strides = array<i64: 2, 2>, window = array<i64: 2, 2>} : (tensor<1x8x8x16xf32>) -> tensor<1x4x4x16xf32>
+  %q2, %qs2 = graph.quantize_static %m {scale = 2.0 : f32} : (tensor<1x4x4x16xf32>) -> (tensor<1x4x4x16xi8>, tensor<1x4x4x1xf32>)
+  return %q, %q2, %m : tensor<1x4x4x16xi8>, tensor<1x4x4x16xi8>, tensor<1x4x4x16xf32>
+}

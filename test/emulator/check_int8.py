@@ -22,7 +22,10 @@
    - residual_side: values with two users, an add and a quantize_static, over [8, 32, 32, 64]:
      an elementwise tree on the input (4-wide lanes, thread count checked) and a 1x1 conv's
      epilogue (residual add, relu; tensor cores) each store the value and its int8 (dlc-fuse's
-     side output), both outs compared; a 3x3 conv reads the int8 and adds the f32.
+     side output), both outs compared; a 3x3 conv reads the int8 and adds the f32;
+   - pool_lanes: a 1x1 conv over [8, 96, 96, 64] with relu, a 3x3 stride-2 padded max pool
+     and a quantize_static, which dlc-simplify moves before the pool: the conv stores int8 and
+     the pool pools it, 16 channels a thread (its thread count checked).
    Every kernel must equal the reference executor on its own inputs exactly (int8 values,
    int32 sums, the same f32 de-scaling, bias and clipping), and so must the outputs; the
    C = 32 and C = 48 convolutions must take the tensor cores (conv_tc).
@@ -134,6 +137,17 @@ class Writer:
             v, a, b, t(shape, "f32"), t(b_shape or shape, "f32"), t(shape, "f32")))
         return v
 
+    def max_pool(self, x, shape, window, stride, pads):
+        n, h, w, c = shape
+        res = out_shape(n, h, w, window, window, [stride, stride], pads, c)
+        v = self.name()
+        self.lines.append(
+            "  %s = graph.pool2d <max> %s {pads = array<i64: %s>, strides = array<i64: %d, %d>, "
+            "window = array<i64: %d, %d>} : (%s) -> %s" % (
+                v, x, ", ".join(map(str, pads)), stride, stride, window, window,
+                t(shape, "f32"), t(res, "f32")))
+        return v, res
+
     def module(self, in_shape, result, res_shape):
         return ("func.func @main(%%x: %s) -> %s {\n%s\n  return %s : %s\n}\n" % (
             t(in_shape, "f32"), t(res_shape, "f32"), "\n".join(self.lines), result,
@@ -214,15 +228,31 @@ def case_residual_side(rng):
     return w.module(shape, out, s2), x, {"conv_tc": 2, "elementwise": 1}
 
 
+def case_pool_lanes(rng):
+    """A 1x1 conv over [8, 96, 96, 64] with relu, then a 3x3 stride-2 max pool with padding
+    (ResNet's) and the next 1x1 conv's quantize_static, which dlc-simplify moves before the
+    pool: the first conv's epilogue stores int8 and the pool takes it, 16 channels a thread
+    (thread count checked)."""
+    w = Writer(rng)
+    shape = [8, 96, 96, 64]
+    y, s = w.conv(w.quantize("%x", shape, 40.0), shape, 1, 1, 64, [1, 1], [0, 0, 0, 0], 1, 40.0)
+    p, s1 = w.max_pool(w.relu(y, s), s, 3, 2, [1, 1, 1, 1])
+    z, s2 = w.conv(w.quantize(p, s1, 0.05), s1, 1, 1, 16, [1, 1], [0, 0, 0, 0], 1, 0.05)
+    x = rng.standard_normal(shape).astype(np.float32)
+    return w.module(shape, z, s2), x, {"pool": 1, "conv_tc": 2}
+
+
 CASES = {"conv_c32": case_conv_c32, "conv_wide": case_conv_wide, "conv_c48": case_conv_c48,
          "depthwise": case_depthwise, "depthwise_lanes": case_depthwise_lanes,
-         "residual_side": case_residual_side}
+         "residual_side": case_residual_side, "pool_lanes": case_pool_lanes}
 # The threads a case's kernel of a family must run: depthwise_lanes's 1179648 int8 outputs as
 # 16-channel vector lanes (ElementEmitter::emitWindowLanes), 73728 threads (narrower lanes,
 # or one thread per element, would be at least twice as many); residual_side's tree, 524288
-# f32 outputs and their int8 as 4-wide lanes.
+# f32 outputs and their int8 as 4-wide lanes; pool_lanes's int8 max pool, 16 channels a
+# thread.
 THREADS = {"depthwise_lanes": ("depthwise", 1179648 // 16),
-           "residual_side": ("elementwise", 524288 // 4)}
+           "residual_side": ("elementwise", 524288 // 4),
+           "pool_lanes": ("pool", 1179648 // 16)}
 
 
 def rel_l2(a, e):

@@ -43,6 +43,11 @@ bool isQuantizeStatic(Value value) {
   return q && q.getOutput() == value;
 }
 
+/// Whether `value` is an int8 max pool's result.
+bool isInt8Pool(Value value) {
+  return value.getDefiningOp<Pool2DOp>() && elementDType(value) == DType::I8;
+}
+
 /// Elements per 16-byte vector for out `out` computing `result`, or 1 when
 /// the body does not allow vectors. `vectorArgs` gets the body arguments of
 /// the result's shape (read at the result's index, so loaded as vectors).
@@ -50,8 +55,8 @@ int64_t vectorWidth(const KernelContext &context, Value result, unsigned out,
                     SmallVectorImpl<unsigned> &vectorArgs,
                     SmallVectorImpl<Operation *> &windows) {
   ArrayRef<int64_t> shape = context.outShape(out);
-  if (shape.empty() ||
-      !(isFloat(context.outDType(out)) || isQuantizeStatic(result)))
+  if (shape.empty() || !(isFloat(context.outDType(out)) ||
+                         isQuantizeStatic(result) || isInt8Pool(result)))
     return 1;
   int bytes = static_cast<int>(dtypeSize(context.outDType(out)));
   SmallVector<Value> work{result};
@@ -74,9 +79,12 @@ int64_t vectorWidth(const KernelContext &context, Value result, unsigned out,
       SmallVector<Value, 2> vectors =
           q ? SmallVector<Value, 2>{q.getInput(), q.getFilter()}
             : SmallVector<Value, 2>(def->getOperands());
+      // int8 operands: the quantized depthwise convolution's, an int8 max
+      // pool's input.
+      const bool bytes8 = q || isInt8Pool(v);
       for (Value operand : vectors) {
         const DType s = context.inDType(*inputArgument(operand));
-        if (q ? s != DType::I8 : !isFloat(s))
+        if (bytes8 ? s != DType::I8 : !isFloat(s))
           return 1;
         bytes = std::max(bytes, static_cast<int>(dtypeSize(s)));
       }

@@ -351,15 +351,18 @@ LogicalResult ElementEmitter::emitWindowLanes(Operation *op,
                 KernelContext::inName(arg) + " + " + offset + ");");
     return name;
   };
+  // An int8 max pool's lanes are ints, as emitPool2D's.
+  const bool int8Max = pool && elementDType(pool.getInput()) == DType::I8;
   SmallVector<std::string> acc;
   for (int64_t l = 0; l < width; ++l) {
     acc.push_back(fresh("acc"));
     // int8 x int8 summed exactly in int32, as emitQuantizedConv2D.
-    code_->line(
-        qdw ? "int " + acc.back() + " = 0;"
-            : "float " + acc.back() + " = " +
-                  (isMax ? floatLiteral(-INFINITY) : std::string("0.0f")) +
-                  ";");
+    code_->line(qdw       ? "int " + acc.back() + " = 0;"
+                : int8Max ? "int " + acc.back() + " = -128;"
+                          : "float " + acc.back() + " = " +
+                                (isMax ? floatLiteral(-INFINITY)
+                                       : std::string("0.0f")) +
+                                ";");
   }
   const std::string count = fresh("n");
   if (countValid)
@@ -385,7 +388,11 @@ LogicalResult ElementEmitter::emitWindowLanes(Operation *op,
       if (qdw)
         code_->line(acc[l] + " += (int)" + x + ".v[" + std::to_string(l) +
                     "] * (int)" + w + ".v[" + std::to_string(l) + "];");
-      else if (dw)
+      else if (int8Max) {
+        const std::string xi = "(int)" + x + ".v[" + std::to_string(l) + "]";
+        code_->line(acc[l] + " = (" + xi + " > " + acc[l] + " ? " + xi + " : " +
+                    acc[l] + ");");
+      } else if (dw)
         code_->line(acc[l] + " += " + xl + " * dlc_to_float(" + w + ".v[" +
                     std::to_string(l) + "]);");
       else if (isMax)
@@ -535,8 +542,11 @@ FailureOr<std::string> ElementEmitter::emitPool2D(Pool2DOp op,
                     &ox = index[dims.w], &c = index[dims.c];
   const bool countValid = countsValidCells(op);
   std::string acc = fresh("acc"), count = fresh("n");
-  code_->line("float " + acc + " = " +
-              (isMax ? floatLiteral(-INFINITY) : std::string("0.0f")) + ";");
+  // int8 values (max only): ints, the largest of the valid cells.
+  const bool int8 = elementDType(op.getInput()) == DType::I8;
+  code_->line(int8    ? "int " + acc + " = -128;"
+              : isMax ? "float " + acc + " = " + floatLiteral(-INFINITY) + ";"
+                      : "float " + acc + " = 0.0f;");
   if (countValid)
     code_->line("int " + count + " = 0;");
   {
@@ -549,13 +559,18 @@ FailureOr<std::string> ElementEmitter::emitPool2D(Pool2DOp op,
         emit(op.getInput(), inLayout<std::string>(layout, b, iy, ix, c));
     if (failed(x))
       return failure();
-    if (isMax)
+    if (int8)
+      code_->line(acc + " = (" + *x + " > " + acc + " ? " + *x + " : " + acc +
+                  ");");
+    else if (isMax)
       code_->line(acc + " = dlc_max_nan(" + *x + ", " + acc + ");");
     else
       code_->line(acc + " += " + *x + ";");
     if (countValid)
       code_->line("++" + count + ";");
   }
+  if (int8)
+    return acc;
   if (isMax)
     return local(DType::F32, rounded(op, acc));
   return local(DType::F32,

@@ -609,7 +609,8 @@ FailureOr<LibraryCallPlan> planPool(KernelMatcher &matcher,
                                     graph::Pool2DOp pool, Chain chain) {
   auto x = cast<RankedTensorType>(pool.getInput().getType());
   auto y = cast<RankedTensorType>(pool.getType());
-  if (chain.bias || chain.activation ||
+  // An int8 max pool (dlc-simplify's, under --precision int8) is generated.
+  if (x.getElementType().isInteger(8) || chain.bias || chain.activation ||
       pool.getDataLayout() != graph::Layout::NHWC || !x.hasStaticShape() ||
       !y.hasStaticShape() || y.getNumElements() == 0)
     return failure();

@@ -331,6 +331,14 @@ func.func @pool2d_4(%x: tensor<1x1x8x4xf32>) {
 
 // -----
 
+func.func @pool2d_int8_avg(%x: tensor<1x8x8x4xi8>) {
+  // expected-error@+1 {{pools int8 values by max only}}
+  %0 = graph.pool2d <avg> %x {window = array<i64: 2, 2>, strides = array<i64: 2, 2>} : (tensor<1x8x8x4xi8>) -> tensor<1x4x4x4xi8>
+  return
+}
+
+// -----
+
 func.func @pool2d_5(%x: tensor<8x8x4xf32>) {
   // expected-error@+1 {{expects a rank-4 input, got 'tensor<8x8x4xf32>'}}
   %0 = graph.pool2d <max> %x {window = array<i64: 2, 2>} : (tensor<8x8x4xf32>) -> tensor<7x7x4xf32>
