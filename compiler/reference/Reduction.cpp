@@ -118,6 +118,30 @@ std::vector<float> toVector(const Buffer &b) {
 // Pooling
 //===----------------------------------------------------------------------===//
 
+/// Calls `cell(offset)` for each cell of the pooling window of output (b, oy,
+/// ox) inside the [n, h, w, c] input, `offset` that of the cell's first
+/// channel; returns how many there are.
+template <typename Cell>
+static int64_t eachWindowCell(int64_t b, int64_t oy, int64_t ox, int64_t h,
+                              int64_t w, int64_t c, ArrayRef<int64_t> window,
+                              ArrayRef<int64_t> strides, ArrayRef<int64_t> pads,
+                              Cell cell) {
+  int64_t valid = 0;
+  for (int64_t ky = 0; ky < window[0]; ++ky) {
+    int64_t iy = oy * strides[0] - pads[0] + ky;
+    if (iy < 0 || iy >= h)
+      continue;
+    for (int64_t kx = 0; kx < window[1]; ++kx) {
+      int64_t ix = ox * strides[1] - pads[2] + kx;
+      if (ix < 0 || ix >= w)
+        continue;
+      ++valid;
+      cell(((b * h + iy) * w + ix) * c);
+    }
+  }
+  return valid;
+}
+
 Buffer dlc::reference::detail::evalPool2D(Pool2DOp op, Operands operands,
                                           ThreadPool &pool) {
   const Layout layout = op.getDataLayout();
@@ -136,23 +160,14 @@ Buffer dlc::reference::detail::evalPool2D(Pool2DOp op, Operands operands,
     const int8_t *x = in.data<int8_t>();
     int8_t *y = out.mutableData<int8_t>();
     pool.parallelFor(in.dim(0) * oh, [&](int64_t row) {
-      int64_t b = row / oh, oy = row % oh;
       for (int64_t ox = 0; ox < ow; ++ox) {
         int8_t *acc = y + (row * ow + ox) * c;
         std::fill(acc, acc + c, std::numeric_limits<int8_t>::min());
-        for (int64_t ky = 0; ky < window[0]; ++ky) {
-          int64_t iy = oy * strides[0] - pads[0] + ky;
-          if (iy < 0 || iy >= h)
-            continue;
-          for (int64_t kx = 0; kx < window[1]; ++kx) {
-            int64_t ix = ox * strides[1] - pads[2] + kx;
-            if (ix < 0 || ix >= w)
-              continue;
-            const int8_t *xp = x + ((b * h + iy) * w + ix) * c;
-            for (int64_t i = 0; i < c; ++i)
-              acc[i] = std::max(acc[i], xp[i]);
-          }
-        }
+        eachWindowCell(row / oh, row % oh, ox, h, w, c, window, strides, pads,
+                       [&](int64_t at) {
+                         for (int64_t i = 0; i < c; ++i)
+                           acc[i] = std::max(acc[i], x[at + i]);
+                       });
       }
     });
     return fromNHWC(std::move(out), layout, pool);
@@ -161,30 +176,20 @@ Buffer dlc::reference::detail::evalPool2D(Pool2DOp op, Operands operands,
   const float *x = in.data<float>();
   float *y = out.mutableData<float>();
   pool.parallelFor(in.dim(0) * oh, [&](int64_t row) {
-    int64_t b = row / oh, oy = row % oh;
     for (int64_t ox = 0; ox < ow; ++ox) {
       float *acc = y + (row * ow + ox) * c;
       std::fill(acc, acc + c,
                 isMax ? -std::numeric_limits<float>::infinity() : 0.0f);
-      int64_t valid = 0;
-      for (int64_t ky = 0; ky < window[0]; ++ky) {
-        int64_t iy = oy * strides[0] - pads[0] + ky;
-        if (iy < 0 || iy >= h)
-          continue;
-        for (int64_t kx = 0; kx < window[1]; ++kx) {
-          int64_t ix = ox * strides[1] - pads[2] + kx;
-          if (ix < 0 || ix >= w)
-            continue;
-          ++valid;
-          const float *xp = x + ((b * h + iy) * w + ix) * c;
-          if (isMax)
-            for (int64_t i = 0; i < c; ++i)
-              acc[i] = maxNaN(acc[i], xp[i]);
-          else
-            for (int64_t i = 0; i < c; ++i)
-              acc[i] += xp[i];
-        }
-      }
+      int64_t valid = eachWindowCell(row / oh, row % oh, ox, h, w, c, window,
+                                     strides, pads, [&](int64_t at) {
+                                       const float *xp = x + at;
+                                       if (isMax)
+                                         for (int64_t i = 0; i < c; ++i)
+                                           acc[i] = maxNaN(acc[i], xp[i]);
+                                       else
+                                         for (int64_t i = 0; i < c; ++i)
+                                           acc[i] += xp[i];
+                                     });
       if (!isMax) {
         int64_t count = includePad ? window[0] * window[1] : valid;
         float inv = 1.0f / static_cast<float>(std::max<int64_t>(count, 1));
