@@ -309,8 +309,9 @@ struct Group {
   Operation *leader; // the anchor, reduction or elementwise root
   Operation *sink;
   SmallVector<Operation *> ops;
-  /// An anchor's side output: a chain from the sink's result to a
-  /// quantize_static, whose int8 result the kernel stores too.
+  /// The side output of an anchor's epilogue or an elementwise tree: a chain
+  /// from the sink's result to a quantize_static, whose int8 result the
+  /// kernel stores too.
   SmallVector<Operation *> side;
 };
 

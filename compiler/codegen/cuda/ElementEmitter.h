@@ -343,6 +343,10 @@ std::optional<unsigned> inputArgument(mlir::Value value);
 /// groups = C and an HWIO [kh, kw, 1, C] filter) or a pooling, NHWC, static
 /// shapes, its input (and filter) kernel inputs (inputArgument()).
 bool windowLanesApply(mlir::Operation *op);
+/// The second result of a kernel whose results are a value and the int8 of a
+/// quantize_static of the same shape (dlc-fuse's side output), which the
+/// families compute from the first's element; null for other kernels.
+mlir::Value sideOutput(exec::YieldOp yield);
 
 /// Conv2D's filter dims (graph::dimsOf gives the index of an element).
 struct FilterGeometry {

@@ -123,16 +123,6 @@ int64_t vectorWidth(const KernelContext &context, Value result, unsigned out,
   return shape.back() % width == 0 ? width : 1;
 }
 
-/// The second result of a kernel whose results are a value and the int8 of a
-/// quantize_static of it (dlc-fuse's side output), or null.
-Value sideOutput(exec::YieldOp yield) {
-  ValueRange values = yield.getValues();
-  if (values.size() != 2 || !isQuantizeStatic(values[1]) ||
-      shapeOf(values[1]) != shapeOf(values[0]))
-    return {};
-  return values[1];
-}
-
 } // namespace
 
 LogicalResult codegen::detail::emitPerElementKernel(KernelContext &context,

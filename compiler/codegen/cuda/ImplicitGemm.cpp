@@ -266,18 +266,11 @@ private:
 LogicalResult GemmKernel::analyze() {
   auto yield =
       cast<exec::YieldOp>(context_.op.getBody().front().getTerminator());
-  ValueRange values = yield.getValues();
-  auto quantize = values.size() == 2
-                      ? values[1].getDefiningOp<QuantizeStaticOp>()
-                      : QuantizeStaticOp();
-  if (quantize && quantize.getOutput() == values[1] &&
-      shapeOf(values[1]) == shapeOf(values[0]) &&
-      context_.outDType(1) == DType::I8)
-    side_ = values[1];
-  else if (values.size() != 1)
+  side_ = sideOutput(yield);
+  if (!side_ && yield.getValues().size() != 1)
     return fail("a GEMM kernel stores one result, or one and a "
                 "quantize_static of it");
-  yield_ = values.front();
+  yield_ = yield.getValues().front();
   ArrayRef<int64_t> resultShape =
       cast<ShapedType>(op_->getResult(0).getType()).getShape();
   if (cast<ShapedType>(yield_.getType()).getShape() != resultShape)
@@ -809,7 +802,7 @@ LogicalResult GemmKernel::emitEpilogue(CodeWriter &w, bool pairs,
   // from the result's, which the emitter keeps).
   auto element = [&](ArrayRef<std::string> mIndex, StringRef n, int column,
                      StringRef acc,
-                     std::string *side = nullptr) -> FailureOr<std::string> {
+                     std::string &side) -> FailureOr<std::string> {
     Index index = resultIndex(mIndex, n);
     std::string value = acc.str();
     if (f8mm_) {
@@ -861,7 +854,7 @@ LogicalResult GemmKernel::emitEpilogue(CodeWriter &w, bool pairs,
       return failure();
     // The result's expression stays valid (the emitter made it a local, or
     // it is an atom).
-    *side = *quantized;
+    side = *quantized;
     return stored;
   };
   if (!context_.needsTensorCoreGemm) {
@@ -870,7 +863,7 @@ LogicalResult GemmKernel::emitEpilogue(CodeWriter &w, bool pairs,
     e_.startFunction(w);
     Index mIndex = resultRows();
     std::string s;
-    FailureOr<std::string> v = element(mIndex, "n", 0, "acc", &s);
+    FailureOr<std::string> v = element(mIndex, "n", 0, "acc", s);
     if (failed(v))
       return failEmitter();
     w.line(context_.storeStatement(0, resultOffset(), *v));
@@ -905,7 +898,7 @@ LogicalResult GemmKernel::emitEpilogue(CodeWriter &w, bool pairs,
   e_.startFunction(w);
   Index mIndex = resultRows();
   std::string s0, s1;
-  FailureOr<std::string> v0 = element(mIndex, "n", 0, "c0", &s0);
+  FailureOr<std::string> v0 = element(mIndex, "n", 0, "c0", s0);
   if (failed(v0))
     return failEmitter();
   w.line(r0 + " = " + *v0 + ";");
@@ -915,7 +908,7 @@ LogicalResult GemmKernel::emitEpilogue(CodeWriter &w, bool pairs,
     w.open("if (n + 1 < N)");
     e_.pushScope();
   }
-  FailureOr<std::string> v1 = element(mIndex, "(n + 1)", 1, "c1", &s1);
+  FailureOr<std::string> v1 = element(mIndex, "(n + 1)", 1, "c1", s1);
   if (failed(v1))
     return failEmitter();
   w.line(r1 + " = " + *v1 + ";");

@@ -345,6 +345,17 @@ void KernelContext::writeMembers(CodeWriter &w) const {
            ";");
 }
 
+Value codegen::detail::sideOutput(exec::YieldOp yield) {
+  ValueRange values = yield.getValues();
+  if (values.size() != 2)
+    return {};
+  auto q = values[1].getDefiningOp<graph::QuantizeStaticOp>();
+  return q && q.getOutput() == values[1] &&
+                 shapeOf(values[1]) == shapeOf(values[0])
+             ? values[1]
+             : Value();
+}
+
 std::string KernelContext::storeStatement(unsigned i, StringRef offset,
                                           StringRef value) const {
   return outName(i) + "[" + offset.str() +
