@@ -394,6 +394,7 @@ void selectPrecisions(ModuleOp module, const std::vector<Batch> &batches,
         layer.sensitivityRelL2, layer.sensitivityTop1,
         calibration.sensitivitySamples);
     ops[order[r]]->removeAttr(kCalibratedAmaxAttr);
+    ops[order[r]]->removeAttr(kCalibratedChannelAmaxAttr);
   }
 }
 
@@ -411,7 +412,9 @@ void correctBiases(ModuleOp module, const std::vector<Batch> &batches,
   std::vector<Operation *> ops = calibrationCandidates(module);
   struct Means {
     Int8InputChannels layout;
-    float scale = 0; ///< the input scale: 127 or 255 / the clip
+    /// The input scale as dlc-quantize-int8 gives it (int8InputScales):
+    /// one, or one per input channel.
+    std::vector<float> scales;
     bool zeroPoint = false;
     std::vector<double> input, quantized;
     double count = 0; ///< elements per channel seen
@@ -424,9 +427,11 @@ void correctBiases(ModuleOp module, const std::vector<Batch> &batches,
     Means m;
     m.layout = *layout;
     m.zeroPoint = int8UsesZeroPoint(op, options.unsignedActivations);
-    // The clip as the op's attribute holds it (f32), as the pass reads it.
-    m.scale =
-        (m.zeroPoint ? 255.0f : 127.0f) / float(calibration.layers[i].clip);
+    // From the clips as the op's attributes hold them (f32), as the pass
+    // reads them.
+    m.scales = int8InputScales(op, m.zeroPoint);
+    if (m.scales.empty())
+      continue;
     m.input.assign(layout->channels, 0.0);
     m.quantized.assign(layout->channels, 0.0);
     means[i] = std::move(m);
@@ -438,16 +443,24 @@ void correctBiases(ModuleOp module, const std::vector<Batch> &batches,
     const int64_t channels = m.layout.channels, inner = m.layout.inner;
     // dlc-quantize-int8's arithmetic: with a zero point the input is first
     // shifted by -128 / scale in f32, quantized to [-128, 127], and the
-    // shift added back in the de-quantized value; else [-127, 127].
-    const double shift = m.zeroPoint ? 128.0 / double(m.scale) : 0.0;
-    const float offset = float(-shift);
+    // shift added back in the de-quantized value; else [-127, 127]. Per
+    // channel, x is first multiplied by its channel's scale in f32 and
+    // then quantized with scale 1.
+    const bool perChannel =
+        m.scales.size() > 1 || ops[i]->hasAttr(kCalibratedChannelAmaxAttr);
+    const float scale = perChannel ? 1.0f : m.scales.front();
+    const float offset = m.zeroPoint ? float(-128.0 / double(scale)) : 0.0f;
     const float lo = m.zeroPoint ? -128.0f : -127.0f;
     for (int64_t k = 0; k < n; ++k) {
       const int64_t c = k / inner % channels;
-      float xs = m.zeroPoint ? x[k] + offset : x[k];
-      float v = std::min(std::max(std::nearbyint(xs * m.scale), lo), 127.0f);
+      const float channelScale = perChannel ? m.scales[c] : scale;
+      float xs = perChannel ? x[k] * channelScale : x[k];
+      if (m.zeroPoint)
+        xs += offset;
+      float v = std::min(std::max(std::nearbyint(xs * scale), lo), 127.0f);
       m.input[c] += x[k];
-      m.quantized[c] += double(v) / m.scale + shift;
+      m.quantized[c] += double(v) / channelScale +
+                        (m.zeroPoint ? 128.0 / double(channelScale) : 0.0);
     }
     m.count += double(n) / double(channels);
   });
@@ -471,6 +484,20 @@ void correctBiases(ModuleOp module, const std::vector<Batch> &batches,
 }
 
 } // namespace
+
+void driver::setClipAttributes(Operation *op, const LayerCalibration &layer) {
+  Builder b(op->getContext());
+  op->setAttr(kCalibratedAmaxAttr, b.getF32FloatAttr(float(layer.clip)));
+  if (layer.channelClips.empty())
+    return;
+  std::vector<float> clips(layer.channelClips.begin(),
+                           layer.channelClips.end());
+  op->setAttr(
+      kCalibratedChannelAmaxAttr,
+      DenseElementsAttr::get(
+          RankedTensorType::get({int64_t(clips.size())}, b.getF32Type()),
+          ArrayRef<float>(clips)));
+}
 
 std::optional<CalibrationMethod>
 driver::calibrationMethodNamed(std::string_view name) {
@@ -569,21 +596,67 @@ Calibration driver::calibrate(ModuleOp module,
   for (const Batch &b : batches)
     result.samples += b.inputs.front().rank() ? b.inputs.front().dim(0) : 1;
 
-  // Pass 1: the largest |x| of each candidate's input.
+  // The ops whose input is also calibrated per channel
+  // (--int8-depthwise-channel-scales): each channel's |x| gets a largest
+  // value and a histogram of its own, and the method its own clip.
+  std::vector<std::optional<Int8InputChannels>> perChannel(ops.size());
+  std::vector<std::vector<double>> channelAmax(ops.size());
+  if (options.depthwiseChannelScales)
+    for (auto [i, op] : llvm::enumerate(ops))
+      if (isa<graph::DepthwiseConv2DOp>(op))
+        if ((perChannel[i] = int8InputChannels(op)))
+          channelAmax[i].assign(perChannel[i]->channels, 0.0);
+
+  // Pass 1: the largest |x| of each candidate's input (and of each channel).
   std::vector<double> amax(ops.size(), 0.0);
   runBatches(module, batches, [&](size_t i, const float *x, int64_t n) {
     float m = 0;
     for (int64_t k = 0; k < n; ++k)
       m = std::max(m, std::fabs(x[k])); // NaN is skipped
     amax[i] = std::max(amax[i], double(m));
+    if (perChannel[i]) {
+      const int64_t channels = perChannel[i]->channels;
+      const int64_t inner = perChannel[i]->inner;
+      std::vector<double> &cm = channelAmax[i];
+      for (int64_t k = 0; k < n; ++k) {
+        double v = std::fabs(double(x[k]));
+        double &c = cm[k / inner % channels];
+        c = std::max(c, v); // NaN is skipped
+      }
+    }
   });
 
-  // Pass 2: the histogram of |x| over [0, amax], for the other methods.
+  // The method's clip from a histogram of |x| over [0, max] (`zeros` of the
+  // values exactly 0).
+  auto clipOf = [&](Operation *op, const std::vector<double> &hist, double max,
+                    double zeros) {
+    double width = max / kBins;
+    double c =
+        options.method == CalibrationMethod::Entropy ? entropyClip(hist, width)
+        : options.method == CalibrationMethod::Mse
+            ? mseClip(hist, width, zeros,
+                      int8UsesZeroPoint(op, options.unsignedActivations) ? 255
+                                                                         : 127)
+            : percentileClip(hist, width, options.percentile);
+    return std::min(c, max);
+  };
+
+  // Pass 2: the histogram of |x| over [0, amax], for the other methods (and
+  // each channel's over [0, its amax]).
   std::vector<double> clip = amax;
+  std::vector<std::vector<double>> channelClip = channelAmax;
   if (options.method != CalibrationMethod::Max) {
     std::vector<std::vector<double>> hist(ops.size(),
                                           std::vector<double>(kBins, 0));
     std::vector<double> zeros(ops.size(), 0);
+    // Per channel: kBins counts per channel, channel-major.
+    std::vector<std::vector<double>> channelHist(ops.size());
+    std::vector<std::vector<double>> channelZeros(ops.size());
+    for (size_t i = 0; i < ops.size(); ++i)
+      if (perChannel[i]) {
+        channelHist[i].assign(channelAmax[i].size() * kBins, 0.0);
+        channelZeros[i].assign(channelAmax[i].size(), 0.0);
+      }
     runBatches(module, batches, [&](size_t i, const float *x, int64_t n) {
       if (amax[i] <= 0)
         return;
@@ -597,21 +670,32 @@ Calibration driver::calibrate(ModuleOp module,
           ++h[std::min(kBins - 1, int(v))];
       }
       zeros[i] += double(zero);
+      if (!perChannel[i])
+        return;
+      const int64_t channels = perChannel[i]->channels;
+      const int64_t inner = perChannel[i]->inner;
+      for (int64_t k = 0; k < n; ++k) {
+        const int64_t c = k / inner % channels;
+        const double max = channelAmax[i][c];
+        if (max <= 0)
+          continue;
+        double v = std::fabs(double(x[k])) * (kBins / max);
+        channelZeros[i][c] += v == 0;
+        if (v == v)
+          ++channelHist[i][c * kBins + std::min(kBins - 1, int(v))];
+      }
     });
     for (size_t i = 0; i < ops.size(); ++i) {
       if (amax[i] <= 0)
         continue;
-      double width = amax[i] / kBins;
-      clip[i] =
-          options.method == CalibrationMethod::Entropy
-              ? entropyClip(hist[i], width)
-          : options.method == CalibrationMethod::Mse
-              ? mseClip(hist[i], width, zeros[i],
-                        int8UsesZeroPoint(ops[i], options.unsignedActivations)
-                            ? 255
-                            : 127)
-              : percentileClip(hist[i], width, options.percentile);
-      clip[i] = std::min(clip[i], amax[i]);
+      clip[i] = clipOf(ops[i], hist[i], amax[i], zeros[i]);
+      for (size_t c = 0; c < channelClip[i].size(); ++c)
+        if (channelAmax[i][c] > 0)
+          channelClip[i][c] = clipOf(
+              ops[i],
+              std::vector<double>(channelHist[i].begin() + c * kBins,
+                                  channelHist[i].begin() + (c + 1) * kBins),
+              channelAmax[i][c], channelZeros[i][c]);
     }
   }
 
@@ -624,6 +708,7 @@ Calibration driver::calibrate(ModuleOp module,
     layer.op = opName(op);
     layer.observedAmax = amax[i];
     layer.clip = clip[i];
+    layer.channelClips = channelClip[i];
     layer.unsignedInput = int8UsesZeroPoint(op, options.unsignedActivations);
     std::vector<float> scales = int8WeightScales(op);
     layer.channels = int64_t(scales.size());
@@ -646,7 +731,7 @@ Calibration driver::calibrate(ModuleOp module,
     // Only the ops to quantize carry the clip: dlc-quantize-int8 leaves the
     // others f32.
     if (layer.int8)
-      op->setAttr(kCalibratedAmaxAttr, b.getF32FloatAttr(float(clip[i])));
+      setClipAttributes(op, layer);
     result.layers.push_back(std::move(layer));
   }
   if (options.biasCorrection)
@@ -687,6 +772,8 @@ llvm::json::Object driver::calibrationMethodJson(const Int8Options &options,
       {"unsigned_activations", options.unsignedActivations}};
   if (options.biasCorrection)
     method["bias_correction"] = true;
+  if (options.depthwiseChannelScales)
+    method["depthwise_channel_scales"] = true;
   if (withFallback && options.fallbackFp16)
     method["fallback"] = "fp16";
   if (options.method == CalibrationMethod::Percentile)
@@ -735,6 +822,22 @@ void driver::writeReport(const std::string &modelPath,
         {"weight_scale", llvm::json::Object{{"channels", l.channels},
                                             {"min", l.weightScaleMin},
                                             {"max", l.weightScaleMax}}}};
+    if (!l.channelClips.empty()) {
+      // The clips and scales of the channels that are not 0 on the whole
+      // set (the others take the per-tensor scale).
+      const double levels = l.unsignedInput ? 255.0 : 127.0;
+      double lo = INFINITY, hi = 0;
+      int64_t live = 0;
+      for (double c : l.channelClips)
+        if (c > 0 && std::isfinite(c))
+          lo = std::min(lo, c), hi = std::max(hi, c), ++live;
+      (*layer.getObject("input"))["per_channel"] =
+          llvm::json::Object{{"channels", int64_t(l.channelClips.size())},
+                             {"clip_min", live ? lo : 0.0},
+                             {"clip_max", hi},
+                             {"scale_min", live ? levels / hi : 0.0},
+                             {"scale_max", live ? levels / lo : 0.0}};
+    }
     if (!l.int8)
       layer["kept_f32_because"] = l.keptBecause;
     if (l.corrected && l.int8)

@@ -62,6 +62,11 @@ struct Int8Options {
   /// expected output error per channel, measured on the calibration set
   /// (int8BiasCorrection in passes/Passes.h), is added back after it.
   bool biasCorrection = false;
+  /// Quantize a depthwise convolution's input per channel
+  /// (`--int8-depthwise-channel-scales`): each input channel gets its own
+  /// clip, chosen by `method` from its own histogram
+  /// (kCalibratedChannelAmaxAttr).
+  bool depthwiseChannelScales = false;
   /// Store what int8 leaves in float as f16 (`--int8-fallback fp16`): the
   /// fp16 stage after the int8 one; false keeps it f32.
   bool fallbackFp16 = false;
@@ -107,8 +112,12 @@ struct LayerCalibration {
   std::string op;                ///< "conv2d", "depthwise_conv2d", "matmul"
   double observedAmax = 0;       ///< max |x| of its input over the set
   double clip = 0;               ///< the method's clip value (amax)
-  bool unsignedInput = false;    ///< 256 levels with a zero point
-  int64_t channels = 0;          ///< output channels (weight scales)
+  /// With --int8-depthwise-channel-scales, a depthwise convolution's clip
+  /// per input channel (0 for a channel that is 0 on the whole set); else
+  /// empty.
+  std::vector<double> channelClips;
+  bool unsignedInput = false; ///< 256 levels with a zero point
+  int64_t channels = 0;       ///< output channels (weight scales)
   double weightScaleMin = 0, weightScaleMax = 0; ///< 127 / max|w| per channel
   /// --int8-bias-correction's values: the largest |correction| over the
   /// output channels, and the mean |correction| over them.
@@ -126,6 +135,11 @@ struct LayerCalibration {
   double sensitivityRelL2 = 0, sensitivityTop1 = 1;
   size_t sensitivityRank = 0;
 };
+
+/// Sets the attributes dlc-quantize-int8 reads from an int8 `layer`'s
+/// clips on its op: kCalibratedAmaxAttr, and kCalibratedChannelAmaxAttr
+/// when it has channel clips.
+void setClipAttributes(mlir::Operation *op, const LayerCalibration &layer);
 
 /// One model the accuracy-target search measured on the calibration set:
 /// the `keptF32` most sensitive ops in f32, the rest int8.

@@ -7,11 +7,12 @@
 // The key is the SHA-256 of everything calibrate() reads: the cache format
 // and the calibration arithmetic's version (kAlgorithm), the options that
 // change the result (the method and its percentile, --int8-keep-first-last,
-// --int8-unsigned-activations, --int8-bias-correction, the accuracy target
-// and margin), the fp32 graph it runs (the module as printed, without
-// locations, and the bytes of every weight blob it names), and the
-// calibration batches (each tensor's dtype, shape and bytes, in order). What
-// it does not read is not in it: the batch size, the kernels, the archs,
+// --int8-unsigned-activations, --int8-bias-correction,
+// --int8-depthwise-channel-scales, the accuracy target and margin), the fp32
+// graph it runs (the module as printed, without locations, and the bytes of
+// every weight blob it names), and the calibration batches (each tensor's
+// dtype, shape and bytes, in order). What it does not read is not in it: the
+// batch size, the kernels, the archs,
 // --int8-fallback (the fp16 stage runs after the int8 one), the report and
 // the hold-out set. So one calibration serves every compile of a model at
 // any batch size and kernel choice.
@@ -25,10 +26,12 @@
 //                "unsigned", "channels", "weight_scale_min",
 //                "weight_scale_max", "int8", "kept_f32_because",
 //                "sensitivity_rank", "sensitivity_rel_l2",
-//                "sensitivity_top1", "bias_correction": [...]}, ...]}
+//                "sensitivity_top1", "bias_correction": [...],
+//                "channel_clips": [...]}, ...]}
 // one entry per calibration candidate in op order: the Calibration that
 // calibrate() returned, and with it the attributes it set (the clip of the
-// int8 ops, the bias correction of the corrected ones).
+// int8 ops and their channel clips, the bias correction of the corrected
+// ones).
 //
 //===----------------------------------------------------------------------===//
 
@@ -103,6 +106,7 @@ std::string cacheKey(ModuleOp module, const std::vector<Batch> &batches,
   hashNumber(hash, options.keepFirstLast);
   hashNumber(hash, options.unsignedActivations);
   hashNumber(hash, options.biasCorrection);
+  hashNumber(hash, options.depthwiseChannelScales);
   hashNumber(hash, options.accuracyTarget);
   hashNumber(hash, options.accuracyTarget > 0 ? options.accuracyMargin : 0.0);
   // The graph: its text without locations (the weights' blobs elided), then
@@ -161,6 +165,12 @@ llvm::json::Value cacheJson(const std::string &key,
       layer["sensitivity_rank"] = int64_t(l.sensitivityRank);
       layer["sensitivity_rel_l2"] = l.sensitivityRelL2;
       layer["sensitivity_top1"] = l.sensitivityTop1;
+    }
+    if (!l.channelClips.empty()) {
+      llvm::json::Array values;
+      for (double c : l.channelClips)
+        values.push_back(c);
+      layer["channel_clips"] = std::move(values);
     }
     if (auto correction =
             ops[i]->getAttrOfType<DenseElementsAttr>(kInt8BiasCorrectionAttr)) {
@@ -306,6 +316,23 @@ readCache(const std::string &path, const std::string &text,
       r.fail("layer '" + l.layer + "' is int8 and kept f32, or neither");
     if (l.int8 && !(l.clip > 0 && std::isfinite(l.clip)))
       r.fail("layer '" + l.layer + "' is int8 without a positive clip");
+    if (const llvm::json::Array *values = o->getArray("channel_clips")) {
+      for (const llvm::json::Value &x : *values) {
+        std::optional<double> d = x.getAsNumber();
+        if (!d)
+          r.fail("layer '" + l.layer + "': a channel clip is not a number");
+        l.channelClips.push_back(*d);
+      }
+      std::optional<Int8InputChannels> in = int8InputChannels(ops[i]);
+      if (!isa<graph::DepthwiseConv2DOp>(ops[i]) || !in)
+        r.fail("layer '" + l.layer +
+               "' has channel clips but is not a depthwise convolution");
+      if (int64_t(l.channelClips.size()) != in->channels)
+        r.fail(llvm::formatv("layer '{0}': {1} channel clips for {2} input "
+                             "channels",
+                             l.layer, l.channelClips.size(), in->channels)
+                   .str());
+    }
     l.sensitivityRank = r.count(*o, "sensitivity_rank", 0.0);
     l.sensitivityRelL2 = r.number(*o, "sensitivity_rel_l2", 0.0);
     l.sensitivityTop1 = r.number(*o, "sensitivity_top1", 1.0);
@@ -350,8 +377,7 @@ Calibration driver::calibrateCached(ModuleOp module,
       Builder b(module.getContext());
       for (auto [i, op] : llvm::enumerate(ops)) {
         if (hit->layers[i].int8)
-          op->setAttr(kCalibratedAmaxAttr,
-                      b.getF32FloatAttr(float(hit->layers[i].clip)));
+          setClipAttributes(op, hit->layers[i]);
         if (!corrections[i].empty())
           op->setAttr(kInt8BiasCorrectionAttr,
                       DenseElementsAttr::get(

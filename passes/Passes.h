@@ -24,6 +24,15 @@ namespace dlc {
 /// dlc-quantize-int8 quantizes: set by calibration (compiler/Calibrate.h).
 inline constexpr const char *kCalibratedAmaxAttr = "dlc.calibrated_amax";
 
+/// Per input channel clip values (f32 [C]) of a depthwise_conv2d's input,
+/// next to its kCalibratedAmaxAttr: dlc-quantize-int8 then quantizes channel
+/// c with its own scale (--int8-depthwise-channel-scales, set by
+/// calibration). Only a depthwise convolution takes them: each of its output
+/// channels reads one input channel, so the de-scaling stays per output
+/// channel.
+inline constexpr const char *kCalibratedChannelAmaxAttr =
+    "dlc.calibrated_channel_amax";
+
 /// An f32 vector, one value per output channel, that dlc-quantize-int8 adds
 /// to the de-quantized result of the op carrying it (with a calibrated
 /// amax): the empirical bias correction (--int8-bias-correction), set by
@@ -63,6 +72,14 @@ std::vector<float> int8WeightScales(mlir::Operation *op);
 /// (int8InputUnsigned) whose zero point's term it can build (a convolution
 /// needs static spatial sizes); otherwise symmetrically to 255 levels.
 bool int8UsesZeroPoint(mlir::Operation *op, bool unsignedActivations);
+
+/// The input scales dlc-quantize-int8 gives candidate `op` (which carries
+/// kCalibratedAmaxAttr): levels / amax with levels 255 with a zero point
+/// (`zeroPoint`), else 127; one per input channel when `op` carries
+/// kCalibratedChannelAmaxAttr (a channel whose clip is 0 or not finite takes
+/// the per-tensor scale), else one. Empty when the per-tensor clip is not
+/// positive and finite, or the channel clips do not fit the input.
+std::vector<float> int8InputScales(mlir::Operation *op, bool zeroPoint);
 
 /// How candidate `op`'s input holds its channels (those its weight's input
 /// dim reads): element k of the input is in channel (k / inner) % channels.

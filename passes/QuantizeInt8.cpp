@@ -3,9 +3,10 @@
 // dlc-quantize-int8: each calibrated conv2d / depthwise_conv2d / Dense
 // matmul becomes int8 x int8 -> int32 arithmetic de-scaled to f32. The
 // activation scale is per tensor (127 / the calibrated amax, a
-// graph.quantize_static), the weight scale per output channel (127 / max|w|
-// of the channel), both symmetric; weights are quantized here, at compile
-// time, rounding half to even. docs/quantization.md describes the method.
+// graph.quantize_static; per input channel for a depthwise convolution with
+// channel clips), the weight scale per output channel (127 / max|w| of the
+// channel), both symmetric; weights are quantized here, at compile time,
+// rounding half to even. docs/quantization.md describes the method.
 //
 //===----------------------------------------------------------------------===//
 
@@ -143,13 +144,14 @@ bool nonNegative(Value v, int depth = 0) {
 }
 
 /// The constant that an unsigned input's zero point adds back (see
-/// QuantizeInt8Pass::rewrite): `shift` times the sum of the f32 weights
+/// QuantizeInt8Pass::rewrite): output channel o's shift (`shift[o]`: 128 /
+/// the scale of the input channel it reads) times the sum of the f32 weights
 /// over the taps that fall inside the input, per output position and
 /// channel: a [N] vector when every position sees every tap (a matmul, or
 /// a conv without padding effects), else one map [1, Ho, Wo, O] (NHWC) or
 /// [1, O, Ho, Wo] (NCHW).
 FailureOr<std::pair<std::vector<float>, SmallVector<int64_t>>>
-zeroPointTerm(Operation *op, double shift, const QuantizedWeight &q) {
+zeroPointTerm(Operation *op, ArrayRef<double> shift, const QuantizedWeight &q) {
   // The de-quantized weights: the int8 op sums q * (x - shift) with them,
   // so the term must too (with the f32 weights the weight rounding would
   // act on x - shift instead of x).
@@ -162,7 +164,7 @@ zeroPointTerm(Operation *op, double shift, const QuantizedWeight &q) {
         sum[j] += (*w)[i * n + j];
     std::vector<float> out(n);
     for (int64_t j = 0; j < n; ++j)
-      out[j] = float(shift * sum[j]);
+      out[j] = float(shift[j] * sum[j]);
     return std::make_pair(std::move(out), SmallVector<int64_t>{n});
   }
   // The per-tap sums S[kh][kw][o] over the input channels an output channel
@@ -229,7 +231,7 @@ zeroPointTerm(Operation *op, double shift, const QuantizedWeight &q) {
   if (uniform) {
     std::vector<float> vec(channels);
     for (int64_t o = 0; o < channels; ++o)
-      vec[o] = float(shift * map[o]);
+      vec[o] = float(shift[o] * map[o]);
     SmallVector<int64_t> shape{channels};
     if (nchw)
       shape = {channels, 1, 1};
@@ -240,7 +242,7 @@ zeroPointTerm(Operation *op, double shift, const QuantizedWeight &q) {
     for (int64_t x = 0; x < wo; ++x)
       for (int64_t o = 0; o < channels; ++o)
         full[nchw ? (o * ho + y) * wo + x : (y * wo + x) * channels + o] =
-            float(shift * map[(y * wo + x) * channels + o]);
+            float(shift[o] * map[(y * wo + x) * channels + o]);
   SmallVector<int64_t> shape = nchw ? SmallVector<int64_t>{1, channels, ho, wo}
                                     : SmallVector<int64_t>{1, ho, wo, channels};
   return std::make_pair(std::move(full), shape);
@@ -273,6 +275,27 @@ FailureOr<std::vector<float>> biasCorrectionOf(Operation *op,
 }
 
 } // namespace
+
+std::vector<float> dlc::int8InputScales(Operation *op, bool zeroPoint) {
+  auto amax = op->getAttrOfType<FloatAttr>(dlc::kCalibratedAmaxAttr);
+  const float levels = zeroPoint ? 255.0f : 127.0f;
+  float a = amax ? static_cast<float>(amax.getValueAsDouble()) : 0.0f;
+  if (!(a > 0) || !std::isfinite(a))
+    return {};
+  auto channels =
+      op->getAttrOfType<DenseElementsAttr>(dlc::kCalibratedChannelAmaxAttr);
+  if (!channels)
+    return {levels / a};
+  std::optional<Int8InputChannels> in = int8InputChannels(op);
+  if (!isa<DepthwiseConv2DOp>(op) || !in ||
+      !channels.getElementType().isF32() ||
+      channels.getNumElements() != in->channels)
+    return {};
+  std::vector<float> scales;
+  for (float c : channels.getValues<float>())
+    scales.push_back(c > 0 && std::isfinite(c) ? levels / c : levels / a);
+  return scales;
+}
 
 bool dlc::int8InputUnsigned(Operation *op) {
   return isInt8Candidate(op) && nonNegative(op->getOperand(0));
@@ -391,39 +414,66 @@ struct QuantizeInt8Pass
         candidates.push_back(op);
     });
     for (auto [index, op] : llvm::enumerate(candidates)) {
-      auto amax = op->getAttrOfType<FloatAttr>(dlc::kCalibratedAmaxAttr);
       bool keep =
           keepFirstLast && (index == 0 || index + 1 == candidates.size());
-      if (!amax || keep)
+      if (!op->hasAttr(dlc::kCalibratedAmaxAttr) || keep)
         continue;
-      float a = static_cast<float>(amax.getValueAsDouble());
-      if (!(a > 0) || !std::isfinite(a))
-        continue; // an input that is always 0 (or broken) stays f32
       bool zeroPoint = dlc::int8UsesZeroPoint(op, unsignedActivations);
-      if (failed(rewrite(op, (zeroPoint ? 255.0f : 127.0f) / a, zeroPoint)))
+      std::vector<float> scales = dlc::int8InputScales(op, zeroPoint);
+      if (scales.empty()) {
+        if (op->hasAttr(dlc::kCalibratedChannelAmaxAttr)) {
+          op->emitError() << dlc::kCalibratedChannelAmaxAttr
+                          << " must hold one f32 clip per input channel of a "
+                             "depthwise convolution";
+          return signalPassFailure();
+        }
+        continue; // an input that is always 0 (or broken) stays f32
+      }
+      if (failed(rewrite(op, scales, zeroPoint)))
         return signalPassFailure();
     }
     getOperation().walk([](Operation *op) {
       op->removeAttr(dlc::kCalibratedAmaxAttr);
+      op->removeAttr(dlc::kCalibratedChannelAmaxAttr);
       op->removeAttr(dlc::kInt8BiasCorrectionAttr);
     });
   }
 
-  /// Quantizes `op` with the input scale `inputScale`. With `zeroPoint`
-  /// (an input >= 0, scale 255 / amax): q = clip(round((x - 128 / scale) *
-  /// scale), -128, 127), which is round(x * scale) - 128, so [0, amax]
-  /// spans all 256 levels; the op then computes W (x - 128 / scale) and
-  /// the constant W (128 / scale) (over the taps inside the input, the
-  /// padding being 0 in x) is added back after it in f32. The op's
-  /// kInt8BiasCorrectionAttr, if any, is added after it too (in the same
-  /// constant when there is a zero point).
-  LogicalResult rewrite(Operation *op, float inputScale, bool zeroPoint) {
+  /// Quantizes `op` with the input scale `scales` (one, or one per input
+  /// channel). With `zeroPoint` (an input >= 0, scale 255 / amax): q =
+  /// clip(round((x - 128 / scale) * scale), -128, 127), which is round(x *
+  /// scale) - 128, so [0, amax] spans all 256 levels; the op then computes
+  /// W (x - 128 / scale) and the constant W (128 / scale) (over the taps
+  /// inside the input, the padding being 0 in x) is added back after it in
+  /// f32. The op's kInt8BiasCorrectionAttr, if any, is added after it too
+  /// (in the same constant when there is a zero point).
+  ///
+  /// Per input channel (a depthwise convolution): x is multiplied by the
+  /// channel's scale s[c] in f32 (a graph.mul of a [C] constant, which fuses
+  /// into the producer's epilogue), then quantized with scale 1 (after the
+  /// add of -128 with a zero point); output channel o, which reads input
+  /// channel c = o / M alone, is de-scaled by s[c] * s_w[o] (its filter
+  /// scale), and its zero point's shift is 128 / s[c].
+  LogicalResult rewrite(Operation *op, ArrayRef<float> scales, bool zeroPoint) {
     FailureOr<QuantizedWeight> q = quantizedWeightOf(op);
     if (failed(q))
       return op->emitError("cannot read the weight constant");
+    const bool perChannel =
+        scales.size() > 1 || op->hasAttr(dlc::kCalibratedChannelAmaxAttr);
+    const float inputScale = perChannel ? 1.0f : scales.front();
+    // Output channel o's input scale: a depthwise filter [kh, kw, C, M]'s
+    // output channel o reads input channel o / M.
+    const int64_t outputs = int64_t(q->scales.size());
+    const int64_t perInput =
+        perChannel ? outputs / int64_t(scales.size()) : outputs;
+    auto scaleOf = [&](int64_t o) {
+      return perChannel ? scales[o / perInput] : inputScale;
+    };
     std::optional<std::pair<std::vector<float>, SmallVector<int64_t>>> term;
-    const double shift = 128.0 / double(inputScale);
     if (zeroPoint) {
+      std::vector<double> shift(outputs);
+      for (int64_t o = 0; o < outputs; ++o)
+        shift[o] = 128.0 / double(scaleOf(o));
       auto t = zeroPointTerm(op, shift, *q);
       if (failed(t)) // int8UsesZeroPoint has checked what it needs
         return op->emitError("cannot build the zero point's term");
@@ -459,10 +509,15 @@ struct QuantizeInt8Pass
     auto weightType = cast<RankedTensorType>(weight.getType());
     std::string hint =
         derivedWeightHint(weight.getDefiningOp<ConstantOp>().getValue(), "_i8");
-    auto scales = b.create<ConstantOp>(
-        loc, makeFloats(RankedTensorType::get({int64_t(q->scales.size())},
-                                              b.getF32Type()),
-                        q->scales, hint + "_scale"));
+    // The de-scaling's per-output-channel factor: the filter scale, times
+    // the input channel's scale when the input is quantized per channel.
+    std::vector<float> filterScales = q->scales;
+    if (perChannel)
+      for (int64_t o = 0; o < outputs; ++o)
+        filterScales[o] *= scaleOf(o);
+    auto filterScale = b.create<ConstantOp>(
+        loc, makeFloats(RankedTensorType::get({outputs}, b.getF32Type()),
+                        filterScales, hint + "_scale"));
     // The i8 weight: a conv2d filter in its layout, a depthwise one
     // [kh, kw, C, M] as the HWIO filter [kh, kw, 1, C*M] of a conv with
     // groups = C (output channel c*M + m reads input channel c), a matmul
@@ -506,10 +561,20 @@ struct QuantizeInt8Pass
     }
     auto qweight = b.create<ConstantOp>(loc, makeInt8s(type, values, hint));
     auto f32 = b.getF32Type();
+    if (perChannel) {
+      const int64_t c = int64_t(scales.size());
+      SmallVector<int64_t> shape{c};
+      if (isChannelsFirst(op))
+        shape = {c, 1, 1};
+      auto channelScales = b.create<ConstantOp>(
+          loc, makeFloats(RankedTensorType::get(shape, f32), scales,
+                          hint + "_input_scale"));
+      input = b.create<MulOp>(loc, input.getType(), input, channelScales);
+    }
     if (zeroPoint) {
       auto offset = b.create<ConstantOp>(
           loc, DenseElementsAttr::get(RankedTensorType::get({1}, f32),
-                                      float(-shift)));
+                                      float(-128.0 / double(inputScale))));
       input = b.create<AddOp>(loc, input.getType(), input, offset);
     }
     auto x = b.create<QuantizeStaticOp>(
@@ -518,19 +583,20 @@ struct QuantizeInt8Pass
     Value result;
     if (conv) {
       result = b.create<QuantizedConv2DOp>(
-          loc, x.getOutput(), qweight, scales, b.getF32FloatAttr(inputScale),
-          conv.getStridesAttr(), conv.getDilationsAttr(), conv.getPadsAttr(),
-          conv.getGroupsAttr(), conv.getDataLayoutAttr(),
-          conv.getFilterLayoutAttr());
+          loc, x.getOutput(), qweight, filterScale,
+          b.getF32FloatAttr(inputScale), conv.getStridesAttr(),
+          conv.getDilationsAttr(), conv.getPadsAttr(), conv.getGroupsAttr(),
+          conv.getDataLayoutAttr(), conv.getFilterLayoutAttr());
     } else if (auto dw = dyn_cast<DepthwiseConv2DOp>(op)) {
       result = b.create<QuantizedConv2DOp>(
-          loc, x.getOutput(), qweight, scales, b.getF32FloatAttr(inputScale),
-          dw.getStridesAttr(), dw.getDilationsAttr(), dw.getPadsAttr(),
+          loc, x.getOutput(), qweight, filterScale,
+          b.getF32FloatAttr(inputScale), dw.getStridesAttr(),
+          dw.getDilationsAttr(), dw.getPadsAttr(),
           b.getI64IntegerAttr(weightType.getDimSize(2)), dw.getDataLayoutAttr(),
           FilterLayoutAttr::get(b.getContext(), FilterLayout::HWIO));
     } else {
-      result = b.create<QuantizedMatmulOp>(loc, x.getOutput(), qweight, scales,
-                                           x.getScaleOut());
+      result = b.create<QuantizedMatmulOp>(loc, x.getOutput(), qweight,
+                                           filterScale, x.getScaleOut());
     }
     if (term) {
       auto back = b.create<ConstantOp>(

@@ -15,7 +15,8 @@ the two). Then
 
 and asserts, for every output, top-1 agreement with fp32 >= --min-agreement (0.99) on the held-out
 set (the report's figure) and at least one int8 layer; --report-only prints it without asserting.
---method, --unsigned-activations, --bias-correction, --accuracy-target, --accuracy-margin and --fallback pass dlc's options
+--method, --unsigned-activations, --bias-correction, --depthwise-channel-scales, --accuracy-target,
+--accuracy-margin and --fallback pass dlc's options
 (the e2e/ptq tests use the documented method: mse, unsigned activations, accuracy target 0.99,
 256 calibration samples; docs/quantization.md). With --cross-check, the held-out set is also run through
 `dlc run --device cpu` in fp32 and in int8 and the agreement is recomputed here from the .npy
@@ -232,19 +233,23 @@ def check_model(args, name, tmp):
            "--calibration-holdout", held_dir, "--calibration-report", report_path,
            "--calibration-method", args.method, "--emit", "mlir",
            "-o", os.path.join(tmp, name, "int8.mlir")]
+    # The int8 options, for `dlc compile` here and `dlc run` below.
+    int8_options = []
     if args.keep_first_last:
-        cmd.append("--int8-keep-first-last")
+        int8_options.append("--int8-keep-first-last")
     if args.unsigned_activations:
-        cmd.append("--int8-unsigned-activations")
+        int8_options.append("--int8-unsigned-activations")
     if args.bias_correction:
-        cmd.append("--int8-bias-correction")
+        int8_options.append("--int8-bias-correction")
+    if args.depthwise_channel_scales:
+        int8_options.append("--int8-depthwise-channel-scales")
     if args.accuracy_target:
-        cmd += ["--int8-accuracy-target", str(args.accuracy_target)]
+        int8_options += ["--int8-accuracy-target", str(args.accuracy_target)]
         if args.accuracy_margin:
-            cmd += ["--int8-accuracy-margin", str(args.accuracy_margin)]
+            int8_options += ["--int8-accuracy-margin", str(args.accuracy_margin)]
     if args.fallback:
-        cmd += ["--int8-fallback", args.fallback]
-    secs = run(cmd, args.timeout)
+        int8_options += ["--int8-fallback", args.fallback]
+    secs = run(cmd + int8_options, args.timeout)
     with open(report_path) as f:
         report = json.load(f)
 
@@ -281,18 +286,7 @@ def check_model(args, name, tmp):
                  "--output", y] + sum([["--input", x % i] for i in range(len(held))], [])
             if prec == "int8":
                 c += ["--calibrate", cal_dir, "--calibration-method", args.method]
-                if args.keep_first_last:
-                    c.append("--int8-keep-first-last")
-                if args.unsigned_activations:
-                    c.append("--int8-unsigned-activations")
-                if args.bias_correction:
-                    c.append("--int8-bias-correction")
-                if args.accuracy_target:
-                    c += ["--int8-accuracy-target", str(args.accuracy_target)]
-                    if args.accuracy_margin:
-                        c += ["--int8-accuracy-margin", str(args.accuracy_margin)]
-                if args.fallback:
-                    c += ["--int8-fallback", args.fallback]
+                c += int8_options
             run(c, args.timeout)
             outs[prec] = np.load(y).astype(np.float64)
         agree = float(np.mean(outs["fp32"].argmax(-1) == outs["int8"].argmax(-1)))
@@ -340,6 +334,7 @@ def main():
     ap.add_argument("--method", default="percentile", choices=["max", "percentile", "entropy", "mse"])
     ap.add_argument("--unsigned-activations", action="store_true")
     ap.add_argument("--bias-correction", action="store_true")
+    ap.add_argument("--depthwise-channel-scales", action="store_true")
     ap.add_argument("--keep-first-last", action="store_true")
     ap.add_argument("--accuracy-target", type=float, default=0,
                     help="--int8-accuracy-target (0: off)")

@@ -37,7 +37,8 @@
    `dlc run --device cpu --precision int8` (the reference executor on the same plan) within
    1e-4 (a softmax's expf, the only math function of the seed models' int8 kernels, may
    differ by an ulp).
---int8-unsigned-activations, --int8-bias-correction and --int8-fallback-fp16 pass dlc's options
+--int8-unsigned-activations, --int8-bias-correction, --int8-depthwise-channel-scales and
+--int8-fallback-fp16 pass dlc's options
 of those names (the last as --int8-fallback fp16) to both. With --reverse, the CTAs of each grid and the threads
 of each CTA run last to first. Prints one
 line per kernel; exit 1 on any failure. NumPy and the standard library only.
@@ -387,6 +388,9 @@ def main(argv=None):
     ap.add_argument("--int8-bias-correction", dest="int8_flags", action="append_const",
                     const="--int8-bias-correction",
                     help="pass --int8-bias-correction to dlc and dlc-emulate")
+    ap.add_argument("--int8-depthwise-channel-scales", dest="int8_flags",
+                    action="append_const", const="--int8-depthwise-channel-scales",
+                    help="pass --int8-depthwise-channel-scales to dlc and dlc-emulate")
     ap.add_argument("--int8-fallback-fp16", action="store_true",
                     help="pass --int8-fallback fp16 to dlc and dlc-emulate")
     ap.add_argument("--timeout", type=int, default=900)

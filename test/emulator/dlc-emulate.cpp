@@ -3,6 +3,7 @@
 //   dlc-emulate MODEL|FILE.mlir --input X.npy ... --output Y.npy ...
 //               [--precision fp32|fp16|int8 [--calibrate DIR]
 //               [--int8-unsigned-activations] [--int8-bias-correction]
+//               [--int8-depthwise-channel-scales]
 //               [--int8-fallback fp32|fp16]]
 //               [--batch N]
 //               [--arch sm_XX]
@@ -85,7 +86,8 @@ Args parseArgs(int argc, char **argv) {
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--reverse" || a == "--copies-at-once" || a == "--check-kernels" ||
-        a == "--int8-unsigned-activations" || a == "--int8-bias-correction") {
+        a == "--int8-unsigned-activations" || a == "--int8-bias-correction" ||
+        a == "--int8-depthwise-channel-scales") {
       args.values[a].push_back("");
     } else if (std::find(std::begin(kValued), std::end(kValued), a) !=
                std::end(kValued)) {
@@ -481,6 +483,8 @@ int run(int argc, char **argv) {
   cudaOptions.int8.unsignedActivations =
       args.has("--int8-unsigned-activations");
   cudaOptions.int8.biasCorrection = args.has("--int8-bias-correction");
+  cudaOptions.int8.depthwiseChannelScales =
+      args.has("--int8-depthwise-channel-scales");
   cudaOptions.int8.fallbackFp16 = args.get("--int8-fallback", "") == "fp16";
   if (args.has("--arch"))
     cudaOptions.archs = driver::parseArchs(args.get("--arch", ""));

@@ -79,6 +79,10 @@ std::vector<CommandSpec> buildCommands() {
       flag("--int8-bias-correction",
            "Add back each int8 layer's expected output error per channel, "
            "measured on the calibration set (empirical bias correction)"),
+      flag("--int8-depthwise-channel-scales",
+           "Quantize a depthwise convolution's input with one scale per "
+           "channel, each calibrated on its own (its output channels read "
+           "one input channel each, so the de-scaling stays per channel)"),
       value("--int8-accuracy-target", "A",
             "Mixed precision: keep the quantizable layers whose int8 costs "
             "most accuracy in fp32 until the top-1 agreement with fp32 on "

@@ -91,6 +91,8 @@ driver::CompileOptions compileOptions(const cli::Invocation &inv) {
   options.int8.keepFirstLast = inv.has("--int8-keep-first-last");
   options.int8.unsignedActivations = inv.has("--int8-unsigned-activations");
   options.int8.biasCorrection = inv.has("--int8-bias-correction");
+  options.int8.depthwiseChannelScales =
+      inv.has("--int8-depthwise-channel-scales");
   options.int8.fallbackFp16 = inv.get("--int8-fallback") == "fp16";
   if (inv.has("--int8-accuracy-target"))
     options.int8.accuracyTarget = std::stod(inv.get("--int8-accuracy-target"));
@@ -104,8 +106,9 @@ driver::CompileOptions compileOptions(const cli::Invocation &inv) {
        {"--calibration-method", "--calibration-percentile",
         "--int8-keep-first-last", "--int8-accuracy-target",
         "--int8-accuracy-margin", "--int8-unsigned-activations",
-        "--int8-bias-correction", "--int8-fallback", "--calibration-report",
-        "--calibration-holdout", "--calibration-cache"})
+        "--int8-bias-correction", "--int8-depthwise-channel-scales",
+        "--int8-fallback", "--calibration-report", "--calibration-holdout",
+        "--calibration-cache"})
     if (inv.has(option) && !int8)
       throw UserError(std::string(option) + " applies to --precision int8");
   if (inv.has("--int8-accuracy-margin") && !inv.has("--int8-accuracy-target"))

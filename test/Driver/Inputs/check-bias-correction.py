@@ -11,7 +11,8 @@ it. That equality is exact for a Dense layer; for a convolution it holds when ev
 that a tap reads has the same mean, which the inputs here give (each sample's image is one
 value per channel, and the convolutions are unpadded). The models cover a matmul and a grouped
 convolution behind a ReLU (unsigned inputs: the zero point's term takes the correction), a
-signed Dense and a depthwise convolution with a channel multiplier.
+signed Dense and a depthwise convolution with a channel multiplier, signed and (behind a ReLU)
+with its input quantized per channel.
 """
 import os
 import subprocess
@@ -40,6 +41,10 @@ def models():
         "dense_relu": (seq((16,), [L.ReLU(), L.Dense(8)]), (16,)),
         "conv_groups_relu": (seq((5, 5, 8), [L.ReLU(), L.Conv2D(12, 3, groups=2)]), (8,)),
         "depthwise": (seq((5, 5, 4), [L.DepthwiseConv2D(3, depth_multiplier=2)]), (4,)),
+        # The same quantized per input channel (--int8-depthwise-channel-scales): the
+        # correction's quantized means use each channel's own scale.
+        "depthwise_channels": (seq((5, 5, 4), [L.ReLU(),
+                                               L.DepthwiseConv2D(3, depth_multiplier=2)]), (4,)),
     }
 
 
@@ -69,6 +74,8 @@ def main():
                 cmd += ["--calibrate", os.path.join(d, "cal"), "--int8-unsigned-activations"]
             if run == "int8-corrected":
                 cmd.append("--int8-bias-correction")
+            if run != "fp32" and name == "depthwise_channels":
+                cmd.append("--int8-depthwise-channel-scales")
             subprocess.run(cmd, check=True)
             outs[run] = np.load(y).astype(np.float64)
         ref = outs["fp32"]
