@@ -313,7 +313,9 @@ double worst(const std::vector<double> &v, bool largest) {
 /// it the only op in int8), then finds by bisection the fewest of the most
 /// sensitive ops to keep in f32 for the rest, all int8, to reach the
 /// target's top-1 agreement with the deviation amplified by
-/// options.accuracyMargin. Removes the clip of the ops it keeps f32.
+/// options.accuracyMargin; with options.accuracyRefine, then tries each op
+/// kept f32 back in int8, the least sensitive first, keeping it there when
+/// the target still holds. Removes the clip of the ops it keeps f32.
 void selectPrecisions(ModuleOp module, const std::vector<Batch> &batches,
                       const Int8Options &options, Calibration &calibration) {
   std::vector<Operation *> ops = calibrationCandidates(module);
@@ -357,20 +359,25 @@ void selectPrecisions(ModuleOp module, const std::vector<Batch> &batches,
   for (auto [rank, i] : llvm::enumerate(order))
     calibration.layers[i].sensitivityRank = rank + 1;
 
+  // The model with the ops of int8[i] in int8, recorded as a search step
+  // that meets `gate` when its agreement (with the margin) is at least that.
+  auto trial = [&](const std::vector<bool> &int8, SearchStep s, double gate) {
+    Accuracy a = measure(int8, batches.size());
+    s.top1Agreement = worst(a.top1Agreement, false);
+    s.marginAgreement = worst(a.marginAgreement, false);
+    s.relL2Error = worst(a.relL2Error, true);
+    s.meets = s.marginAgreement >= gate;
+    calibration.search.push_back(s);
+    return s.meets;
+  };
   // The model with the k most sensitive ops in f32.
   auto step = [&](size_t k) {
     std::vector<bool> int8(ops.size(), false);
     for (size_t r = k; r < order.size(); ++r)
       int8[order[r]] = true;
-    Accuracy a = measure(int8, batches.size());
     SearchStep s;
     s.keptF32 = k;
-    s.top1Agreement = worst(a.top1Agreement, false);
-    s.marginAgreement = worst(a.marginAgreement, false);
-    s.relL2Error = worst(a.relL2Error, true);
-    s.meets = s.marginAgreement >= options.accuracyTarget;
-    calibration.search.push_back(s);
-    return s.meets;
+    return trial(int8, s, options.accuracyTarget);
   };
   // Bisection for the least k that meets the target: k = all (nothing int8)
   // meets it without measuring.
@@ -383,16 +390,60 @@ void selectPrecisions(ModuleOp module, const std::vector<Batch> &batches,
   } else {
     hi = 0;
   }
+  // Refinement: the ranking is of each op alone, the target of all of them
+  // together, so an op the bisection kept f32 may still fit in int8 with
+  // the others. Each kept op, the least sensitive first, is tried back in
+  // int8 and stays there when the model's agreement (with the margin) is
+  // still at least that of the bisection's choice (k = hi; 1 when that is
+  // every op f32): a step that only meets the target would pick, among many
+  // trials, the ones the calibration set's few near-ties happen to favour.
+  std::vector<bool> int8(ops.size(), false);
+  for (size_t r = hi; r < order.size(); ++r)
+    int8[order[r]] = true;
+  std::vector<std::string> refined(order.size());
+  if (options.accuracyRefine && hi > 0) {
+    double reached = 1.0;
+    for (const SearchStep &s : calibration.search)
+      if (s.keptF32 == hi)
+        reached = s.marginAgreement;
+    // The first op to try, rank hi, is the bisection's last failing step
+    // (k = hi - 1): measured already.
+    size_t kept = hi;
+    refined[hi - 1] = llvm::formatv(
+        "; back in int8 it is the search's step kept_f32 {0}, which does not "
+        "meet the target",
+        hi - 1);
+    for (size_t r = hi - 1; r-- > 0;) {
+      int8[order[r]] = true;
+      SearchStep s;
+      s.keptF32 = kept - 1;
+      s.refineRank = r + 1;
+      s.refineLayer = calibration.layers[order[r]].layer;
+      if (trial(int8, s, reached)) {
+        --kept;
+        continue;
+      }
+      int8[order[r]] = false;
+      const SearchStep &last = calibration.search.back();
+      refined[r] = llvm::formatv(
+          "; tried back in int8 after the bisection (--int8-accuracy-refine): "
+          "top-1 agreement {0:f4} with the error multiplied by {1}, below the "
+          "bisection's {2:f4}",
+          last.marginAgreement, shortNumber(options.accuracyMargin), reached);
+    }
+  }
   for (size_t r = 0; r < hi; ++r) {
+    if (int8[order[r]])
+      continue;
     LayerCalibration &layer = calibration.layers[order[r]];
     layer.int8 = false;
     layer.keptBecause = llvm::formatv(
         "--int8-accuracy-target {0}: sensitivity rank {1} of {2} (alone in "
         "int8: output relative L2 error {3:e3}, top-1 agreement {4:f4} on "
-        "the first {5} calibration samples)",
+        "the first {5} calibration samples){6}",
         shortNumber(options.accuracyTarget), r + 1, order.size(),
         layer.sensitivityRelL2, layer.sensitivityTop1,
-        calibration.sensitivitySamples);
+        calibration.sensitivitySamples, refined[r]);
     ops[order[r]]->removeAttr(kCalibratedAmaxAttr);
     ops[order[r]]->removeAttr(kCalibratedChannelAmaxAttr);
   }
@@ -784,18 +835,25 @@ llvm::json::Object driver::calibrationMethodJson(const Int8Options &options,
     method["bins"] = kCalibrationBins;
   if (options.accuracyTarget > 0)
     method["accuracy_target"] = options.accuracyTarget;
+  if (options.accuracyTarget > 0 && options.accuracyRefine)
+    method["accuracy_refine"] = true;
   return method;
 }
 
 llvm::json::Array driver::searchJson(const std::vector<SearchStep> &search) {
   llvm::json::Array steps;
-  for (const SearchStep &step : search)
-    steps.push_back(
-        llvm::json::Object{{"kept_f32", int64_t(step.keptF32)},
-                           {"top1_agreement", step.top1Agreement},
-                           {"margin_agreement", step.marginAgreement},
-                           {"rel_l2_error", step.relL2Error},
-                           {"meets", step.meets}});
+  for (const SearchStep &step : search) {
+    llvm::json::Object o{{"kept_f32", int64_t(step.keptF32)},
+                         {"top1_agreement", step.top1Agreement},
+                         {"margin_agreement", step.marginAgreement},
+                         {"rel_l2_error", step.relL2Error},
+                         {"meets", step.meets}};
+    if (step.refineRank) {
+      o["refine_rank"] = int64_t(step.refineRank);
+      o["refine_layer"] = step.refineLayer;
+    }
+    steps.push_back(std::move(o));
+  }
   return steps;
 }
 

@@ -80,6 +80,12 @@ struct Int8Options {
   /// this before its argmax is compared, so that the target holds with room
   /// for inputs of smaller margins than the calibration set's.
   double accuracyMargin = 3.0;
+  /// After the accuracy target's bisection (`--int8-accuracy-refine`): each
+  /// op it kept f32, the least sensitive first, goes back to int8 when the
+  /// model with it int8 still agrees with fp32 (with the margin) at least as
+  /// well as the bisection's choice (one run of the calibration set per op
+  /// kept).
+  bool accuracyRefine = false;
   /// Where to write the JSON report; "" for none (then no accuracy is
   /// measured).
   std::string reportPath;
@@ -142,9 +148,14 @@ struct LayerCalibration {
 void setClipAttributes(mlir::Operation *op, const LayerCalibration &layer);
 
 /// One model the accuracy-target search measured on the calibration set:
-/// the `keptF32` most sensitive ops in f32, the rest int8.
+/// the `keptF32` most sensitive ops in f32, the rest int8 (a bisection
+/// step); or, with `refineRank` > 0 (a refinement step), the ops kept f32 so
+/// far less the one of that sensitivity rank (`refineLayer`), tried back in
+/// int8; `meets` is then whether it stays int8.
 struct SearchStep {
   size_t keptF32 = 0;
+  size_t refineRank = 0;
+  std::string refineLayer;
   double top1Agreement = 0;   ///< the worst output's
   double marginAgreement = 0; ///< the same with the error amplified
   double relL2Error = 0;      ///< the worst output's

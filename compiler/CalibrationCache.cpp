@@ -8,7 +8,8 @@
 // and the calibration arithmetic's version (kAlgorithm), the options that
 // change the result (the method and its percentile, --int8-keep-first-last,
 // --int8-unsigned-activations, --int8-bias-correction,
-// --int8-depthwise-channel-scales, the accuracy target and margin), the fp32
+// --int8-depthwise-channel-scales, the accuracy target, margin and
+// refinement), the fp32
 // graph it runs (the module as printed, without locations, and the bytes of
 // every weight blob it names), and the calibration batches (each tensor's
 // dtype, shape and bytes, in order). What it does not read is not in it: the
@@ -109,6 +110,7 @@ std::string cacheKey(ModuleOp module, const std::vector<Batch> &batches,
   hashNumber(hash, options.depthwiseChannelScales);
   hashNumber(hash, options.accuracyTarget);
   hashNumber(hash, options.accuracyTarget > 0 ? options.accuracyMargin : 0.0);
+  hashNumber(hash, options.accuracyTarget > 0 && options.accuracyRefine);
   // The graph: its text without locations (the weights' blobs elided), then
   // each blob's name and bytes in op order.
   {
@@ -280,6 +282,8 @@ readCache(const std::string &path, const std::string &text,
     step.marginAgreement = r.number(*s, "margin_agreement");
     step.relL2Error = r.number(*s, "rel_l2_error");
     step.meets = r.boolean(*s, "meets");
+    step.refineRank = r.count(*s, "refine_rank", 0.0);
+    step.refineLayer = r.string(*s, "refine_layer", /*optional=*/true);
     c.search.push_back(step);
   }
   const llvm::json::Array &layers = r.array(*root, "layers");

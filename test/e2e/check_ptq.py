@@ -16,13 +16,15 @@ the two). Then
 and asserts, for every output, top-1 agreement with fp32 >= --min-agreement (0.99) on the held-out
 set (the report's figure) and at least one int8 layer; --report-only prints it without asserting.
 --method, --unsigned-activations, --bias-correction, --depthwise-channel-scales, --accuracy-target,
---accuracy-margin and --fallback pass dlc's options
+--accuracy-margin, --accuracy-refine and --fallback pass dlc's options
 (the e2e/ptq tests use the documented method: mse, unsigned activations, accuracy target 0.99,
 256 calibration samples; docs/quantization.md). With --cross-check, the held-out set is also run through
 `dlc run --device cpu` in fp32 and in int8 and the agreement is recomputed here from the .npy
 outputs: it must equal the report's.
 
-The report's structure (keys, layers, ops, which layers are int8; not the numbers) must equal
+With an accuracy target, the report's search must follow its rule
+(test/Driver/Inputs/check-int8-report.py target). The report's structure (keys, layers, ops,
+which layers are int8; not the numbers) must equal
 the committed artifact test/e2e/ptq/MODEL.json (--artifacts DIR: DIR/MODEL.json); --update
 rewrites the artifact instead.
 """
@@ -39,6 +41,7 @@ import zlib
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+SEARCH_CHECK = os.path.join(HERE, "..", "Driver", "Inputs", "check-int8-report.py")
 sys.path.insert(0, HERE)
 import fixture_models  # noqa: E402
 import gen_fixtures  # noqa: E402  (no Keras at import)
@@ -247,6 +250,8 @@ def check_model(args, name, tmp):
         int8_options += ["--int8-accuracy-target", str(args.accuracy_target)]
         if args.accuracy_margin:
             int8_options += ["--int8-accuracy-margin", str(args.accuracy_margin)]
+        if args.accuracy_refine:
+            int8_options.append("--int8-accuracy-refine")
     if args.fallback:
         int8_options += ["--int8-fallback", args.fallback]
     secs = run(cmd + int8_options, args.timeout)
@@ -254,6 +259,12 @@ def check_model(args, name, tmp):
         report = json.load(f)
 
     failures = []
+    if "accuracy_target" in report:
+        # The search's rule (the ops kept f32, the steps, a refinement's order).
+        p = subprocess.run([sys.executable, SEARCH_CHECK, "target", report_path],
+                           capture_output=True, text=True)
+        if p.returncode != 0:
+            failures.append("the search breaks its rule: %s%s" % (p.stdout, p.stderr))
     held_acc = report["accuracy"]["holdout"]
     cal_acc = report["accuracy"]["calibration"]
     if held_acc["samples"] != args.samples or cal_acc["samples"] != args.calib:
@@ -340,6 +351,8 @@ def main():
                     help="--int8-accuracy-target (0: off)")
     ap.add_argument("--accuracy-margin", type=float, default=0,
                     help="--int8-accuracy-margin (0: dlc's default)")
+    ap.add_argument("--accuracy-refine", action="store_true",
+                    help="--int8-accuracy-refine")
     ap.add_argument("--fallback", choices=["fp32", "fp16"],
                     help="--int8-fallback (default: dlc's, fp32)")
     ap.add_argument("--min-agreement", type=float, default=0.99)

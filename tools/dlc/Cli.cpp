@@ -92,6 +92,11 @@ std::vector<CommandSpec> buildCommands() {
       value("--int8-accuracy-margin", "M",
             "The safety factor of --int8-accuracy-target, in [1, 1000] "
             "(default 3)"),
+      flag("--int8-accuracy-refine",
+           "After --int8-accuracy-target's search, try each layer it kept "
+           "in fp32 back in int8, the least sensitive first, and keep it "
+           "int8 when the target still holds (one calibration-set run per "
+           "layer)"),
       value("--calibration-report", "FILE.json",
             "Write the per-layer scales and the accuracy cost (top-1 "
             "agreement, relative L2 error vs fp32 on the calibration set, "

@@ -98,6 +98,7 @@ driver::CompileOptions compileOptions(const cli::Invocation &inv) {
     options.int8.accuracyTarget = std::stod(inv.get("--int8-accuracy-target"));
   if (inv.has("--int8-accuracy-margin"))
     options.int8.accuracyMargin = std::stod(inv.get("--int8-accuracy-margin"));
+  options.int8.accuracyRefine = inv.has("--int8-accuracy-refine");
   options.int8.reportPath = inv.get("--calibration-report");
   options.int8.holdoutDir = inv.get("--calibration-holdout");
   options.int8.cachePath = inv.get("--calibration-cache");
@@ -105,14 +106,17 @@ driver::CompileOptions compileOptions(const cli::Invocation &inv) {
   for (const char *option :
        {"--calibration-method", "--calibration-percentile",
         "--int8-keep-first-last", "--int8-accuracy-target",
-        "--int8-accuracy-margin", "--int8-unsigned-activations",
-        "--int8-bias-correction", "--int8-depthwise-channel-scales",
-        "--int8-fallback", "--calibration-report", "--calibration-holdout",
-        "--calibration-cache"})
+        "--int8-accuracy-margin", "--int8-accuracy-refine",
+        "--int8-unsigned-activations", "--int8-bias-correction",
+        "--int8-depthwise-channel-scales", "--int8-fallback",
+        "--calibration-report", "--calibration-holdout", "--calibration-cache"})
     if (inv.has(option) && !int8)
       throw UserError(std::string(option) + " applies to --precision int8");
-  if (inv.has("--int8-accuracy-margin") && !inv.has("--int8-accuracy-target"))
-    throw UserError("--int8-accuracy-margin applies to --int8-accuracy-target");
+  for (const char *option :
+       {"--int8-accuracy-margin", "--int8-accuracy-refine"})
+    if (inv.has(option) && !inv.has("--int8-accuracy-target"))
+      throw UserError(std::string(option) +
+                      " applies to --int8-accuracy-target");
   if (inv.has("--calibration-percentile") &&
       options.int8.method != driver::CalibrationMethod::Percentile)
     throw UserError("--calibration-percentile applies to "

@@ -10,6 +10,11 @@ check-int8-report.py target REPORT.json
     --int8-accuracy-target: the ops kept f32 for it are exactly the most sensitive ones (the
     ranks 1..k), the chosen k is the last search step that meets the target, k - 1 does not
     meet it when it was measured, and the report's calibration agreement is that step's.
+    With --int8-accuracy-refine: after the bisection the ranks k-1 .. 1 are tried back in int8
+    in that order, each staying int8 exactly when its step's agreement (with the margin) is at
+    least the bisection's choice's (1 when k is every op), each step's kept_f32 counts the ops
+    f32 in it, the ops kept f32 are ranks 1..k less those that stayed int8, and the report's
+    calibration agreement is the last such step's.
 """
 import glob
 import json
@@ -53,8 +58,11 @@ def main():
         print("mse clip %.6g of max %.6g: ok" % (clip, amax))
         return
     target = r["method"]["accuracy_target"]
-    search = r["accuracy_target"]["search"]
-    assert search, "no search step"
+    everything = r["accuracy_target"]["search"]
+    assert everything, "no search step"
+    search = [s for s in everything if "refine_rank" not in s]
+    refine = [s for s in everything if "refine_rank" in s]
+    assert everything[:len(search)] == search, "a bisection step after a refinement step"
     chosen = [s for s in search if s["meets"]]
     k = min(s["kept_f32"] for s in chosen) if chosen else \
         sum(1 for l in r["layers"] if "sensitivity" in l)
@@ -62,9 +70,22 @@ def main():
         assert s["meets"] == (s["margin_agreement"] >= target), s
     missed = [s for s in search if s["kept_f32"] == k - 1]
     assert all(not s["meets"] for s in missed), (k, missed)
+    back = set()
+    if r["method"].get("accuracy_refine"):
+        reached = [s["margin_agreement"] for s in search if s["kept_f32"] == k] or [1.0]
+        assert [s["refine_rank"] for s in refine] == list(range(k - 1, 0, -1)), (k, refine)
+        f32 = k
+        for s in refine:
+            assert s["meets"] == (s["margin_agreement"] >= reached[0]), (s, reached)
+            assert s["kept_f32"] == f32 - 1, (s, f32)
+            if s["meets"]:
+                back.add(s["refine_rank"])
+                f32 -= 1
+    else:
+        assert not refine, refine
     kept = sorted(l["sensitivity"]["rank"] for l in r["layers"]
                   if "sensitivity" in l and not l["int8"])
-    assert kept == list(range(1, k + 1)), (kept, k)
+    assert kept == sorted(set(range(1, k + 1)) - back), (kept, k, back)
     for l in r["layers"]:
         if "sensitivity" in l and not l["int8"]:
             assert l["kept_f32_because"].startswith("--int8-accuracy-target"), l
@@ -74,12 +95,14 @@ def main():
                      for l in r["layers"] if "sensitivity" in l)
     assert all(a[1] >= b[1] for a, b in zip(by_rank, by_rank[1:])), by_rank
     cal = r["accuracy"]["calibration"]["outputs"]
-    step = [s for s in search if s["kept_f32"] == k]
+    step = [s for s in refine if s["meets"]][-1:] or [s for s in search if s["kept_f32"] == k]
     if step:
         assert abs(min(o["top1_agreement"] for o in cal) - step[0]["top1_agreement"]) < 1e-12
     assert r["layers_int8"] == len(r["layers"]) - r["layers_f32"]
-    print("accuracy target %g: %d of %d kept f32, %d int8: ok"
-          % (target, k, len(ranks), r["layers_int8"]))
+    print("accuracy target %g: %d of %d kept f32, %d int8%s: ok"
+          % (target, k, len(ranks), r["layers_int8"],
+             ", %d tried back, %d of them int8" % (len(refine), len(back))
+             if r["method"].get("accuracy_refine") else ""))
 
 
 if __name__ == "__main__":
