@@ -497,8 +497,7 @@ void correctBiases(ModuleOp module, const std::vector<Batch> &batches,
     // shift added back in the de-quantized value; else [-127, 127]. Per
     // channel, x is first multiplied by its channel's scale in f32 and
     // then quantized with scale 1.
-    const bool perChannel =
-        m.scales.size() > 1 || ops[i]->hasAttr(kCalibratedChannelAmaxAttr);
+    const bool perChannel = ops[i]->hasAttr(kCalibratedChannelAmaxAttr);
     const float scale = perChannel ? 1.0f : m.scales.front();
     const float offset = m.zeroPoint ? float(-128.0 / double(scale)) : 0.0f;
     const float lo = m.zeroPoint ? -128.0f : -127.0f;
@@ -662,19 +661,21 @@ Calibration driver::calibrate(ModuleOp module,
   std::vector<double> amax(ops.size(), 0.0);
   runBatches(module, batches, [&](size_t i, const float *x, int64_t n) {
     float m = 0;
-    for (int64_t k = 0; k < n; ++k)
-      m = std::max(m, std::fabs(x[k])); // NaN is skipped
-    amax[i] = std::max(amax[i], double(m));
     if (perChannel[i]) {
       const int64_t channels = perChannel[i]->channels;
       const int64_t inner = perChannel[i]->inner;
       std::vector<double> &cm = channelAmax[i];
       for (int64_t k = 0; k < n; ++k) {
-        double v = std::fabs(double(x[k]));
+        const float v = std::fabs(x[k]);
+        m = std::max(m, v); // NaN is skipped
         double &c = cm[k / inner % channels];
-        c = std::max(c, v); // NaN is skipped
+        c = std::max(c, double(v));
       }
+    } else {
+      for (int64_t k = 0; k < n; ++k)
+        m = std::max(m, std::fabs(x[k])); // NaN is skipped
     }
+    amax[i] = std::max(amax[i], double(m));
   });
 
   // The method's clip from a histogram of |x| over [0, max] (`zeros` of the

@@ -458,8 +458,8 @@ struct QuantizeInt8Pass
     FailureOr<QuantizedWeight> q = quantizedWeightOf(op);
     if (failed(q))
       return op->emitError("cannot read the weight constant");
-    const bool perChannel =
-        scales.size() > 1 || op->hasAttr(dlc::kCalibratedChannelAmaxAttr);
+    // int8InputScales gave one scale per channel.
+    const bool perChannel = op->hasAttr(dlc::kCalibratedChannelAmaxAttr);
     const float inputScale = perChannel ? 1.0f : scales.front();
     // Output channel o's input scale: a depthwise filter [kh, kw, C, M]'s
     // output channel o reads input channel o / M.
