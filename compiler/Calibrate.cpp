@@ -26,6 +26,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <cfloat>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -244,7 +245,8 @@ Accuracy compareRuns(const std::vector<std::vector<Tensor>> &expected,
   for (size_t o = 0; o < outputs; ++o) {
     double diff = 0, norm = 0;
     size_t rows = 0, agree = 0, agreeMargin = 0;
-    std::vector<float> amplified;
+    std::vector<float> amplified, allExpected, allActual;
+    int64_t width = 0;
     for (size_t bi = 0; bi < expected.size(); ++bi) {
       Tensor e = expected[bi][o].cast(DType::F32);
       Tensor a = actual[bi][o].cast(DType::F32);
@@ -253,7 +255,9 @@ Accuracy compareRuns(const std::vector<std::vector<Tensor>> &expected,
         diff += (double(av[k]) - ev[k]) * (double(av[k]) - ev[k]);
         norm += double(ev[k]) * ev[k];
       }
-      int64_t width = e.rank() ? e.dim(-1) : 1;
+      allExpected.insert(allExpected.end(), ev, ev + e.numel());
+      allActual.insert(allActual.end(), av, av + a.numel());
+      width = e.rank() ? e.dim(-1) : 1;
       amplified.resize(width);
       for (int64_t r = 0; width && r < e.numel() / width; ++r) {
         const float *er = ev + r * width, *ar = av + r * width;
@@ -269,6 +273,8 @@ Accuracy compareRuns(const std::vector<std::vector<Tensor>> &expected,
     }
     accuracy.top1Agreement.push_back(rows ? double(agree) / rows : 1.0);
     accuracy.marginAgreement.push_back(rows ? double(agreeMargin) / rows : 1.0);
+    accuracy.estimatedAgreement.push_back(
+        estimatedAgreement(allExpected, allActual, width, margin));
     accuracy.relL2Error.push_back(norm > 0 ? std::sqrt(diff / norm)
                                            : std::sqrt(diff));
   }
@@ -313,9 +319,10 @@ double worst(const std::vector<double> &v, bool largest) {
 /// it the only op in int8), then finds by bisection the fewest of the most
 /// sensitive ops to keep in f32 for the rest, all int8, to reach the
 /// target's top-1 agreement with the deviation amplified by
-/// options.accuracyMargin; with options.accuracyRefine, then tries each op
-/// kept f32 back in int8, the least sensitive first, keeping it there when
-/// the target still holds. Removes the clip of the ops it keeps f32.
+/// options.accuracyMargin, as estimatedAgreement() estimates it on the
+/// calibration set; with options.accuracyRefine, then tries each op kept
+/// f32 back in int8, the least sensitive first, keeping it there when the
+/// target still holds. Removes the clip of the ops it keeps f32.
 void selectPrecisions(ModuleOp module, const std::vector<Batch> &batches,
                       const Int8Options &options, Calibration &calibration) {
   std::vector<Operation *> ops = calibrationCandidates(module);
@@ -365,8 +372,9 @@ void selectPrecisions(ModuleOp module, const std::vector<Batch> &batches,
     Accuracy a = measure(int8, batches.size());
     s.top1Agreement = worst(a.top1Agreement, false);
     s.marginAgreement = worst(a.marginAgreement, false);
+    s.estimatedAgreement = worst(a.estimatedAgreement, false);
     s.relL2Error = worst(a.relL2Error, true);
-    s.meets = s.marginAgreement >= gate;
+    s.meets = s.estimatedAgreement >= gate;
     calibration.search.push_back(s);
     return s.meets;
   };
@@ -393,19 +401,15 @@ void selectPrecisions(ModuleOp module, const std::vector<Batch> &batches,
   // Refinement: the ranking is of each op alone, the target of all of them
   // together, so an op the bisection kept f32 may still fit in int8 with
   // the others. Each kept op, the least sensitive first, is tried back in
-  // int8 and stays there when the model's agreement (with the margin) is
-  // still at least that of the bisection's choice (k = hi; 1 when that is
-  // every op f32): a step that only meets the target would pick, among many
-  // trials, the ones the calibration set's few near-ties happen to favour.
+  // int8 and stays there when the target still holds. (A gate that counted
+  // the calibration rows that flip would pick, among many trials, the ones
+  // its few near-tied rows happen to favour; the estimate pairs every row's
+  // error with every row's gaps, docs/quantization.md.)
   std::vector<bool> int8(ops.size(), false);
   for (size_t r = hi; r < order.size(); ++r)
     int8[order[r]] = true;
   std::vector<std::string> refined(order.size());
   if (options.accuracyRefine && hi > 0) {
-    double reached = 1.0;
-    for (const SearchStep &s : calibration.search)
-      if (s.keptF32 == hi)
-        reached = s.marginAgreement;
     // The first op to try, rank hi, is the bisection's last failing step
     // (k = hi - 1): measured already.
     size_t kept = hi;
@@ -419,7 +423,7 @@ void selectPrecisions(ModuleOp module, const std::vector<Batch> &batches,
       s.keptF32 = kept - 1;
       s.refineRank = r + 1;
       s.refineLayer = calibration.layers[order[r]].layer;
-      if (trial(int8, s, reached)) {
+      if (trial(int8, s, options.accuracyTarget)) {
         --kept;
         continue;
       }
@@ -427,9 +431,9 @@ void selectPrecisions(ModuleOp module, const std::vector<Batch> &batches,
       const SearchStep &last = calibration.search.back();
       refined[r] = llvm::formatv(
           "; tried back in int8 after the bisection (--int8-accuracy-refine): "
-          "top-1 agreement {0:f4} with the error multiplied by {1}, below the "
-          "bisection's {2:f4}",
-          last.marginAgreement, shortNumber(options.accuracyMargin), reached);
+          "estimated top-1 agreement {0:f4} with the error multiplied by {1}, "
+          "below the target",
+          last.estimatedAgreement, shortNumber(options.accuracyMargin));
     }
   }
   for (size_t r = 0; r < hi; ++r) {
@@ -793,6 +797,80 @@ Calibration driver::calibrate(ModuleOp module,
   return result;
 }
 
+double driver::estimatedAgreement(llvm::ArrayRef<float> fp32,
+                                  llvm::ArrayRef<float> int8, int64_t width,
+                                  double margin) {
+  size_t all = width > 0 ? fp32.size() / size_t(width) : 0;
+  if (all == 0 || width < 2)
+    return 1.0;
+  // The rows that take part: all of them, or kEstimateRows evenly spaced
+  // (an output of one row per pixel would have billions of pairs).
+  const size_t rows = std::min(all, kEstimateRows);
+  auto row = [&](size_t t) { return rows == all ? t : t * all / rows; };
+  // A softmax's rows are compared in log space, where a class's score is
+  // its logit up to the row's constant: the int8 error of a logit does not
+  // grow with how close the row's two best classes are, as a probability's
+  // does, which the pairing below needs.
+  bool probabilities = true;
+  for (size_t r = 0; r < rows && probabilities; ++r) {
+    double sum = 0;
+    for (int64_t k = 0; k < width && probabilities; ++k) {
+      float v = fp32[row(r) * width + k];
+      probabilities = v >= 0;
+      sum += v;
+    }
+    probabilities = probabilities && std::abs(sum - 1) <= 1e-3;
+  }
+  auto score = [&](float v) {
+    return probabilities ? std::log(std::max(double(v), double(FLT_MIN)))
+                         : double(v);
+  };
+  // Per row, by the fp32 order of its classes (the best first): the gap
+  // from the best class to each other one, and how far int8's error times
+  // `margin` closes it.
+  const int64_t others = width - 1;
+  std::vector<double> gaps(rows * others), shifts(rows * others),
+      largest(rows, -INFINITY);
+  std::vector<int64_t> order(width);
+  std::vector<double> z(width), zq(width);
+  for (size_t r = 0; r < rows; ++r) {
+    for (int64_t k = 0; k < width; ++k) {
+      z[k] = score(fp32[row(r) * width + k]);
+      zq[k] = score(int8[row(r) * width + k]);
+      order[k] = k;
+    }
+    std::stable_sort(order.begin(), order.end(),
+                     [&](int64_t a, int64_t b) { return z[a] > z[b]; });
+    int64_t top = order[0];
+    for (int64_t j = 1; j < width; ++j) {
+      int64_t c = order[j];
+      double shift = margin * ((zq[c] - z[c]) - (zq[top] - z[top]));
+      gaps[r * others + j - 1] = z[top] - z[c];
+      shifts[r * others + j - 1] = shift;
+      // A non-finite int8 score flips every row it is paired with.
+      largest[r] =
+          std::isfinite(shift) ? std::max(largest[r], shift) : INFINITY;
+    }
+  }
+  // Row j's gaps under row i's shifts, for every pair (i, j): row j's
+  // classes by rank take row i's error of the same rank. The gaps are
+  // non-decreasing, so a row's scan stops at the first gap beyond row i's
+  // largest shift.
+  size_t flips = 0;
+  for (size_t i = 0; i < rows; ++i) {
+    const double *shift = &shifts[i * others];
+    for (size_t j = 0; j < rows; ++j) {
+      const double *gap = &gaps[j * others];
+      for (int64_t k = 0; k < others && !(gap[k] >= largest[i]); ++k)
+        if (!(shift[k] <= gap[k])) {
+          ++flips;
+          break;
+        }
+    }
+  }
+  return 1.0 - double(flips) / (double(rows) * double(rows));
+}
+
 Accuracy
 driver::measureAccuracy(ModuleOp fp32, ModuleOp int8,
                         const std::vector<Batch> &batches,
@@ -807,9 +885,10 @@ namespace {
 llvm::json::Value accuracyJson(const Accuracy &accuracy) {
   llvm::json::Array outputs;
   for (size_t o = 0; o < accuracy.top1Agreement.size(); ++o)
-    outputs.push_back(
-        llvm::json::Object{{"top1_agreement", accuracy.top1Agreement[o]},
-                           {"rel_l2_error", accuracy.relL2Error[o]}});
+    outputs.push_back(llvm::json::Object{
+        {"top1_agreement", accuracy.top1Agreement[o]},
+        {"estimated_agreement", accuracy.estimatedAgreement[o]},
+        {"rel_l2_error", accuracy.relL2Error[o]}});
   return llvm::json::Object{{"samples", int64_t(accuracy.samples)},
                             {"outputs", std::move(outputs)}};
 }
@@ -847,6 +926,7 @@ llvm::json::Array driver::searchJson(const std::vector<SearchStep> &search) {
     llvm::json::Object o{{"kept_f32", int64_t(step.keptF32)},
                          {"top1_agreement", step.top1Agreement},
                          {"margin_agreement", step.marginAgreement},
+                         {"estimated_agreement", step.estimatedAgreement},
                          {"rel_l2_error", step.relL2Error},
                          {"meets", step.meets}};
     if (step.refineRank) {

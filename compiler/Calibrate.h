@@ -19,6 +19,7 @@
 #include "support/Tensor.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/JSON.h"
 
 #include <functional>
@@ -72,19 +73,19 @@ struct Int8Options {
   bool fallbackFp16 = false;
   /// Accuracy-driven mixed precision (`--int8-accuracy-target`): when > 0,
   /// the quantizable ops whose quantization costs most accuracy stay f32
-  /// until the top-1 agreement with fp32 on the calibration set, under
-  /// the error amplified by `accuracyMargin`, reaches it. 0: off.
+  /// until the top-1 agreement with fp32, under the error amplified by
+  /// `accuracyMargin` and estimated on the calibration set
+  /// (estimatedAgreement()), reaches it. 0: off.
   double accuracyTarget = 0;
   /// The accuracy target's margin (`--int8-accuracy-margin`): the int8
   /// model's deviation from fp32 on each calibration sample is multiplied by
-  /// this before its argmax is compared, so that the target holds with room
-  /// for inputs of smaller margins than the calibration set's.
+  /// this before it is compared with the gaps between classes, so that the
+  /// target holds with room for the estimate's own error.
   double accuracyMargin = 3.0;
   /// After the accuracy target's bisection (`--int8-accuracy-refine`): each
   /// op it kept f32, the least sensitive first, goes back to int8 when the
-  /// model with it int8 still agrees with fp32 (with the margin) at least as
-  /// well as the bisection's choice (one run of the calibration set per op
-  /// kept).
+  /// model with it int8 still meets the target (one run of the calibration
+  /// set per op kept).
   bool accuracyRefine = false;
   /// Where to write the JSON report; "" for none (then no accuracy is
   /// measured).
@@ -158,7 +159,9 @@ struct SearchStep {
   std::string refineLayer;
   double top1Agreement = 0;   ///< the worst output's
   double marginAgreement = 0; ///< the same with the error amplified
-  double relL2Error = 0;      ///< the worst output's
+  /// estimatedAgreement() of the worst output: what `meets` compares
+  double estimatedAgreement = 0;
+  double relL2Error = 0; ///< the worst output's
   bool meets = false;
 };
 
@@ -206,6 +209,7 @@ llvm::json::Object calibrationMethodJson(const Int8Options &options,
 
 /// The accuracy target's search steps as the report and the calibration
 /// cache write them (`kept_f32`, `top1_agreement`, `margin_agreement`,
+/// `estimated_agreement`,
 /// `rel_l2_error`, `meets`).
 llvm::json::Array searchJson(const std::vector<SearchStep> &search);
 
@@ -216,9 +220,30 @@ struct Accuracy {
   /// argmax agrees, and ||int8 - fp32||2 / ||fp32||2 over the set.
   std::vector<double> top1Agreement, relL2Error;
   /// The agreement with int8's deviation from fp32 multiplied by
-  /// Int8Options::accuracyMargin (the accuracy target's gate).
+  /// Int8Options::accuracyMargin, counted row by row.
   std::vector<double> marginAgreement;
+  /// The same, estimated by estimatedAgreement() (the accuracy target's
+  /// gate).
+  std::vector<double> estimatedAgreement;
 };
+
+/// The expected top-1 agreement of int8 rows with fp32 ones on inputs
+/// like these, with int8's error multiplied by `margin`
+/// (docs/quantization.md, "The gate's estimate"): `fp32` and `int8` hold the
+/// same rows of `width` scores (softmax rows are compared in log space).
+/// Row i's fp32 classes in order give its gaps G_i(r) = z(best) - z(r-th),
+/// and its shifts P_i(r) = margin * (the int8 error of z(r-th) - that of
+/// z(best)); row j under row i's error flips when some G_j(r) < P_i(r).
+/// The estimate is 1 - the fraction of the rows^2 pairs (i, j) that flip:
+/// counting only the pairs i = j (the rows' own flips) is decided by the
+/// few rows whose two best classes are nearly tied, and pairing every row's
+/// error with every row's gaps averages over them. Of more than
+/// kEstimateRows rows, kEstimateRows evenly spaced ones (row t * rows /
+/// kEstimateRows) take part. 1 when width < 2.
+inline constexpr size_t kEstimateRows = 4096;
+double estimatedAgreement(llvm::ArrayRef<float> fp32,
+                          llvm::ArrayRef<float> int8, int64_t width,
+                          double margin);
 
 /// Runs `fp32` and `int8` (graph dialect modules of one model) on
 /// `batches` and compares their outputs. `prepareInt8`, if given, runs on

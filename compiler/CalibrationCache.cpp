@@ -70,7 +70,7 @@ constexpr int64_t kVersion = 1;
 /// correction, sensitivity and search): part of the key, raised whenever a
 /// change to compiler/Calibrate.cpp changes a result for the same graph,
 /// batches and options, so that no cache written before it is read.
-constexpr int64_t kAlgorithm = 1;
+constexpr int64_t kAlgorithm = 2;
 
 /// A raw_ostream whose bytes go into a hash.
 class HashStream : public llvm::raw_ostream {
@@ -280,6 +280,7 @@ readCache(const std::string &path, const std::string &text,
     step.keptF32 = r.count(*s, "kept_f32");
     step.top1Agreement = r.number(*s, "top1_agreement");
     step.marginAgreement = r.number(*s, "margin_agreement");
+    step.estimatedAgreement = r.number(*s, "estimated_agreement");
     step.relL2Error = r.number(*s, "rel_l2_error");
     step.meets = r.boolean(*s, "meets");
     step.refineRank = r.count(*s, "refine_rank", 0.0);

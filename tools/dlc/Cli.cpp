@@ -85,10 +85,12 @@ std::vector<CommandSpec> buildCommands() {
            "one input channel each, so the de-scaling stays per channel)"),
       value("--int8-accuracy-target", "A",
             "Mixed precision: keep the quantizable layers whose int8 costs "
-            "most accuracy in fp32 until the top-1 agreement with fp32 on "
-            "the calibration set, with the int8 error multiplied by "
-            "--int8-accuracy-margin, is at least A, in (0, 1] (each layer's "
-            "sensitivity is measured; docs/quantization.md)"),
+            "most accuracy in fp32 until the top-1 agreement with fp32, with "
+            "the int8 error multiplied by --int8-accuracy-margin, is at "
+            "least A, in (0, 1], as estimated on the calibration set (every "
+            "sample's error paired with every sample's gap between its two "
+            "best classes; each layer's sensitivity is measured; "
+            "docs/quantization.md)"),
       value("--int8-accuracy-margin", "M",
             "The safety factor of --int8-accuracy-target, in [1, 1000] "
             "(default 3)"),
