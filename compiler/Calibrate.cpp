@@ -245,8 +245,15 @@ Accuracy compareRuns(const std::vector<std::vector<Tensor>> &expected,
   for (size_t o = 0; o < outputs; ++o) {
     double diff = 0, norm = 0;
     size_t rows = 0, agree = 0, agreeMargin = 0;
-    std::vector<float> amplified, allExpected, allActual;
+    // The rows the estimate uses (estimateRow), copied out of the batches.
+    size_t allRows = 0, sampled = 0;
     int64_t width = 0;
+    for (const std::vector<Tensor> &batch : expected) {
+      width = batch[o].rank() ? batch[o].dim(-1) : 1;
+      allRows += width ? size_t(batch[o].numel() / width) : 0;
+    }
+    const size_t estimateRows = std::min(allRows, kEstimateRows);
+    std::vector<float> amplified, estimateExpected, estimateActual;
     for (size_t bi = 0; bi < expected.size(); ++bi) {
       Tensor e = expected[bi][o].cast(DType::F32);
       Tensor a = actual[bi][o].cast(DType::F32);
@@ -255,12 +262,14 @@ Accuracy compareRuns(const std::vector<std::vector<Tensor>> &expected,
         diff += (double(av[k]) - ev[k]) * (double(av[k]) - ev[k]);
         norm += double(ev[k]) * ev[k];
       }
-      allExpected.insert(allExpected.end(), ev, ev + e.numel());
-      allActual.insert(allActual.end(), av, av + a.numel());
-      width = e.rank() ? e.dim(-1) : 1;
       amplified.resize(width);
       for (int64_t r = 0; width && r < e.numel() / width; ++r) {
         const float *er = ev + r * width, *ar = av + r * width;
+        if (sampled < estimateRows && estimateRow(sampled, allRows) == rows) {
+          estimateExpected.insert(estimateExpected.end(), er, er + width);
+          estimateActual.insert(estimateActual.end(), ar, ar + width);
+          ++sampled;
+        }
         int64_t top = std::max_element(er, er + width) - er;
         agree += std::max_element(ar, ar + width) - ar == top;
         for (int64_t k = 0; k < width; ++k)
@@ -274,7 +283,7 @@ Accuracy compareRuns(const std::vector<std::vector<Tensor>> &expected,
     accuracy.top1Agreement.push_back(rows ? double(agree) / rows : 1.0);
     accuracy.marginAgreement.push_back(rows ? double(agreeMargin) / rows : 1.0);
     accuracy.estimatedAgreement.push_back(
-        estimatedAgreement(allExpected, allActual, width, margin));
+        estimatedAgreement(estimateExpected, estimateActual, width, margin));
     accuracy.relL2Error.push_back(norm > 0 ? std::sqrt(diff / norm)
                                            : std::sqrt(diff));
   }
@@ -806,7 +815,7 @@ double driver::estimatedAgreement(llvm::ArrayRef<float> fp32,
   // The rows that take part: all of them, or kEstimateRows evenly spaced
   // (an output of one row per pixel would have billions of pairs).
   const size_t rows = std::min(all, kEstimateRows);
-  auto row = [&](size_t t) { return rows == all ? t : t * all / rows; };
+  auto row = [&](size_t t) { return estimateRow(t, all); };
   // A softmax's rows are compared in log space, where a class's score is
   // its logit up to the row's constant: the int8 error of a logit does not
   // grow with how close the row's two best classes are, as a probability's

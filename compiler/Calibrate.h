@@ -227,6 +227,13 @@ struct Accuracy {
   std::vector<double> estimatedAgreement;
 };
 
+/// At most this many rows take part in estimatedAgreement().
+inline constexpr size_t kEstimateRows = 4096;
+/// The t-th row estimatedAgreement() uses of `all` rows: evenly spaced.
+inline size_t estimateRow(size_t t, size_t all) {
+  return all <= kEstimateRows ? t : t * all / kEstimateRows;
+}
+
 /// The expected top-1 agreement of int8 rows with fp32 ones on inputs
 /// like these, with int8's error multiplied by `margin`
 /// (docs/quantization.md, "The gate's estimate"): `fp32` and `int8` hold the
@@ -240,7 +247,6 @@ struct Accuracy {
 /// error with every row's gaps averages over them. Of more than
 /// kEstimateRows rows, kEstimateRows evenly spaced ones (row t * rows /
 /// kEstimateRows) take part. 1 when width < 2.
-inline constexpr size_t kEstimateRows = 4096;
 double estimatedAgreement(llvm::ArrayRef<float> fp32,
                           llvm::ArrayRef<float> int8, int64_t width,
                           double margin);

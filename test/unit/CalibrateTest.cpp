@@ -83,7 +83,13 @@ TEST(EstimatedAgreement, ManyRowsAreSampledEvenly) {
   double estimate = estimatedAgreement(fp32, int8, width, 1.0);
   EXPECT_DOUBLE_EQ(estimate,
                    estimatedAgreement(fp32Kept, int8Kept, width, 1.0));
-  // The rows disagree often enough for the sampling to matter.
+  // The rows disagree often enough for the sampling to matter: the first
+  // 4096 rows give another estimate.
+  EXPECT_NE(estimate,
+            estimatedAgreement(
+                llvm::ArrayRef<float>(fp32).take_front(kEstimateRows * width),
+                llvm::ArrayRef<float>(int8).take_front(kEstimateRows * width),
+                width, 1.0));
   EXPECT_GT(estimate, 0.5);
   EXPECT_LT(estimate, 0.99);
 }
