@@ -158,6 +158,10 @@ def train(name, folder, seed, log=print):
     out = os.path.join(folder, name)
     path, record_path = os.path.join(out, "model.keras"), os.path.join(out, "trained.json")
     stamp = _stamp(name)
+    # Keras names layers from per-process counters ("dense", "dense_1", ...): a model built
+    # after another in one process would get other names than in a process of its own, and
+    # the report's layer names with them.
+    keras.utils.clear_session()
     keras.utils.set_random_seed(seed)
     model = _spec(name).fn(keras)
     data = Data(kind, tuple(model.inputs[0].shape[1:]), seed)
