@@ -256,7 +256,7 @@ def check_model(args, name, tmp):
                      "[%.0f s]" % (task.mix, task.validation_accuracy,
                                    task.accuracy(held[0], labels), time.time() - t0))
     elif args.inputs == "trained":
-        model, data, record = trained.train(name, args.trained, seed, log=print)
+        model, data, record = trained.train(name, args.trained, seed)
         calib, held = [data.calibration(args.calib)[0]], [data.holdout(args.samples)[0]]
         task_line = (", trained: fp32 accuracy %.4f on %d held-out samples (%d training "
                      "samples, %.0f s)" % (record["held_accuracy"], record["held_samples"],

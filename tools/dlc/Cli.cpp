@@ -88,8 +88,8 @@ std::vector<CommandSpec> buildCommands() {
             "most accuracy in fp32 until the top-1 agreement with fp32, with "
             "the int8 error multiplied by --int8-accuracy-margin, is at "
             "least A, in (0, 1], as estimated on the calibration set (every "
-            "sample's error paired with every sample's gap between its two "
-            "best classes; each layer's sensitivity is measured; "
+            "sample's error paired with every sample's gaps from its best "
+            "class to the others; each layer's sensitivity is measured; "
             "docs/quantization.md)"),
       value("--int8-accuracy-margin", "M",
             "The safety factor of --int8-accuracy-target, in [1, 1000] "
