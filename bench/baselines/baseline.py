@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Baselines for `dlc bench`: what a Keras user would run instead, on the same model file.
 
-    baseline.py --tool TOOL --model MODEL.keras|MODEL.json [--batch N] [--precision fp32|fp16]
-                [--iters N] [--warmup N] [--json OUT] [--device gpu|cpu]
+    baseline.py --tool TOOL --model MODEL.keras|MODEL.json [--batch N [N ...]]
+                [--precision fp32|fp16] [--iters N] [--warmup N] [--json OUT] [--device gpu|cpu]
                 [--inputs X.npy ...] [--expected Y.npy ...] [--rtol R]
 
 TOOL:
@@ -18,6 +18,12 @@ MODEL.keras carries the weights; MODEL.json (model.to_json()) only the architect
 random weights: timing does not need the real ones, and the device machine gets no large files.
 fp16 runs the model under the mixed_float16 dtype policy (float16 compute and storage of
 activations, float32 variables), as dlc's fp16 (f16 storage, f32 accumulation).
+
+Several batch sizes run in one process, one after the other (Keras, the backend and the model
+are loaded once: most of a small model's row is that start-up); --json then names one file per
+batch with "{batch}" in it, each written when its batch is done, so a timeout keeps the batches
+before it. torch.compile compiles every batch size statically (dynamic=False), as it would a
+process of its own.
 
 --device gpu times: --warmup untimed runs, then --iters runs, each between two CUDA events (torch)
 or, for JAX, between host timestamps around a call and block_until_ready; reports the median,
@@ -46,8 +52,8 @@ def parse_args(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--tool", required=True, choices=TOOLS)
     ap.add_argument("--model", required=True, help="MODEL.keras or model.to_json() file")
-    ap.add_argument("--batch", type=int, default=None,
-                    help="default: the inputs' batch, else 1")
+    ap.add_argument("--batch", type=int, nargs="+", default=None,
+                    help="default: the inputs' batch, else 1; several: one after the other")
     ap.add_argument("--precision", choices=("fp32", "fp16"), default="fp32")
     ap.add_argument("--iters", type=int, default=100)
     ap.add_argument("--warmup", type=int, default=10)
@@ -57,7 +63,13 @@ def parse_args(argv):
     ap.add_argument("--expected", nargs="*", default=[])
     ap.add_argument("--rtol", type=float, default=None,
                     help="default 1e-4 (fp32), 1e-2 (fp16)")
-    return ap.parse_args(argv)
+    args = ap.parse_args(argv)
+    if args.batch and len(args.batch) > 1:
+        if args.json and "{batch}" not in args.json:
+            ap.error("--json needs {batch} in its name with several --batch values")
+        if args.expected:
+            ap.error("--expected takes one --batch")
+    return args
 
 
 def backend_for(args):
@@ -111,15 +123,15 @@ def input_specs(model):
     return specs
 
 
-def make_inputs(np, model, args):
-    """The --inputs (repeated or cut to --batch), else random in [0, 1) like `dlc bench`."""
+def make_inputs(np, model, args, batch):
+    """The --inputs (repeated or cut to `batch`), else random in [0, 1) like `dlc bench`."""
     if args.inputs:
         xs = [np.load(p) for p in args.inputs]
-        if args.batch:
-            xs = [np.resize(x, (args.batch,) + x.shape[1:]).astype(x.dtype) for x in xs]
+        if batch:
+            xs = [np.resize(x, (batch,) + x.shape[1:]).astype(x.dtype) for x in xs]
         return xs
     rng = np.random.default_rng(0)
-    batch = args.batch or 1
+    batch = batch or 1
     xs = []
     for shape, dtype in input_specs(model):
         x = rng.random((batch,) + shape, dtype=np.float32)
@@ -314,6 +326,7 @@ def torch_layer_fn(torch, layer, keras, batch, in_shape, dtype):
 
 
 def run(args):
+    """Every --batch in turn on one loaded model; exit status 1 when a CPU check failed."""
     if args.rtol is None:
         args.rtol = 1e-2 if args.precision == "fp16" else 1e-4
     os.environ["KERAS_BACKEND"] = backend_for(args)
@@ -324,8 +337,18 @@ def run(args):
     import keras
 
     model = load_model(keras, args.model, args.precision)
-    xs = make_inputs(np, model, args)
-    batch = int(xs[0].shape[0]) if xs else (args.batch or 1)
+    state = {}  # what the batches share: the jitted call, the compiled module
+    failed = False
+    for batch in args.batch or [None]:
+        failed |= run_batch(args, np, keras, model, batch, state)
+    return 1 if failed else 0
+
+
+def run_batch(args, np, keras, model, batch_arg, state):
+    """One batch size: times (or checks, --device cpu) the tool, writes its JSON; True when a
+    check failed."""
+    xs = make_inputs(np, model, args, batch_arg)
+    batch = int(xs[0].shape[0]) if xs else (batch_arg or 1)
     result = {
         "schema": "dlc-bench/1", "tool": args.tool,
         "model": os.path.basename(args.model), "artifact": None,
@@ -350,7 +373,10 @@ def run(args):
                              keras.ops.convert_to_numpy(y_keras))
                 checks.append({"layer": layer.name, "rel_l2": err, "ok": err <= args.rtol})
         import jax
-        fn = jax.jit(lambda *a: model(a[0] if len(a) == 1 else list(a), training=False))
+        if "fn" not in state:
+            state["fn"] = jax.jit(lambda *a: model(a[0] if len(a) == 1 else list(a),
+                                                   training=False))
+        fn = state["fn"]
         outs = fn(*xs)
         outs = outs if isinstance(outs, (list, tuple)) else [outs]
         ms = time_host(lambda: fn(*xs), lambda o: jax.block_until_ready(o),
@@ -368,19 +394,26 @@ def run(args):
     elif args.tool == "keras-jax-xla":
         import jax
         result["device"] = device_info()
-        if args.precision == "fp16":
-            # jaxlib's cuDNN RNN has no float16 ("Unknown output type float16", the first H200
-            # runs): the recurrent layers take Keras's own loop (a lax.scan that XLA compiles),
-            # as use_cudnn="auto" would where cuDNN cannot run the layer.
-            rnns = [l for l in model._flatten_layers() if getattr(l, "use_cudnn", None) == "auto"]
-            for layer in rnns:
-                layer.use_cudnn = False
-            if rnns:
-                result["notes"] = "use_cudnn=False (jaxlib's cuDNN RNN has no float16): " + \
-                    ", ".join(l.name for l in rnns)
+        if "fn" not in state:
+            if args.precision == "fp16":
+                # jaxlib's cuDNN RNN has no float16 ("Unknown output type float16", the first
+                # H200 runs): the recurrent layers take Keras's own loop (a lax.scan that XLA
+                # compiles), as use_cudnn="auto" would where cuDNN cannot run the layer.
+                rnns = [l for l in model._flatten_layers()
+                        if getattr(l, "use_cudnn", None) == "auto"]
+                for layer in rnns:
+                    layer.use_cudnn = False
+                if rnns:
+                    state["notes"] = "use_cudnn=False (jaxlib's cuDNN RNN has no float16): " + \
+                        ", ".join(l.name for l in rnns)
+            # One jitted call: XLA traces and compiles it again for each batch size.
+            state["fn"] = jax.jit(lambda *a: model(a[0] if len(a) == 1 else list(a),
+                                                   training=False))
+        if "notes" in state:
+            result["notes"] = state["notes"]
+        fn = state["fn"]
         dev = jax.devices()[0]
         xs_dev = [jax.device_put(x, dev) for x in xs]
-        fn = jax.jit(lambda *a: model(a[0] if len(a) == 1 else list(a), training=False))
         ms = time_host(lambda: fn(*xs_dev), jax.block_until_ready, args.iters, args.warmup)
         result["latency_ms"] = summary(ms)
         result["versions"]["jax"] = jax.__version__
@@ -413,9 +446,13 @@ def run(args):
             result["note"] = "sum of the per-layer medians (library calls alone, no fusion)"
         else:
             xs_dev = [torch.from_numpy(x).to("cuda") for x in xs]
-            call = model
-            if args.tool == "keras-torch-compile":
-                call = torch.compile(model, mode="max-autotune")
+            if "call" not in state:
+                # Static shapes: each batch size compiled and autotuned for itself, not one
+                # dynamic-shape graph from the second size on.
+                state["call"] = torch.compile(model, mode="max-autotune", dynamic=False) \
+                    if args.tool == "keras-torch-compile" else model
+                reset_dynamo_counters(torch)
+            call = state["call"]
 
             def fn():
                 with torch.no_grad():
@@ -424,19 +461,30 @@ def run(args):
             result["latency_ms"] = summary(ms)
             if args.tool == "keras-torch-compile":
                 result["dynamo"] = dynamo_stats(torch)
+                reset_dynamo_counters(torch)
     if result["latency_ms"] and result["latency_ms"]["median"]:
         result["samples_per_s"] = batch / (result["latency_ms"]["median"] / 1e3)
     if args.json:
-        tmp = args.json + ".tmp"
+        path = args.json.replace("{batch}", str(batch))
+        tmp = path + ".tmp"
         with open(tmp, "w") as f:
             json.dump(result, f, indent=2)
             f.write("\n")
-        os.replace(tmp, args.json)
+        os.replace(tmp, path)
     lat = result["latency_ms"] or {}
     print("%s %s %s batch %d: median %.4f ms%s" % (
         args.tool, os.path.basename(args.model), args.precision, batch,
-        lat.get("median") or 0, " (cpu check)" if args.device == "cpu" else ""))
-    return 1 if failed else 0
+        lat.get("median") or 0, " (cpu check)" if args.device == "cpu" else ""), flush=True)
+    return failed
+
+
+def reset_dynamo_counters(torch):
+    """TorchDynamo's counters from zero, so that each batch's `dynamo` is its own."""
+    try:
+        from torch._dynamo.utils import counters
+        counters.clear()
+    except Exception:  # noqa: BLE001 - an internal API; dynamo_stats says when it changed
+        pass
 
 
 def dynamo_stats(torch):

@@ -1,34 +1,49 @@
 #!/usr/bin/env python3
-"""The GPU benchmark campaign's packing, device part and report (bench/gpu/campaign.sh drives it).
+"""The GPU benchmark campaign's plan, packing, device part and report (bench/gpu/campaign.sh
+drives it).
 
+    campaign.py plan --stage DIR --models M... --precisions P... --batches B... --kernels K...
+                     [--compile-at SPEC] [--baseline-at SPEC] [--results DIR --gpu NAME]
     campaign.py pack --stage DIR --out carry/bench --capacity BYTES [--first-capacity BYTES]
                      --extra NLOHMANN_DIR --budget S [--commit SHA]
     campaign.py device BATCH_DIR --dlc DLC --out DIR [--budget S] [--no-device]
-    campaign.py report FILE... --json OUT.json --md OUT.md
+    campaign.py report FILE... --json OUT.json --md OUT.md [--earlier DIR]
+
+plan: DIR/plan.json, the work items in priority order: every `dlc bench` (an artifact that did
+not compile, DIR/MODEL.P.K.bB.error, is an item with its `compile_error`), then the baselines,
+XLA first, one item per tool, model and precision with the batch sizes it runs in one process.
+SPEC says where a baseline runs (torch.compile: --compile-at; the others: --baseline-at):
+MODEL:PRECISION:BATCH cells, "all", or "missing": every cell that no committed report in
+--results measured on a GPU whose name holds --gpu (the baselines do not run dlc, so a cell
+measured once on that GPU, driver and software need not run again; see report --earlier).
 
 pack: DIR holds what campaign.sh prepare compiled: MODEL.P.K.bB.dlcm (--no-weights artifacts),
-MODEL.json (the architectures) and plan.json (the work items in priority order: every dlc bench,
-then the baselines). Items are packed in order into batches OUT/1, OUT/2, ... each within BYTES
-(the first within --first-capacity: it travels beside the correctness batch carry/gpu/1) and
-within an estimated --budget seconds of device time (an artifact that did not compile is an
-item with its `compile_error`, reported as such); each batch gets nlohmann's prefix (to build
-the runtime) and the model architectures its baselines need, and a manifest.json.
+MODEL.json (the architectures) and plan.json. Items are packed in order into batches OUT/1,
+OUT/2, ... each within BYTES (the first within --first-capacity: it travels beside the
+correctness batch carry/gpu/1) and within an estimated --budget seconds of device time; each
+batch gets nlohmann's prefix (to build the runtime) and the model architectures its baselines
+need, and a manifest.json.
 
 device: runs one batch on the device machine: `dlc bench` on each artifact
 (DLC_WEIGHTS_SYNTHETIC=1: the artifacts carry no weights), then each baseline
-(bench/baselines/baseline.py), each under a timeout, skipping what the remaining budget cannot
-hold; writes OUT/campaign.bN.json (every result, error or skip) and prints a short table last.
---no-device (the dry run here): the baselines run their CPU path (3 iterations), and the dlc
-rows record dlc's one-line error.
+(bench/baselines/baseline.py, its batch sizes in one process), each under a timeout, skipping
+what the remaining budget cannot hold; writes OUT/campaign.bN.json (a row per dlc bench and per
+baseline batch size: every result, error or skip) and prints a short table last. --no-device
+(the dry run here): the baselines run their CPU path (3 iterations), and the dlc rows record
+dlc's one-line error.
 
 report: joins the batches' files into one JSON and a markdown table, one row per model,
 precision and batch: dlc generated / library / auto and XLA, Inductor, eager and the
-library-call sum (ms, median), and the ratios of dlc auto to each baseline.
+library-call sum (ms, median), and the ratios of dlc auto to each baseline. --earlier DIR: a
+baseline cell this run did not measure is taken from the newest committed report in DIR
+measured on the same GPU and driver with the same Keras and backend versions (marked, and its
+source named, in both files).
 
 Standard library only.
 """
 
 import argparse
+import glob
 import hashlib
 import json
 import os
@@ -42,10 +57,31 @@ BLOCK = 4096
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 
-# Estimated device seconds of one item (padded: a skipped item costs nothing but its row).
+# Estimated device seconds of one item (padded: a skipped item costs nothing but its row): a
+# dlc bench; a baseline's process with its first batch size (start-up: CUDA, the framework,
+# Keras, the model) and each further batch size in it. Measured rows of 2026-11-27/28 (H200):
+# XLA 16-30 s, eager 15-20, library 14-20, torch.compile 44 s to over 120.
 EST_DLC = 6
 EST_BASELINE = {"keras-torch-eager": 15, "torch-library": 20, "keras-jax-xla": 40,
                 "keras-torch-compile": 150}
+EST_BASELINE_MORE = {"keras-torch-eager": 6, "torch-library": 10, "keras-jax-xla": 15,
+                     "keras-torch-compile": 120}
+# The baselines in the plan's order: XLA first, what a Keras user runs today, the comparison a
+# short call must not lose; torch.compile last, the longest.
+TOOLS = ("keras-jax-xla", "keras-torch-eager", "torch-library", "keras-torch-compile")
+REPORT_SCHEMA = "dlc-campaign-report/1"
+
+
+def item_batches(item):
+    """The batch sizes of an item: a baseline's list, or its one batch (older plans)."""
+    return item.get("batches") or [item["batch"]]
+
+
+def estimate(item):
+    if item["kind"] == "dlc":
+        return EST_DLC
+    return EST_BASELINE[item["tool"]] + \
+        (len(item_batches(item)) - 1) * EST_BASELINE_MORE[item["tool"]]
 
 
 def blocks(n):
@@ -55,6 +91,82 @@ def blocks(n):
 def tree_bytes(path):
     return sum(BLOCK + sum(blocks(os.path.getsize(os.path.join(d, f))) for f in fs)
                for d, _, fs in os.walk(path))
+
+
+# ----------------------------------------------------------------------------------------------
+# plan
+
+
+def reports(results):
+    """[(order key, file name, document)] of the committed reports in `results`, oldest first:
+    by the date their name starts with (DATE-GPU.json, DATE-GPU-2.json, ...), then the run's
+    number that day, then the name."""
+    found = []
+    for path in glob.glob(os.path.join(results, "*.json")):
+        name = os.path.basename(path)
+        m = re.match(r"(\d{4}-\d\d-\d\d)-(.+?)(?:-(\d+))?\.json$", name)
+        if not m:
+            continue
+        try:
+            with open(path) as f:
+                doc = json.load(f)
+        except (OSError, ValueError):
+            continue
+        if isinstance(doc, dict) and doc.get("schema") == REPORT_SCHEMA:
+            found.append(((m.group(1), int(m.group(3) or 1), name), name, doc))
+    return sorted(found, key=lambda t: t[0])
+
+
+def measured_cells(results, gpu):
+    """{(tool, model, precision, batch)} that a report in `results` measured (status ok) on a
+    GPU whose name holds `gpu` (case-insensitive)."""
+    cells = set()
+    for _, _, doc in reports(results):
+        for r in doc.get("rows", []):
+            name = ((r.get("result") or {}).get("device") or {}).get("name") or ""
+            if r["kind"] != "dlc" and r["status"] == "ok" and gpu.lower() in name.lower():
+                cells.add((r["tool"], r["model"], r["precision"], int(r["batch"])))
+    return cells
+
+
+def cmd_plan(args):
+    items = []
+    for m in args.models:
+        for p in args.precisions:
+            for b in args.batches:
+                for k in args.kernels:
+                    if p.startswith("int8") and k == "auto":
+                        continue  # int8 under auto is int8 generated: no library call
+                    item = {"kind": "dlc", "model": m, "precision": p, "batch": b,
+                            "kernels": k, "artifact": "%s.%s.%s.b%d.dlcm" % (m, p, k, b)}
+                    error = os.path.join(args.stage, "%s.%s.%s.b%d.error" % (m, p, k, b))
+                    if os.path.exists(error):  # a row that says so, nothing to carry
+                        with open(error) as f:
+                            item["compile_error"] = f.read().strip()
+                    items.append(item)
+    specs = {"keras-torch-compile": args.compile_at, "other": args.baseline_at}
+    if "missing" in specs.values() and not (args.results and args.gpu):
+        sys.exit("campaign.py: error: \"missing\" needs --results and --gpu")
+    have = measured_cells(args.results, args.gpu) if "missing" in specs.values() else set()
+    for tool in TOOLS:
+        spec = specs.get(tool, specs["other"])
+        for m in args.models:
+            for p in args.precisions:
+                if p.startswith("int8"):  # dlc's own post-training int8: no baseline runs it
+                    continue
+                batches = [b for b in args.batches
+                           if spec == "all" or (spec == "missing" and (tool, m, p, b) not in have)
+                           or "%s:%s:%d" % (m, p, b) in spec.split()]
+                if batches:
+                    items.append({"kind": "baseline", "tool": tool, "model": m, "precision": p,
+                                  "batches": batches})
+    with open(os.path.join(args.stage, "plan.json"), "w") as f:
+        json.dump({"items": items}, f, indent=1)
+    print("campaign.py: %d items planned (%d dlc bench, %d baseline processes for %d cells)" % (
+        len(items), sum(i["kind"] == "dlc" for i in items),
+        sum(i["kind"] != "dlc" for i in items),
+        sum(len(i.get("batches", [])) for i in items)))
+    return 0
 
 
 # ----------------------------------------------------------------------------------------------
@@ -93,7 +205,7 @@ def cmd_pack(args):
             files = [item["model"] + ".json"]
         cost = sum(blocks(os.path.getsize(os.path.join(args.stage, f)))
                    for f in files if f not in batch["files"])
-        est = EST_DLC if item["kind"] == "dlc" else EST_BASELINE[item["tool"]]
+        est = estimate(item)
         if item["kind"] == "dlc" and item["file"] in batch["files"]:
             est = 0  # measured once, by the item that brought the file
         if batch["items"] and (cost > batch["free"] or batch["seconds"] + est > args.budget):
@@ -173,21 +285,30 @@ def cmd_device(args):
     rows = []
     for i, item in enumerate(manifest["items"]):
         left = args.budget - (time.time() - start)
-        est = EST_DLC if item["kind"] == "dlc" else EST_BASELINE[item["tool"]]
-        row = dict(item, status="skipped", seconds=0, result=None, error=None)
-        rows.append(row)
-        if item.get("compile_error"):
-            row["status"] = "error"
-            row["error"] = "dlc compile: " + item["compile_error"]
-            continue
-        same = item.get("file", item.get("artifact"))
-        done = next((r for r in rows[:-1] if r["kind"] == "dlc" and r["status"] == "ok"
-                     and r.get("file", r.get("artifact")) == same), None)
-        if item["kind"] == "dlc" and same != item["artifact"] and done is not None:
-            row.update(status="ok", result=done["result"], reused=done["artifact"])
-            continue
+        est = estimate(item)
+        if item["kind"] == "dlc":
+            row = dict(item, status="skipped", seconds=0, result=None, error=None)
+            rows.append(row)
+            if item.get("compile_error"):
+                row["status"] = "error"
+                row["error"] = "dlc compile: " + item["compile_error"]
+                continue
+            same = item.get("file", item.get("artifact"))
+            done = next((r for r in rows[:-1] if r["kind"] == "dlc" and r["status"] == "ok"
+                         and r.get("file", r.get("artifact")) == same), None)
+            if same != item["artifact"] and done is not None:
+                row.update(status="ok", result=done["result"], reused=done["artifact"])
+                continue
+            group = [row]
+        else:
+            # A row per batch size; one process runs them all (baseline.py).
+            base = {k: v for k, v in item.items() if k not in ("batches", "batch")}
+            group = [dict(base, batch=b, status="skipped", seconds=0, result=None, error=None)
+                     for b in item_batches(item)]
+            rows.extend(group)
         if left < min(est, 30):
-            row["error"] = "skipped: %d s of the call's budget left" % max(left, 0)
+            for row in group:
+                row["error"] = "skipped: %d s of the call's budget left" % max(left, 0)
             continue
         out = os.path.join(work, "%03d.json" % i)
         log = os.path.join(work, "%03d.log" % i)
@@ -195,22 +316,34 @@ def cmd_device(args):
             cmd = [args.dlc, "bench", os.path.join(batch, item.get("file", item["artifact"])),
                    "--iters",
                    str(item.get("iters", 100)), "--warmup", "10", "--json", out]
+            outs = [out]
         else:
+            out = os.path.join(work, "%03d.b{batch}.json" % i)
             cmd = [args.python, os.path.join(ROOT, "bench", "baselines", "baseline.py"),
                    "--tool", item["tool"], "--model",
-                   os.path.join(batch, item["model"] + ".json"), "--batch", str(item["batch"]),
-                   "--precision", item["precision"], "--json", out]
+                   os.path.join(batch, item["model"] + ".json"), "--batch"] + \
+                [str(b) for b in item_batches(item)] + \
+                ["--precision", item["precision"], "--json", out]
             cmd += (["--device", "cpu", "--iters", "3", "--warmup", "1"] if args.no_device
                     else ["--iters", str(item.get("iters", 50)), "--warmup", "5"])
+            outs = [out.replace("{batch}", str(b)) for b in item_batches(item)]
         rc, secs = run_item(cmd, env, max(10, min(left, 4 * est + 60)), log)
-        row["seconds"] = round(secs, 1)
-        if rc == 0 and os.path.exists(out):
-            with open(out) as f:
-                row["result"] = json.load(f)
-            row["status"] = "ok"
-        else:
-            row["status"] = "timeout" if rc == 124 else "error"
-            row["error"] = error_line(log)[:300]
+        # Each batch size's file is written when it is done: a timeout keeps those before it.
+        for row, path in zip(group, outs):
+            row["seconds"] = round(secs, 1)
+            if len(group) > 1:
+                row["process"] = i  # the rows of one process share its seconds
+            if os.path.exists(path) and (rc == 0 or item["kind"] != "dlc"):
+                with open(path) as f:
+                    row["result"] = json.load(f)
+            failed = [c for c in ((row["result"] or {}).get("check") or []) if not c["ok"]]
+            if row["result"] and not failed:
+                row["status"] = "ok"
+            else:
+                row["status"] = "timeout" if rc == 124 and not row["result"] else "error"
+                row["error"] = (error_line(log)[:300] if not failed else
+                                "check failed: %s" % json.dumps(failed[0])[:280]) or \
+                    "no result (exit status %d)" % rc
     doc = {"schema": "dlc-campaign/1", "batch": n, "commit": manifest.get("commit", ""),
            "no_device": args.no_device, "seconds": round(time.time() - start, 1), "rows": rows}
     path = os.path.join(args.out, "campaign.b%d.json" % n)
@@ -298,6 +431,60 @@ def pair_summary(pairs):
     return lines
 
 
+def fill_from_earlier(results, rows, table, gpu, exclude):
+    """Fills the baseline cells of `table` that this run did not measure (absent, skipped, timed
+    out, failed) with the newest ok row of a committed report in `results` (not `exclude`)
+    measured on a GPU of the same name and driver, and, where this run ran the same backend
+    (JAX or PyTorch), with the same versions of Keras and the backend. Only the model, precision
+    and batch rows this run has. Marks each filled cell in the row's `sources`; returns
+    [{source, this_run, row}]."""
+    def backend(r):
+        return (r["result"].get("versions") or {}).get("backend")
+    versions = {}
+    for r in rows:
+        if r["kind"] != "dlc" and r["status"] == "ok":
+            versions.setdefault(backend(r), r["result"].get("versions"))
+    newest = {}
+    for _, name, doc in reports(results):
+        if name == exclude:
+            continue
+        for r in doc.get("rows", []):
+            if r["kind"] == "dlc" or r["status"] != "ok":
+                continue
+            d = r["result"].get("device") or {}
+            if (d.get("name"), d.get("driver")) != (gpu.get("name"), gpu.get("driver")):
+                continue
+            if backend(r) in versions and r["result"].get("versions") != versions[backend(r)]:
+                continue
+            newest[(r["tool"], r["model"], r["precision"], int(r["batch"]))] = (name, r)
+    reused = []
+    for key, cols in sorted(table.items()):
+        for label, tool, _ in COLUMNS:
+            if tool == "dlc" or isinstance(cols.get(label), (int, float)):
+                continue
+            hit = newest.get((tool,) + key)
+            if hit:
+                name, r = hit
+                reused.append({"source": name, "this_run": cols.get(label), "row": r})
+                cols[label] = r["result"]["latency_ms"]["median"]
+                cols.setdefault("sources", {})[label] = name
+    return reused
+
+
+def reused_summary(reused):
+    """Per source report: how many cells of which tools, and their versions."""
+    by = {}
+    for e in reused:
+        r = e["row"]
+        v = r["result"].get("versions") or {}
+        what = "%s (%s)" % (r["tool"], ", ".join("%s %s" % (k, v[k]) for k in sorted(v)
+                                                  if k != "backend"))
+        by.setdefault(e["source"], {}).setdefault(what, 0)
+        by[e["source"]][what] += 1
+    return ["%s: %s" % (src, ", ".join("%d %s" % (n, w) for w, n in sorted(tools.items())))
+            for src, tools in sorted(by.items())]
+
+
 def cmd_report(args):
     rows = []
     device = {}
@@ -325,10 +512,17 @@ def cmd_report(args):
                    (r["kind"] != "dlc" and c[1] == r.get("tool")))
         med = ((r["result"] or {}).get("latency_ms") or {}).get("median")
         table.setdefault(key, {})[col] = med if r["status"] == "ok" else r["status"]
+    reused = []
+    if args.earlier:
+        # The GPU of this run: dlc's rows, else a baseline's (a run of baselines alone).
+        gpu = device or next((dict(r["result"].get("device") or {}) for r in rows
+                              if r["kind"] != "dlc" and r["status"] == "ok"), {})
+        reused = fill_from_earlier(args.earlier, rows, table, gpu,
+                                   os.path.basename(args.json))
     pairs = library_pairs(rows)
-    out = {"schema": "dlc-campaign-report/1", "device": device,
+    out = {"schema": REPORT_SCHEMA, "device": device,
            "commit": next((json.load(open(p)).get("commit") for p in args.files), ""),
-           "rows": rows, "library_vs_generated": pairs,
+           "rows": rows, "reused": reused, "library_vs_generated": pairs,
            "table": [dict(model=k[0], precision=k[1], batch=k[2], **v)
                      for k, v in sorted(table.items())]}
     tmp = args.json + ".tmp"
@@ -336,8 +530,9 @@ def cmd_report(args):
         json.dump(out, f, indent=1)
     os.replace(tmp, args.json)
 
-    def cell(v):
-        return "%.3f" % v if isinstance(v, (int, float)) else (v or "-")
+    def cell(v, reused=False):
+        return ("%.3f" % v + ("*" if reused else "")) if isinstance(v, (int, float)) \
+            else (v or "-")
 
     def ratio(a, b):
         return "%.2f" % (a / b) if isinstance(a, (int, float)) and isinstance(b, (int, float)) \
@@ -353,9 +548,15 @@ def cmd_report(args):
     for (model, prec, batch), v in sorted(table.items()):
         auto = v.get("dlc auto")
         lines.append("| %s | %s | %d | %s | %s | %s | %s | %s |" % (
-            model, prec, batch, " | ".join(cell(v.get(h)) for h in heads),
+            model, prec, batch,
+            " | ".join(cell(v.get(h), h in v.get("sources", {})) for h in heads),
             ratio(auto, v.get("XLA")), ratio(auto, v.get("Inductor")),
             ratio(auto, v.get("eager")), ratio(v.get("dlc generated"), v.get("dlc library"))))
+    if reused:
+        lines += ["", "\\* measured by an earlier run on the same GPU and driver (a baseline "
+                  "does not run dlc; where this run ran the same backend, with the same Keras "
+                  "and backend versions): " +
+                  "; ".join(reused_summary(reused)) + "."]
     summary = pair_summary(pairs)
     if summary:
         lines += ["", "Library calls against dlc's kernels, step by step (`dlc bench`'s per-step "
@@ -372,6 +573,16 @@ def cmd_report(args):
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
+    p = sub.add_parser("plan")
+    p.add_argument("--stage", required=True)
+    p.add_argument("--models", nargs="+", required=True)
+    p.add_argument("--precisions", nargs="+", required=True)
+    p.add_argument("--batches", nargs="+", type=int, required=True)
+    p.add_argument("--kernels", nargs="+", required=True)
+    p.add_argument("--compile-at", default="")
+    p.add_argument("--baseline-at", default="")
+    p.add_argument("--results", default="")
+    p.add_argument("--gpu", default="")
     p = sub.add_parser("pack")
     p.add_argument("--stage", required=True)
     p.add_argument("--out", required=True)
@@ -391,8 +602,11 @@ def main(argv=None):
     p.add_argument("files", nargs="+")
     p.add_argument("--json", required=True)
     p.add_argument("--md", required=True)
+    p.add_argument("--earlier", default="",
+                   help="committed reports: the baseline cells this run did not measure")
     args = ap.parse_args(argv)
-    return {"pack": cmd_pack, "device": cmd_device, "report": cmd_report}[args.cmd](args)
+    return {"plan": cmd_plan, "pack": cmd_pack, "device": cmd_device,
+            "report": cmd_report}[args.cmd](args)
 
 
 if __name__ == "__main__":

@@ -14,7 +14,10 @@
 #                              dlc bench runs and baselines, results in $OUT
 #   campaign.sh report F...    here: campaign.bN.json files into
 #                              bench/results/DATE-GPU.json and .md (DATE-GPU-2
-#                              for a second run of the day, ...)
+#                              for a second run of the day, ...); the baseline
+#                              cells the run did not measure from the committed
+#                              runs on the same GPU and driver (EARLIER: where
+#                              they are, bench/results; empty: none)
 #   campaign.sh --no-device    the dry run here (ctest bench/campaign_dry_run):
 #                              prepare with the small fixtures, every call's
 #                              device part without a GPU, the report
@@ -31,7 +34,9 @@
 # library auto), COMPILE_AT (where torch.compile max-autotune runs,
 # MODEL:PRECISION:BATCH; default the targets of bench/README.md), BASELINE_AT
 # (the same for the other baselines; default COMPILE_AT's, "all" for every
-# model, precision and batch), CHECK (1: the correctness batches too; CHECK_MIB,
+# model, precision and batch; "missing" for both: every cell no committed
+# report in RESULTS (bench/results) measured on a GPU whose name holds GPU,
+# e.g. GPU=H200, as the device tool's status names it), CHECK (1: the correctness batches too; CHECK_MIB,
 # 24: what call 1 keeps for the first),
 # CHECK_MODELS, CHECK_PRECISIONS and CHECK_KERNELS (prepare.sh's MODELS,
 # PRECISIONS and KERNELS: small, fp32 fp16, generated library), WHEELS (1:
@@ -124,42 +129,11 @@ prepare() {
       --batch "$b" "$@" -o "$o.dlcm" >"$o.log" 2>&1 ||
       { tail -1 "$o.log" >"$o.error"; echo "campaign.sh: compiling $m $p $k batch $b failed: $(cat "$o.error")" >&2; }' \
       "$dlc" "$models_dir" "$stage"
-  "$python" - "$stage" "$models" "$precisions" "$batches" "$kernels" "$compile_at" "$baseline_at" <<'PY'
-import json, os, sys
-stage, models, precisions, batches, kernels, compile_at, baseline_at = sys.argv[1:]
-models, precisions, kernels = models.split(), precisions.split(), kernels.split()
-batches = [int(b) for b in batches.split()]
-items = []
-for m in models:
-    for p in precisions:
-        for b in batches:
-            for k in kernels:
-                if p.startswith("int8") and k == "auto":
-                    continue
-                item = {"kind": "dlc", "model": m, "precision": p, "batch": b,
-                        "kernels": k, "artifact": "%s.%s.%s.b%d.dlcm" % (m, p, k, b)}
-                error = "%s/%s.%s.%s.b%d.error" % (stage, m, p, k, b)
-                if os.path.exists(error):  # a row that says so, nothing to carry
-                    item["compile_error"] = open(error).read().strip()
-                items.append(item)
-# XLA first: what a Keras user runs today, the comparison a short call must not lose.
-for tool in ("keras-jax-xla", "keras-torch-eager", "torch-library", "keras-torch-compile"):
-    for m in models:
-        for p in precisions:
-            if p.startswith("int8"):  # dlc's own post-training int8: no baseline runs it
-                continue
-            for b in batches:
-                at = "%s:%s:%d" % (m, p, b)
-                if tool == "keras-torch-compile" and at not in compile_at.split():
-                    continue
-                if (tool != "keras-torch-compile" and baseline_at != "all"
-                        and at not in baseline_at.split()):
-                    continue
-                items.append({"kind": "baseline", "tool": tool, "model": m, "precision": p,
-                              "batch": b})
-json.dump({"items": items}, open(stage + "/plan.json", "w"), indent=1)
-print("campaign.sh: %d items planned" % len(items))
-PY
+  # shellcheck disable=SC2086 # the lists split into words
+  "$python" "$root/bench/gpu/campaign.py" plan --stage "$stage" --models $models \
+    --precisions $precisions --batches $batches --kernels $kernels \
+    --compile-at "$compile_at" --baseline-at "$baseline_at" \
+    --results "${RESULTS:-$root/bench/results}" --gpu "${GPU:-}"
   local nl=$build/gpu-nlohmann/nlohmann
   if [ ! -d "$nl" ]; then
     mkdir -p "$nl/include" "$nl/share/cmake"
@@ -264,36 +238,93 @@ print('GPU')" "$@")
     stem=$date-$gpu-$n
     n=$((n + 1))
   done
+  # The baseline cells this run did not measure, from the committed runs on
+  # the same GPU and driver (EARLIER= leaves them empty).
   python3 "$root/bench/gpu/campaign.py" report "$@" --json "$root/bench/results/$stem.json" \
-    --md "$root/bench/results/$stem.md"
+    --md "$root/bench/results/$stem.md" --earlier "${EARLIER-$root/bench/results}"
   echo "campaign.sh: bench/results/$stem.json and .md"
 }
 
 dry_run() {
-  local dir=$build/bench-dryrun n
-  rm -rf "$dir" && mkdir -p "$dir/out"
+  local dir=$build/bench-dryrun n first
+  rm -rf "$dir" && mkdir -p "$dir/out" "$dir/results" "$dir/again" "$dir/plan"
   carry=$dir/carry
-  MODELS="mnist_cnn text_lstm" MODELS_DIR=${FIXTURES:-$build/test/fixtures} BATCHES=1 \
+  # Two batch sizes: each baseline runs them in one process.
+  MODELS="mnist_cnn text_lstm" MODELS_DIR=${FIXTURES:-$build/test/fixtures} BATCHES="1 2" \
     PRECISIONS="fp16 int8 int8-fp16" KERNELS="generated library auto" \
-    COMPILE_AT="mnist_cnn:fp16:1" CHECK=0 WHEELS=0 STAGE=$dir/stage \
+    COMPILE_AT="mnist_cnn:fp16:1" BASELINE_AT=all CHECK=0 WHEELS=0 STAGE=$dir/stage \
     CALIBRATION_CACHE=$dir/calibration prepare
   for n in $(ls "$dir/carry/bench" | sort -n); do
     "$python" "$root/bench/gpu/campaign.py" device "$dir/carry/bench/$n" --dlc "$build/bin/dlc" \
       --out "$dir/out" --budget 600 --python "$python" --no-device
   done
+  # The report as committed (a DATE-GPU name), then the same run with only
+  # its torch.compile row of the baselines (the GPU's name comes from the
+  # rows), filled from the first as a later run's report would be; then a
+  # plan of the cells that report did not measure.
+  first=$dir/results/$(date -u +%Y-%m-%d)-cpu.json
   "$python" "$root/bench/gpu/campaign.py" report "$dir"/out/campaign.b*.json \
-    --json "$dir/report.json" --md "$dir/report.md" >/dev/null
-  # Every dlc row ends in dlc's one-line no-GPU error, every baseline's CPU path passes.
-  "$python" - "$dir/report.json" <<'PY'
+    --json "$first" --md "$dir/report.md" >/dev/null
+  for n in "$dir"/out/campaign.b*.json; do
+    "$python" -c "import json, sys
+d = json.load(open(sys.argv[1]))
+d['rows'] = [r for r in d['rows'] if r['kind'] == 'dlc' or r['tool'] == 'keras-torch-compile']
+json.dump(d, open(sys.argv[2], 'w'))" "$n" "$dir/again/$(basename "$n")"
+  done
+  "$python" "$root/bench/gpu/campaign.py" report "$dir"/again/campaign.b*.json \
+    --json "$dir/again/report.json" --md "$dir/again/report.md" --earlier "$dir/results" >/dev/null
+  "$python" "$root/bench/gpu/campaign.py" plan --stage "$dir/plan" --models mnist_cnn text_lstm \
+    --precisions fp16 fp32 --batches 1 2 4 --kernels generated --compile-at missing \
+    --baseline-at missing --results "$dir/results" --gpu CPU >/dev/null
+  # Every dlc row ends in dlc's one-line no-GPU error, every baseline's CPU
+  # path passes; the filled report has the first one's baseline cells, each
+  # marked; the plan holds exactly the cells the first report lacks.
+  "$python" - "$first" "$dir/again/report.json" "$dir/again/report.md" "$dir/plan/plan.json" <<'PY'
 import json, sys
-rows = json.load(open(sys.argv[1]))["rows"]
-bad = [r for r in rows if (r["kind"] == "dlc" and "no CUDA device" not in (r["error"] or ""))
+first, again = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+md, plan = open(sys.argv[3]).read(), json.load(open(sys.argv[4]))
+rows = first["rows"]
+bad = ["unexpected: %s" % json.dumps(r)[:300] for r in rows
+       if (r["kind"] == "dlc" and "no CUDA device" not in (r["error"] or ""))
        or (r["kind"] != "dlc" and r["status"] != "ok")]
-for r in bad:
-    print("campaign.sh: dry run: unexpected: %s" % json.dumps(r)[:300])
-print("campaign.sh: dry run: %d rows (%d dlc bench, %d baselines), %s" % (
-    len(rows), sum(r["kind"] == "dlc" for r in rows), sum(r["kind"] != "dlc" for r in rows),
-    "ok" if not bad else "%d unexpected" % len(bad)))
+baselines = [r for r in rows if r["kind"] != "dlc"]
+groups = {}
+for r in baselines:
+    if r["tool"] != "keras-torch-compile":  # planned at one cell
+        groups.setdefault((r["tool"], r["model"], r["precision"]), []).append(r)
+if not groups or any(sorted(int(r["batch"]) for r in g) != [1, 2] or r.get("process") is None
+                     or len(set(r.get("process") for r in g)) != 1 for g in groups.values()
+                     for r in g):
+    bad.append("the baselines did not run both batch sizes, one process each")
+tools = {"XLA": "keras-jax-xla", "Inductor": "keras-torch-compile",
+         "eager": "keras-torch-eager", "library sum": "torch-library"}
+key = lambda t: (t["model"], t["precision"], t["batch"])  # noqa: E731
+filled = {key(t): t for t in again["table"]}
+cells = 0
+for t in first["table"]:
+    for col in tools:
+        if col in t:
+            u = filled.get(key(t), {})
+            # Inductor's cell was measured by the run itself: not reused.
+            source = None if col == "Inductor" else sys.argv[1].rsplit("/", 1)[-1]
+            cells += source is not None
+            if u.get(col) != t[col] or u.get("sources", {}).get(col) != source:
+                bad.append("not filled from the first report: %s %s" % (key(t), col))
+if len(again["reused"]) != cells or md.count("*") < cells:
+    bad.append("%d cells reused of %d" % (len(again["reused"]), cells))
+measured = {(r["tool"], r["model"], r["precision"], int(r["batch"])) for r in baselines}
+want = {(tool, m, p, b) for tool in tools.values() for m in ("mnist_cnn", "text_lstm")
+        for p in ("fp16", "fp32") for b in (1, 2, 4)} - measured
+got = {(i["tool"], i["model"], i["precision"], b) for i in plan["items"]
+       if i["kind"] != "dlc" for b in i["batches"]}
+if got != want:
+    bad.append("missing cells planned: %d extra, %d left out" % (len(got - want), len(want - got)))
+for b in bad:
+    print("campaign.sh: dry run: %s" % b)
+print("campaign.sh: dry run: %d rows (%d dlc bench, %d baselines), %d baseline cells filled "
+      "from an earlier report, %d missing cells planned, %s" % (
+          len(rows), sum(r["kind"] == "dlc" for r in rows), len(baselines), cells, len(got),
+          "ok" if not bad else "%d unexpected" % len(bad)))
 sys.exit(1 if bad or not rows else 0)
 PY
 }
@@ -303,5 +334,5 @@ case ${1:-} in
   device) device "${2:?campaign.sh device N}" ;;
   report) shift; report "$@" ;;
   --no-device) dry_run ;;
-  *) sed -n '2,28p' "$0" | sed 's/^# \{0,1\}//'; exit 1 ;;
+  *) sed -n '2,46p' "$0" | sed 's/^# \{0,1\}//'; exit 1 ;;
 esac
