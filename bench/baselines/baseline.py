@@ -326,7 +326,10 @@ def torch_layer_fn(torch, layer, keras, batch, in_shape, dtype):
 
 
 def run(args):
-    """Every --batch in turn on one loaded model; exit status 1 when a CPU check failed."""
+    """Every --batch in turn on one loaded model; exit status 1 when a CPU check failed. Each
+    batch size's JSON has its `wall_s`, the first one's with the start-up (Keras, the backend,
+    the model)."""
+    started = time.time()
     if args.rtol is None:
         args.rtol = 1e-2 if args.precision == "fp16" else 1e-4
     os.environ["KERAS_BACKEND"] = backend_for(args)
@@ -337,7 +340,7 @@ def run(args):
     import keras
 
     model = load_model(keras, args.model, args.precision)
-    state = {}  # what the batches share: the jitted call, the compiled module
+    state = {"since": started}  # what the batches share: the jitted call, the compiled module
     failed = False
     for batch in args.batch or [None]:
         failed |= run_batch(args, np, keras, model, batch, state)
@@ -447,11 +450,12 @@ def run_batch(args, np, keras, model, batch_arg, state):
         else:
             xs_dev = [torch.from_numpy(x).to("cuda") for x in xs]
             if "call" not in state:
-                # Static shapes: each batch size compiled and autotuned for itself, not one
-                # dynamic-shape graph from the second size on.
-                state["call"] = torch.compile(model, mode="max-autotune", dynamic=False) \
-                    if args.tool == "keras-torch-compile" else model
-                reset_dynamo_counters(torch)
+                state["call"] = model
+                if args.tool == "keras-torch-compile":
+                    # Static shapes: each batch size compiled and autotuned for itself, not
+                    # one dynamic-shape graph from the second size on.
+                    state["call"] = torch.compile(model, mode="max-autotune", dynamic=False)
+                    reset_dynamo_counters(torch)
             call = state["call"]
 
             def fn():
@@ -464,6 +468,8 @@ def run_batch(args, np, keras, model, batch_arg, state):
                 reset_dynamo_counters(torch)
     if result["latency_ms"] and result["latency_ms"]["median"]:
         result["samples_per_s"] = batch / (result["latency_ms"]["median"] / 1e3)
+    now = time.time()
+    result["wall_s"], state["since"] = now - state["since"], now
     if args.json:
         path = args.json.replace("{batch}", str(batch))
         tmp = path + ".tmp"

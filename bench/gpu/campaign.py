@@ -72,16 +72,11 @@ TOOLS = ("keras-jax-xla", "keras-torch-eager", "torch-library", "keras-torch-com
 REPORT_SCHEMA = "dlc-campaign-report/1"
 
 
-def item_batches(item):
-    """The batch sizes of an item: a baseline's list, or its one batch (older plans)."""
-    return item.get("batches") or [item["batch"]]
-
-
 def estimate(item):
     if item["kind"] == "dlc":
         return EST_DLC
     return EST_BASELINE[item["tool"]] + \
-        (len(item_batches(item)) - 1) * EST_BASELINE_MORE[item["tool"]]
+        (len(item["batches"]) - 1) * EST_BASELINE_MORE[item["tool"]]
 
 
 def blocks(n):
@@ -117,16 +112,24 @@ def reports(results):
     return sorted(found, key=lambda t: t[0])
 
 
-def measured_cells(results, gpu):
-    """{(tool, model, precision, batch)} that a report in `results` measured (status ok) on a
-    GPU whose name holds `gpu` (case-insensitive)."""
-    cells = set()
-    for _, _, doc in reports(results):
+def measured_baselines(results):
+    """(report file name, row, the row's device) of every baseline row a committed report in
+    `results` measured (status ok), oldest report first."""
+    for _, name, doc in reports(results):
         for r in doc.get("rows", []):
-            name = ((r.get("result") or {}).get("device") or {}).get("name") or ""
-            if r["kind"] != "dlc" and r["status"] == "ok" and gpu.lower() in name.lower():
-                cells.add((r["tool"], r["model"], r["precision"], int(r["batch"])))
-    return cells
+            if r["kind"] != "dlc" and r["status"] == "ok":
+                yield name, r, r["result"].get("device") or {}
+
+
+def cell_of(r):
+    return (r["tool"], r["model"], r["precision"], int(r["batch"]))
+
+
+def measured_cells(results, gpu):
+    """{(tool, model, precision, batch)} that a report in `results` measured on a GPU whose
+    name holds `gpu` (case-insensitive)."""
+    return {cell_of(r) for _, r, device in measured_baselines(results)
+            if gpu.lower() in (device.get("name") or "").lower()}
 
 
 def cmd_plan(args):
@@ -304,7 +307,7 @@ def cmd_device(args):
             # A row per batch size; one process runs them all (baseline.py).
             base = {k: v for k, v in item.items() if k not in ("batches", "batch")}
             group = [dict(base, batch=b, status="skipped", seconds=0, result=None, error=None)
-                     for b in item_batches(item)]
+                     for b in item["batches"]]
             rows.extend(group)
         if left < min(est, 30):
             for row in group:
@@ -322,28 +325,34 @@ def cmd_device(args):
             cmd = [args.python, os.path.join(ROOT, "bench", "baselines", "baseline.py"),
                    "--tool", item["tool"], "--model",
                    os.path.join(batch, item["model"] + ".json"), "--batch"] + \
-                [str(b) for b in item_batches(item)] + \
+                [str(b) for b in item["batches"]] + \
                 ["--precision", item["precision"], "--json", out]
             cmd += (["--device", "cpu", "--iters", "3", "--warmup", "1"] if args.no_device
                     else ["--iters", str(item.get("iters", 50)), "--warmup", "5"])
-            outs = [out.replace("{batch}", str(b)) for b in item_batches(item)]
+            outs = [out.replace("{batch}", str(b)) for b in item["batches"]]
         rc, secs = run_item(cmd, env, max(10, min(left, 4 * est + 60)), log)
         # Each batch size's file is written when it is done: a timeout keeps those before it.
         for row, path in zip(group, outs):
-            row["seconds"] = round(secs, 1)
             if len(group) > 1:
-                row["process"] = i  # the rows of one process share its seconds
+                row["process"] = i
             if os.path.exists(path) and (rc == 0 or item["kind"] != "dlc"):
                 with open(path) as f:
                     row["result"] = json.load(f)
-            failed = [c for c in ((row["result"] or {}).get("check") or []) if not c["ok"]]
+            failed = [c for c in (row["result"] or {}).get("check") or [] if not c["ok"]]
             if row["result"] and not failed:
                 row["status"] = "ok"
+            elif failed:
+                row["status"], row["error"] = "error", "check failed: %s" % json.dumps(failed[0])
             else:
-                row["status"] = "timeout" if rc == 124 and not row["result"] else "error"
-                row["error"] = (error_line(log)[:300] if not failed else
-                                "check failed: %s" % json.dumps(failed[0])[:280]) or \
-                    "no result (exit status %d)" % rc
+                row["status"] = "timeout" if rc == 124 else "error"
+                row["error"] = error_line(log)[:300] or "no result (exit status %d)" % rc
+        # Seconds add up over rows: a baseline batch size has its own (`wall_s`, the first one
+        # with the process's start-up); the rest of the process goes to its first row without.
+        for row in group:
+            row["seconds"] = round((row["result"] or {}).get("wall_s", 0), 1)
+        rest = next((r for r in group if not (r["result"] or {}).get("wall_s")), None)
+        if rest is not None:
+            rest["seconds"] = round(secs - sum(r["seconds"] for r in group), 1)
     doc = {"schema": "dlc-campaign/1", "batch": n, "commit": manifest.get("commit", ""),
            "no_device": args.no_device, "seconds": round(time.time() - start, 1), "rows": rows}
     path = os.path.join(args.out, "campaign.b%d.json" % n)
@@ -444,19 +453,12 @@ def fill_from_earlier(results, rows, table, gpu, exclude):
     for r in rows:
         if r["kind"] != "dlc" and r["status"] == "ok":
             versions.setdefault(backend(r), r["result"].get("versions"))
-    newest = {}
-    for _, name, doc in reports(results):
-        if name == exclude:
-            continue
-        for r in doc.get("rows", []):
-            if r["kind"] == "dlc" or r["status"] != "ok":
-                continue
-            d = r["result"].get("device") or {}
-            if (d.get("name"), d.get("driver")) != (gpu.get("name"), gpu.get("driver")):
-                continue
-            if backend(r) in versions and r["result"].get("versions") != versions[backend(r)]:
-                continue
-            newest[(r["tool"], r["model"], r["precision"], int(r["batch"]))] = (name, r)
+    newest = {}  # later reports overwrite earlier ones
+    for name, r, d in measured_baselines(results):
+        same_gpu = (d.get("name"), d.get("driver")) == (gpu.get("name"), gpu.get("driver"))
+        mine = r["result"].get("versions")
+        if name != exclude and same_gpu and versions.get(backend(r), mine) == mine:
+            newest[cell_of(r)] = (name, r)
     reused = []
     for key, cols in sorted(table.items()):
         for label, tool, _ in COLUMNS:

@@ -280,7 +280,7 @@ json.dump(d, open(sys.argv[2], 'w'))" "$n" "$dir/again/$(basename "$n")"
   # path passes; the filled report has the first one's baseline cells, each
   # marked; the plan holds exactly the cells the first report lacks.
   "$python" - "$first" "$dir/again/report.json" "$dir/again/report.md" "$dir/plan/plan.json" <<'PY'
-import json, sys
+import json, re, sys
 first, again = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
 md, plan = open(sys.argv[3]).read(), json.load(open(sys.argv[4]))
 rows = first["rows"]
@@ -310,7 +310,9 @@ for t in first["table"]:
             cells += source is not None
             if u.get(col) != t[col] or u.get("sources", {}).get(col) != source:
                 bad.append("not filled from the first report: %s %s" % (key(t), col))
-if len(again["reused"]) != cells or md.count("*") < cells:
+if any("wall_s" not in r["result"] for r in baselines):
+    bad.append("a baseline row without its batch size's wall_s")
+if len(again["reused"]) != cells or len(re.findall(r"\d\*", md)) != cells:
     bad.append("%d cells reused of %d" % (len(again["reused"]), cells))
 measured = {(r["tool"], r["model"], r["precision"], int(r["batch"])) for r in baselines}
 want = {(tool, m, p, b) for tool in tools.values() for m in ("mnist_cnn", "text_lstm")
